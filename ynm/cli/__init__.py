@@ -1,0 +1,65 @@
+"""The ``ynm`` command line. Commands are imported on first use so start-up stays fast."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from ynm import __version__
+
+# command name -> "module:attribute"; every command module keeps its imports light.
+COMMANDS = {
+    "export": "ynm.cli.export:export",
+    "import": "ynm.cli.import_:import_",
+    "init": "ynm.cli.init:init",
+    "list": "ynm.cli.list_:list_",
+    "recall": "ynm.cli.recall:recall",
+    "reindex": "ynm.cli.reindex:reindex",
+    "remember": "ynm.cli.remember:remember",
+    "status": "ynm.cli.status:status",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module only when that command runs (or when
+    ``--help`` lists them), and turns ynm's errors into ``Error: <message>`` and their exit
+    code (reference/cli.md §2)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ynm.errors import YnmError
+
+        try:
+            return super().invoke(ctx)
+        except YnmError as err:
+            click.echo(f"Error: {err}", err=True)
+            ctx.exit(err.exit_code)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ynm")
+def cli() -> None:
+    """Long-term memory for coding agents and their people, kept in git notes.
+
+    \b
+    Quick start:
+      ynm init                                   # in a git repository
+      ynm remember --type semantic --level distributed --content "We deploy on Tuesdays"
+      ynm recall "when do we deploy"
+    """
+
+
+def main() -> None:
+    """Console entry point."""
+    cli(prog_name="ynm")

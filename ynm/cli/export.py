@@ -1,0 +1,41 @@
+"""``ynm export``: every record as JSONL on stdout (reference/cli.md §4.6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, drop_none, open_ynm
+
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+LEVELS = ("personal", "distributed")
+
+
+@click.command()
+@click.option("--level", type=click.Choice(LEVELS), help="Only mounts of this level.")
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only shards of this type.")
+@click.option("--namespace", help="Namespace prefix (whole segments).")
+@click.option("--since", help="From this month (whole month buckets).")
+@click.option("--until", help="Up to this month (whole month buckets).")
+@click.option("--needs-review/--no-needs-review", default=None,
+              help="Accepted for compatibility; records are exported whole.")
+@click.option("--mount", help="Only this mount.")
+@common_options
+def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: bool | None,
+           **rest: Any) -> None:
+    """Write the raw log (history and tombstones included) as JSONL to stdout.
+    ``--json`` is accepted and ignored.
+
+    \b
+    Example:
+      ynm export --level distributed > team.jsonl
+    """
+    from ynm.model.inputs import ExportQuery, parse_input
+
+    q = parse_input(ExportQuery, drop_none(type=type_, **rest))
+    out = click.get_text_stream("stdout")
+    with open_ynm(cwd) as ynm:
+        for line in ynm.export(q):
+            out.write(line + "\n")

@@ -1,0 +1,40 @@
+"""``ynm import``: records from a JSONL file or stdin (reference/cli.md §4.9)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import TerminalProgress, common_options, emit, open_ynm
+
+
+def format_import(r: dict[str, Any]) -> str:
+    """``imported <n> record(s)[; skipped <k>: <problem>; <problem>]``."""
+    text = f"imported {r['imported']} record(s)"
+    if r["problems"]:
+        text += f"; skipped {len(r['problems'])}: " + "; ".join(r["problems"])
+    return text
+
+
+@click.command("import")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--mount", help="Put every record in this mount (its level must match).")
+@common_options
+def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:
+    """Import records (the export format) from FILE, or from stdin when FILE is omitted.
+    Ids are kept; records already present are skipped; bad lines are reported, not fatal.
+
+    \b
+    Example:
+      ynm import team.jsonl
+      ynm export | ssh other-host ynm import
+    """
+    data = file.read_bytes() if file is not None else sys.stdin.buffer.read()
+    progress = TerminalProgress()
+    with open_ynm(cwd) as ynm:
+        result = ynm.import_jsonl(data, mount, progress)
+    progress.finish()
+    emit(result, as_json, format_import)

@@ -1,0 +1,73 @@
+"""``ynm init``: set up a project repository, a bare memory store or the personal store
+(reference/cli.md §4.10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, emit
+
+
+def format_init(r: dict[str, Any]) -> str:
+    """The human block of cli.md §4.10 (labels in a 10-character column)."""
+    lines = [f"initialised {r['repo']}",
+             f"  {'anchor':<10}{r['anchor']} ({r['anchorSource']})",
+             f"  {'config':<10}{r['configFile']}{'' if r['configWritten'] else ' (unchanged)'}"]
+    for i, spec in enumerate(r["refspecs"]):
+        lines.append(f"  {'refspecs' if i == 0 else '':<10}{spec}")
+    if r["hooksInstalled"]:
+        lines.append(f"  {'hooks':<10}{', '.join(r['hooksInstalled'])}")
+    for note in r["notes"]:
+        lines.append(f"  {'note':<10}{note}")
+    if r["commit"]:
+        lines.append(f"  {'commit':<10}{' '.join(r['commit'])}")
+        lines.append(f"  {'':<10}the team shares these; commit them so every clone gets the same setup")
+    lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "
+                 "hook share it")
+    lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--personal", is_flag=True, default=False, help="Create or check the personal store only.")
+@click.option("--bare", "bare_path", type=click.Path(path_type=Path),
+              help="Create or adopt a dedicated bare memory repository at this path.")
+@click.option("--remote", help="Remote for the distributed fetch refspec (default origin).")
+@click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook (with sync).")
+@click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
+@click.option("--clients/--no-clients", default=True, help="Configure agent clients (later).")
+@click.option("--client", multiple=True, help="Configure exactly these agent clients (later).")
+@common_options
+def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None,
+         remote: str | None, hooks: bool | None, anchor: str | None, clients: bool,
+         client: tuple[str, ...]) -> None:
+    """Set up ynm in this repository: choose the anchor, write .ynm/config.json, exclude the
+    cache from git. Changes no branch, tag or tracked file.
+
+    \b
+    Examples:
+      ynm init                      # project memory in this repository
+      ynm init --bare ~/.ynm/org.git
+      ynm init --personal
+    """
+    from ynm.service.config import load_config
+    from ynm.service.setup import init_project, init_store
+
+    where = cwd or Path.cwd()
+    if bare_path is not None:
+        result = init_store(bare_path if bare_path.is_absolute() else where / bare_path)
+        emit(result, as_json, lambda r: (
+            f"{'created' if r['created'] else 'adopted'} bare memory repo {r['repo']} "
+            f"(anchor {r['anchor'][:12]})"))
+        return
+    loaded = load_config(where)
+    if personal:
+        result = init_store(loaded.config.personal_store)
+        emit(result, as_json, lambda r: (
+            f"personal store {'created' if r['created'] else 'ready'} at {r['repo']}"))
+        return
+    result = init_project(loaded, where, anchor=anchor, remote=remote)
+    emit(result, as_json, format_init)

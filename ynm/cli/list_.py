@@ -1,0 +1,55 @@
+"""``ynm list``: folded memories, newest first (reference/cli.md §4.11)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, drop_none, emit, open_ynm
+
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+LEVELS = ("personal", "distributed")
+
+
+def format_memories(memories: list[dict[str, Any]]) -> str:
+    """``<id>  <type:10> <level:11> <namespace:24> [* ]<summary>`` per memory, or
+    ``no memories``."""
+    if not memories:
+        return "no memories"
+    out = []
+    for m in memories:
+        pin = "* " if m["pinned"] else ""
+        summary = m["current"].get("summary", "")
+        out.append(f"{m['memoryId']}  {m['type']:<10} {m['level']:<11} {m['namespace']:<24} "
+                   f"{pin}{summary}")
+    return "\n".join(out)
+
+
+@click.command("list")
+@click.option("--level", type=click.Choice(LEVELS), help="Only mounts of this level.")
+@click.option("--type", "type_", type=click.Choice(TYPES), help="Only this type.")
+@click.option("--namespace", help="Namespace prefix (whole segments).")
+@click.option("--since", help="updatedAt at or after (ISO 8601 or YYYY-MM-DD).")
+@click.option("--until", help="updatedAt at or before (ISO 8601 or YYYY-MM-DD).")
+@click.option("--include-tombstoned/--no-include-tombstoned", default=False,
+              help="Include forgotten memories.")
+@click.option("--needs-review/--no-needs-review", default=None,
+              help="Only flagged (or, negated, only unflagged) memories.")
+@click.option("--limit", type=int, help="At most this many (1..10000).")
+@click.option("--mount", help="Only this mount.")
+@common_options
+def list_(as_json: bool, cwd: Path | None, type_: str | None, **rest: Any) -> None:
+    """List folded memories across mounts, newest first.
+
+    \b
+    Example:
+      ynm list --namespace team/payments --limit 20
+    """
+    from ynm.model.inputs import ListQuery, parse_input
+
+    q = parse_input(ListQuery, drop_none(type=type_, **rest))
+    with open_ynm(cwd) as ynm:
+        memories = ynm.list(q)
+    emit(memories, as_json, format_memories)

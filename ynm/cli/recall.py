@@ -1,0 +1,74 @@
+"""``ynm recall``: ranked search over memories (reference/cli.md §4.18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, drop_none, emit, open_ynm, split_tags
+
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+LEVELS = ("personal", "distributed")
+
+
+def format_hits(hits: list[dict[str, Any]]) -> str:
+    """``<score .3f>  <id>  <type:10> <mount:9> [* ]<summary>`` per hit, plus the explain line;
+    ``no matches`` when empty."""
+    if not hits:
+        return "no matches"
+    lines = []
+    for h in hits:
+        pin = "* " if h["pinned"] else ""
+        lines.append(f"{h['score']:.3f}  {h['memoryId']}  {h['type']:<10} {h['mount']:<9} "
+                     f"{pin}{h['summary']}")
+        if "explain" in h:
+            e = h["explain"]
+            lines.append(f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "
+                         f"imp {e['importance']:.2f}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("query", nargs=-1)
+@click.option("--text", help="Free text (same as the positional QUERY).")
+@click.option("--type", "type_", multiple=True, type=click.Choice(TYPES), help="Types (repeatable).")
+@click.option("--level", multiple=True, type=click.Choice(LEVELS), help="Levels (repeatable).")
+@click.option("--namespace", help="Namespace prefix (whole segments).")
+@click.option("--subject", help="Exact subject.")
+@click.option("--tags", multiple=True, help="All of these tags (repeatable, comma-separated).")
+@click.option("--data-key", help="Memories whose data has this key.")
+@click.option("--since", help="updatedAt at or after (ISO 8601 or YYYY-MM-DD).")
+@click.option("--until", help="updatedAt at or before (ISO 8601 or YYYY-MM-DD).")
+@click.option("--pinned-only/--no-pinned-only", default=False, help="Only pinned memories.")
+@click.option("--include-tombstoned/--no-include-tombstoned", default=False,
+              help="Include forgotten memories.")
+@click.option("--limit", type=int, default=10, show_default=True, help="Hits to return (1..200).")
+@click.option("--explain/--no-explain", default=False, help="Show the score's parts.")
+@click.option("--rerank/--no-rerank", default=None, help="Judge-backed rerank (needs a judge).")
+@click.option("--mount", help="Only this mount.")
+@common_options
+def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | None,
+           type_: tuple[str, ...], level: tuple[str, ...], tags: tuple[str, ...],
+           **rest: Any) -> None:
+    """Find memories by text and filters, best first.
+
+    \b
+    Example:
+      ynm recall "how do we deploy the ledger"
+      ynm recall --type procedural --namespace team/payments --explain
+    """
+    from ynm.errors import InvalidInput
+    from ynm.model.inputs import RecallQuery, parse_input
+
+    words = " ".join(query) or None
+    if words is not None and text is not None and words != text:
+        raise InvalidInput("text: give the query either as arguments or with --text, not both")
+    q = parse_input(RecallQuery, drop_none(
+        text=text if text is not None else words, type=list(type_), level=list(level),
+        tags=split_tags(tags), **rest,
+    ))
+    with open_ynm(cwd) as ynm:
+        hits = ynm.recall(q)
+    emit(hits, as_json, format_hits)

@@ -1,0 +1,54 @@
+"""``ynm remember``: record a new memory (reference/cli.md §4.20)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ynm.cli._common import common_options, drop_none, emit, json_flag, number_flag, open_ynm, split_tags
+
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+LEVELS = ("personal", "distributed")
+
+
+@click.command()
+@click.option("--type", "type_", type=click.Choice(TYPES), required=True, help="Memory type.")
+@click.option("--level", type=click.Choice(LEVELS), help="personal (default) or distributed.")
+@click.option("--namespace", help="Namespace, e.g. common, team/payments, session/<id>.")
+@click.option("--content", required=True, help="The memory itself (markdown).")
+@click.option("--summary", help="One line; derived from the content when omitted.")
+@click.option("--subject", help="Entity or topic key, e.g. entity:ledger.")
+@click.option("--tags", multiple=True, help="Tags (repeatable, comma-separated).")
+@click.option("--data", help="Structured payload as a JSON object.")
+@click.option("--data-schema", help="Name of the shape of --data.")
+@click.option("--importance", help="0..1 (default 0.5).")
+@click.option("--confidence", help="0..1 (default 1).")
+@click.option("--valid-from", help="When it became true (ISO 8601).")
+@click.option("--valid-to", help="When it stopped being true (ISO 8601).")
+@click.option("--ttl", help="ISO 8601 duration; working memory defaults to PT8H.")
+@click.option("--session", help="Session id for provenance.")
+@click.option("--source", help="Source reference: URL, file, ticket.")
+@click.option("--links", help='JSON array of {"rel", "to"}.')
+@click.option("--mount", help="Target mount id (default: by level).")
+@common_options
+def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...], data: str | None,
+             links: str | None, importance: str | None, confidence: str | None,
+             **rest: str | None) -> None:
+    """Record a new memory.
+
+    \b
+    Example:
+      ynm remember --type semantic --level distributed --namespace team/payments \\
+        --content "Ledger deploys go out on Tuesdays" --tags deploy,ledger
+    """
+    from ynm.model.inputs import RememberInput, parse_input
+
+    inp = parse_input(RememberInput, drop_none(
+        type=type_, tags=split_tags(tags), data=json_flag("data", data),
+        links=json_flag("links", links), importance=number_flag(importance),
+        confidence=number_flag(confidence), **rest,
+    ))
+    with open_ynm(cwd) as ynm:
+        result = ynm.remember(inp)
+    emit(result, as_json, lambda r: f"remembered {r['memoryId']} in {r['mount']}")

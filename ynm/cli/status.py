@@ -1,0 +1,47 @@
+"""``ynm status``: mounts, shard counts, cache freshness, bad lines (reference/cli.md §4.24)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, emit, open_ynm
+
+
+def format_status(s: dict[str, Any]) -> str:
+    """The human block of cli.md §4.24, then any bad lines, one per line."""
+    lines = [f"ynm {s['version']}", f"config: {', '.join(s['config']) or 'defaults'}"]
+    index = {e["mount"]: e for e in s["index"]}
+    if not s["mounts"]:
+        lines.append("  no mounts")
+    for m in s["mounts"]:
+        head = f"  {m['id']:<10} {m['level']:<12} {m['provider']:<10} "
+        if "error" in m:
+            err = m["error"]
+            if err.startswith(f"{m['id']}: "):
+                err = err[len(m["id"]) + 2:]
+            lines.append(head + f"{m['location']}  ({err})")
+            continue
+        cols = [f"{m['shards']} shard(s)"]
+        e = index.get(m["id"])
+        if e is not None:
+            cols.append(f"index {'fresh' if e['fresh'] else 'stale'} ({e['indexed']})")
+        cols.append(m["location"])
+        if m.get("badLines"):
+            cols.append(f"{m['badLines']} bad line(s)")
+        lines.append(head + "  ".join(cols))
+    if s.get("problems"):
+        lines.append("bad lines (skipped; every other record is read):")
+        lines.extend(f"  {p}" for p in s["problems"])
+    return "\n".join(lines)
+
+
+@click.command()
+@common_options
+def status(as_json: bool, cwd: Path | None) -> None:
+    """Show mounts, shard counts, cache freshness and bad lines."""
+    with open_ynm(cwd) as ynm:
+        result = ynm.status()
+    emit(result, as_json, format_status)

@@ -1,0 +1,110 @@
+"""Every error ynm raises on purpose, with its exit code. The one place exit codes live.
+
+```
+YnmError (exit 1)                      anything that ran and failed
+├── InvalidInput (exit 2)              a value that fails validation: ``invalid input: <path>: <msg>``
+├── Refused (exit 2)                   the redaction gate or a command-level refusal
+├── UnknownMemory (exit 1)             ``unknown memory <id>``
+├── UnknownMount (exit 1)              ``no mount "<id>" (have: ...)``
+├── MountLevelMismatch (exit 1)        ``mount "<id>" is <level>; cannot take a <level> record``
+├── NoMount (exit 1)                   no mount can take a record of that level
+├── ShareRequired (exit 1)             a write without a level where no personal mount exists
+├── StoreError (exit 1)                a git or filesystem failure underneath the store
+│   ├── StoreConflict (exit 1)         compare-and-swap retries exhausted
+│   ├── LockTimeout (exit 1)           the repository lock could not be taken in time
+│   └── AnchorError (exit 1)           no usable anchor (empty repo, shallow clone, bad config)
+└── ConfigError (exit 1)               a configuration file or variable that cannot be used
+```
+
+Messages follow reference/cli.md §2 exactly, so scripts written against either implementation
+match the same text. The CLI turns these into ``Error: <message>`` on stderr and the exit code;
+the MCP server returns the same text as a tool error.
+"""
+
+from __future__ import annotations
+
+
+class YnmError(Exception):
+    """Root of every error ynm raises on purpose. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidInput(YnmError):
+    """A value failed validation. Message: ``invalid input: <path>: <message>[; ...]`` (cli.md §2)."""
+
+    exit_code = 2
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"invalid input: {detail}")
+        self.detail = detail
+
+
+class Refused(YnmError):
+    """A write or command refused as a matter of policy (redaction gate, purge without --yes)."""
+
+    exit_code = 2
+
+
+class UnknownMemory(YnmError):
+    """No mount holds a memory with this id (an orphan-only id counts as unknown)."""
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"unknown memory {memory_id}")
+        self.memory_id = memory_id
+
+
+class UnknownMount(YnmError):
+    """A write named a mount id that is not configured."""
+
+    def __init__(self, mount_id: str, have: list[str]) -> None:
+        super().__init__(f'no mount "{mount_id}" (have: {", ".join(have) or "none"})')
+
+
+class MountLevelMismatch(YnmError):
+    """A record's level differs from the level of the mount (or log) asked to take it."""
+
+    def __init__(self, mount_id: str, mount_level: str, record_level: str) -> None:
+        super().__init__(f'mount "{mount_id}" is {mount_level}; cannot take a {record_level} record')
+
+
+class NoMount(YnmError):
+    """No mount of the needed level is open."""
+
+
+class ShareRequired(YnmError):
+    """A write named no level on a store that has no personal level (reference/cli.md §2)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "nothing stored: this store has no personal level, so a memory stored here is shared "
+            "with everyone who uses it. To share it, ask the user first, then set level to "
+            "distributed. To keep it private, store it in a local ynm instead."
+        )
+
+
+class StoreError(YnmError):
+    """A failure in the git store underneath (pygit2 or filesystem), with the cause chained."""
+
+
+class StoreConflict(StoreError):
+    """Compare-and-swap on a shard ref lost every retry."""
+
+
+class LockTimeout(StoreError):
+    """The repository lock (``<git common dir>/ynm.lock``) stayed taken past the timeout."""
+
+
+class AnchorError(StoreError):
+    """No anchor could be chosen: an empty repository, a shallow clone, or a bad configured id."""
+
+
+class ConfigError(YnmError):
+    """A configuration file or ``YNM_*`` variable that cannot be used."""

@@ -1,0 +1,519 @@
+"""Keep one mount's cache in step with its shard refs, paying only for what changed.
+
+Freshness (DESIGN.md principle 4, "The cache"): one ref listing gives every shard's commit id.
+A shard whose commit did not move costs nothing. A moved shard whose old commit is an ancestor
+of the new one and whose old note blob is a byte prefix of the new blob is read only for its
+tail; any other change (a merge, a purge, a rewrite) re-reads that shard and diffs record ids.
+Only memories that gained or lost records are folded again, from the raw records table.
+Removed shards drop their records. Own writes update the cache in the same call
+(:meth:`MountCache.apply_append`).
+
+The store object handed in is a :class:`ynm.store.gitnotes.GitNotesLog` (duck-typed: ``tips``,
+``note_blob_id``, ``read_blob``, ``is_ancestor``, ``anchor``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pygit2
+import sqlean as sqlite3
+
+from ynm.index import schema
+from ynm.model.fold import Memory, fold
+from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
+from ynm.model.records import Record
+
+Progress = Callable[[str, int, int], None]
+
+
+class ShardLog(Protocol):
+    """What the cache needs from a store (see :class:`ynm.store.gitnotes.GitNotesLog`)."""
+
+    anchor: str
+
+    def tips(self) -> dict[str, Any]: ...
+    def note_blob_id(self, commit: str) -> str | None: ...
+    def read_blob(self, blob_id: str) -> bytes: ...
+    def is_ancestor(self, old: str, new: str) -> bool: ...
+
+
+@dataclass(slots=True)
+class RefreshReport:
+    """What a refresh did: shards read whole or by tail, records added and removed, memories
+    folded again, and whether the whole cache was rebuilt."""
+
+    rebuilt: bool = False
+    shards_full: int = 0
+    shards_tail: int = 0
+    shards_removed: int = 0
+    records_added: int = 0
+    records_removed: int = 0
+    memories_folded: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when anything was read or removed."""
+        return bool(self.rebuilt or self.shards_full or self.shards_tail or self.shards_removed)
+
+
+@dataclass(slots=True)
+class _ShardRow:
+    ref: str
+    commit_id: str
+    blob_id: str | None
+    bytes: int
+    lines: int
+    ends_nl: bool
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Pending changes inside one refresh transaction."""
+
+    added: dict[str, tuple[Record, str, str]] = field(default_factory=dict)  # id -> rec, line, ref
+    removed: set[str] = field(default_factory=set)
+    touched: set[str] = field(default_factory=set)  # memory ids
+
+
+def indexed_content(memory: Memory) -> str:
+    """Content as indexed and returned by recall: the current content, plus a newline and the
+    string values of ``data`` joined by spaces when data exists (reference/algorithms.md §2.3)."""
+    content = memory.current.content or ""
+    data = memory.current.data
+    if data is not None:
+        content += "\n" + " ".join(v for v in data.values() if isinstance(v, str))
+    return content
+
+
+class MountCache:
+    """The cache file of one mount.
+
+    Args:
+        path: the SQLite file (created if missing; ``":memory:"`` for a private cache).
+        mount_id: the mount this cache belongs to (recorded in ``meta``).
+    """
+
+    def __init__(self, path: Path | str, mount_id: str) -> None:
+        self.path = path
+        self.mount_id = mount_id
+        self.conn = schema.connect(path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    # -- freshness -------------------------------------------------------------------------
+
+    def _stored_shards(self) -> dict[str, _ShardRow]:
+        rows = self.conn.execute(
+            "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl FROM shards"
+        ).fetchall()
+        return {r[0]: _ShardRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows}
+
+    def is_fresh(self, log: ShardLog, tips: dict[str, Any] | None = None) -> bool:
+        """True when every shard ref points where the cache was built from, and the anchor
+        matches."""
+        tips = log.tips() if tips is None else tips
+        if schema.get_meta(self.conn, "anchor") != log.anchor:
+            return False
+        stored = self.conn.execute("SELECT ref, commit_id FROM shards").fetchall()
+        return dict(stored) == {ref: tip.commit for ref, tip in tips.items()}
+
+    def stale_reason(self, log: ShardLog) -> str | None:
+        """Why the cache is stale (``<n> shards in log, <m> indexed`` or ``shard <id> changed``,
+        reference/cli.md §7.7), or None when fresh."""
+        tips = log.tips()
+        if schema.get_meta(self.conn, "anchor") != log.anchor:
+            return "anchor changed" if schema.get_meta(self.conn, "anchor") else "never built"
+        stored = dict(self.conn.execute("SELECT ref, commit_id FROM shards").fetchall())
+        if len(stored) != len(tips):
+            return f"{len(tips)} shards in log, {len(stored)} indexed"
+        for ref, tip in tips.items():
+            if stored.get(ref) != tip.commit:
+                return f"shard {tip.key.shard_id} changed"
+        return None
+
+    def refresh(self, log: ShardLog, progress: Progress | None = None) -> RefreshReport:
+        """Bring the cache up to date with the log (see the module docstring).
+
+        Runs in one ``BEGIN IMMEDIATE`` transaction, so concurrent processes refreshing the same
+        file serialise and the second finds nothing left to do.
+        """
+        tips = log.tips()
+        if self.is_fresh(log, tips):
+            return RefreshReport()
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if schema.get_meta(conn, "anchor") != log.anchor:
+                report = self._rebuild_in_tx(log, tips, progress)
+            else:
+                report = self._refresh_in_tx(log, tips)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return report
+
+    def rebuild(self, log: ShardLog, progress: Progress | None = None) -> RefreshReport:
+        """Drop everything and rebuild from a full read of the log (``ynm reindex``)."""
+        tips = log.tips()
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            report = self._rebuild_in_tx(log, tips, progress)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return report
+
+    def _rebuild_in_tx(
+        self, log: ShardLog, tips: dict[str, Any], progress: Progress | None
+    ) -> RefreshReport:
+        conn = self.conn
+        for table in ("shards", "records", "problems", "memories"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute("DELETE FROM fts")
+        schema.set_meta(conn, "anchor", log.anchor)
+        schema.set_meta(conn, "mount", self.mount_id)
+        report = RefreshReport(rebuilt=True)
+        all_records: list[Record] = []
+        record_rows = []
+        total = len(tips)
+        for i, (ref, tip) in enumerate(sorted(tips.items())):
+            blob_id = log.note_blob_id(tip.commit)
+            data = log.read_blob(blob_id) if blob_id else b""
+            parsed = parse_jsonl(data)
+            self._store_problems(ref, parsed.problems, replace=False)
+            for r in parsed.records:
+                record_rows.append((r.id, r.memory_id, ref, r.recorded_at, r.op, dumps_record(r)))
+            all_records.extend(parsed.records)
+            self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
+            report.shards_full += 1
+            report.records_added += len(parsed.records)
+            if progress:
+                progress("read", i + 1, total)
+        conn.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)", record_rows)
+        result = fold(all_records)
+        self._insert_memories(result.memories.values(), progress)
+        report.memories_folded = len(result.memories)
+        return report
+
+    def _refresh_in_tx(self, log: ShardLog, tips: dict[str, Any]) -> RefreshReport:
+        conn = self.conn
+        report = RefreshReport()
+        stored = self._stored_shards()
+        batch = _Batch()
+        for ref in stored.keys() - tips.keys():
+            self._drop_shard(ref, batch)
+            report.shards_removed += 1
+        for ref, tip in tips.items():
+            old = stored.get(ref)
+            if old is not None and old.commit_id == tip.commit:
+                continue
+            blob_id = log.note_blob_id(tip.commit)
+            if old is not None and blob_id == old.blob_id:
+                conn.execute("UPDATE shards SET commit_id = ? WHERE ref = ?", (tip.commit, ref))
+                continue
+            data = log.read_blob(blob_id) if blob_id else b""
+            if old is not None and self._is_tail(log, old, tip.commit, data):
+                tail = data[old.bytes:]
+                parsed = parse_jsonl(tail, first_line=old.lines + 1)
+                self._store_problems(ref, parsed.problems, replace=False)
+                for r in parsed.records:
+                    self._add_record(r, ref, batch)
+                report.shards_tail += 1
+            else:
+                self._reread_shard(ref, data, batch)
+                report.shards_full += 1
+            self._put_shard(ref, tip.commit, blob_id, data, None)
+        report.records_added = len(batch.added)
+        report.records_removed = len(batch.removed)
+        report.memories_folded = self._apply_batch(batch)
+        self._recount(tips.keys())
+        return report
+
+    @staticmethod
+    def _is_tail(log: ShardLog, old: _ShardRow, new_commit: str, data: bytes) -> bool:
+        if old.blob_id is None or not old.ends_nl or len(data) < old.bytes:
+            return False
+        if str(pygit2.hash(data[: old.bytes])) != old.blob_id:
+            return False
+        return log.is_ancestor(old.commit_id, new_commit)
+
+    def _reread_shard(self, ref: str, data: bytes, batch: _Batch) -> None:
+        parsed = parse_jsonl(data)
+        self._store_problems(ref, parsed.problems, replace=True)
+        have = dict(
+            self.conn.execute("SELECT id, memory_id FROM records WHERE ref = ?", (ref,)).fetchall()
+        )
+        new_ids = set()
+        for r in parsed.records:
+            new_ids.add(r.id)
+            if r.id not in have:
+                self._add_record(r, ref, batch)
+        for record_id, memory_id in have.items():
+            if record_id not in new_ids:
+                batch.removed.add(record_id)
+                batch.touched.add(memory_id)
+
+    def _drop_shard(self, ref: str, batch: _Batch) -> None:
+        for record_id, memory_id in self.conn.execute(
+            "SELECT id, memory_id FROM records WHERE ref = ?", (ref,)
+        ).fetchall():
+            batch.removed.add(record_id)
+            batch.touched.add(memory_id)
+        self.conn.execute("DELETE FROM shards WHERE ref = ?", (ref,))
+        self.conn.execute("DELETE FROM problems WHERE ref = ?", (ref,))
+
+    @staticmethod
+    def _add_record(r: Record, ref: str, batch: _Batch) -> None:
+        if r.id not in batch.added:
+            batch.added[r.id] = (r, dumps_record(r), ref)
+            batch.touched.add(r.memory_id)
+
+    def _put_shard(
+        self, ref: str, commit: str, blob_id: str | None, data: bytes, records: int | None
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, records) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
+            "commit_id = excluded.commit_id, blob_id = excluded.blob_id, bytes = excluded.bytes, "
+            "lines = excluded.lines, ends_nl = excluded.ends_nl",
+            (ref, commit, blob_id, len(data), data.count(b"\n"),
+             int(not data or data.endswith(b"\n")), records or 0),
+        )
+
+    def _recount(self, refs: Iterable[str]) -> None:
+        self.conn.execute(
+            "UPDATE shards SET records = (SELECT count(*) FROM records WHERE records.ref = shards.ref)"
+        )
+
+    def _store_problems(self, ref: str, problems: Sequence[Problem], *, replace: bool) -> None:
+        if replace:
+            self.conn.execute("DELETE FROM problems WHERE ref = ?", (ref,))
+        if problems:
+            self.conn.executemany(
+                "INSERT INTO problems(ref, line, message) VALUES (?, ?, ?)",
+                [(ref, p.line, p.message) for p in problems],
+            )
+
+    # -- own writes ------------------------------------------------------------------------
+
+    def apply_append(self, log: ShardLog, appended: Sequence[Any], records: Sequence[Record]) -> None:
+        """Update the cache for records this process just appended, without re-reading blobs.
+
+        ``appended`` are the store's results (``ref``, ``revision``, ``previous``, ``blob_id``,
+        ``previous_blob_id``) and ``records`` what was written. When the cache was built from
+        exactly the commit each append started from, the records are added and their memories
+        folded again in the same call; otherwise (another writer got in between) the cache
+        falls back to a refresh, which reads what it missed.
+        """
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            stored = self._stored_shards()
+            in_step = schema.get_meta(conn, "anchor") == log.anchor and all(
+                _in_step(stored.get(a.ref), a) for a in appended
+            )
+            if in_step:
+                batch = _Batch()
+                by_ref: dict[str, list[Record]] = {}
+                for r in records:
+                    by_ref.setdefault(_ref_of(r), []).append(r)
+                for a in appended:
+                    recs = by_ref.get(a.ref, [])
+                    payload = sum(len(line.encode()) + 1 for line in (dumps_record(r) for r in recs))
+                    old = stored.get(a.ref)
+                    size = (old.bytes if old else 0) + payload
+                    lines = (old.lines if old else 0) + len(recs)
+                    conn.execute(
+                        "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, records) "
+                        "VALUES (?, ?, ?, ?, ?, 1, 0) ON CONFLICT(ref) DO UPDATE SET "
+                        "commit_id = excluded.commit_id, blob_id = excluded.blob_id, "
+                        "bytes = excluded.bytes, lines = excluded.lines, ends_nl = 1",
+                        (a.ref, a.revision, a.blob_id, size, lines),
+                    )
+                    for r in recs:
+                        self._add_record(r, a.ref, batch)
+                    conn.execute(
+                        "UPDATE shards SET records = records + ? WHERE ref = ?", (len(recs), a.ref)
+                    )
+                self._apply_batch(batch)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if not in_step:
+            self.refresh(log)
+
+    # -- folding into rows -----------------------------------------------------------------
+
+    def _apply_batch(self, batch: _Batch) -> int:
+        conn = self.conn
+        if batch.removed:
+            conn.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in batch.removed])
+        if batch.added:
+            conn.executemany(
+                "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.id, r.memory_id, ref, r.recorded_at, r.op, line)
+                 for r, line, ref in batch.added.values()],
+            )
+        if not batch.touched:
+            return 0
+        fresh = {rid: rec for rid, (rec, _, _) in batch.added.items()}
+        folded = []
+        gone = []
+        for memory_id in batch.touched:
+            recs = []
+            for rid, line in conn.execute(
+                "SELECT id, line FROM records WHERE memory_id = ?", (memory_id,)
+            ):
+                rec = fresh.get(rid)
+                recs.append(rec if rec is not None else parse_line(line))
+            m = fold(recs).memories.get(memory_id)
+            if m is None:
+                gone.append(memory_id)
+            else:
+                folded.append(m)
+        for memory_id in gone:
+            row = conn.execute(
+                "SELECT rowid FROM memories WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+            if row:
+                conn.execute("DELETE FROM fts WHERE rowid = ?", row)
+                conn.execute("DELETE FROM memories WHERE rowid = ?", row)
+        self._upsert_memories(folded)
+        return len(folded)
+
+    def _insert_memories(self, memories: Iterable[Memory], progress: Progress | None) -> None:
+        rows = []
+        fts_rows = []
+        mems = list(memories)
+        for i, m in enumerate(mems, start=1):
+            row = _memory_row(m)
+            rows.append((i, *row))
+            fts_rows.append((i, row[15], row[16], row[4] or "", " ".join(m.tags)))
+        self.conn.executemany(
+            "INSERT INTO memories VALUES (" + ", ".join("?" * 19) + ")", rows
+        )
+        self.conn.executemany(
+            "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
+            fts_rows,
+        )
+        if progress:
+            progress("fold", len(mems), len(mems))
+
+    def _upsert_memories(self, memories: Iterable[Memory]) -> None:
+        conn = self.conn
+        for m in memories:
+            row = _memory_row(m)
+            got = conn.execute(
+                "SELECT rowid FROM memories WHERE memory_id = ?", (m.memory_id,)
+            ).fetchone()
+            if got:
+                rowid = got[0]
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+                conn.execute(
+                    "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
+                    "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
+                    "tombstoned=?, created_at=?, updated_at=?, versions=?, summary=?, content=?, "
+                    "state=? WHERE rowid = ?",
+                    (*row, rowid),
+                )
+            else:
+                cur = conn.execute(
+                    "INSERT INTO memories(memory_id, type, level, namespace, subject, tags, "
+                    "data_keys, importance, confidence, pinned, needs_review, tombstoned, "
+                    "created_at, updated_at, versions, summary, content, state) "
+                    "VALUES (" + ", ".join("?" * 18) + ")",
+                    row,
+                )
+                rowid = cur.lastrowid
+            conn.execute(
+                "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
+                (rowid, row[15], row[16], row[4] or "", " ".join(m.tags)),
+            )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def problems(self) -> list[tuple[str, int, str]]:
+        """Bad lines: ``(shard ref, 1-based line, message)``, by ref then line."""
+        return self.conn.execute(
+            "SELECT ref, line, message FROM problems ORDER BY ref, line"
+        ).fetchall()
+
+    def counts(self) -> dict[str, int]:
+        """``{"shards", "records", "memories", "orphans", "badLines"}`` as the cache holds them."""
+        c = self.conn
+        records = c.execute("SELECT count(*) FROM records").fetchone()[0]
+        orphans = c.execute(
+            "SELECT count(DISTINCT memory_id) FROM records WHERE memory_id NOT IN "
+            "(SELECT memory_id FROM memories)"
+        ).fetchone()[0]
+        return {
+            "shards": c.execute("SELECT count(*) FROM shards").fetchone()[0],
+            "records": records,
+            "memories": c.execute("SELECT count(*) FROM memories").fetchone()[0],
+            "orphans": orphans,
+            "badLines": c.execute("SELECT count(*) FROM problems").fetchone()[0],
+        }
+
+    def records_of(self, memory_id: str) -> list[Record]:
+        """Every cached record of one memory, parsed (any order)."""
+        return [
+            parse_line(line)
+            for (line,) in self.conn.execute(
+                "SELECT line FROM records WHERE memory_id = ?", (memory_id,)
+            )
+        ]
+
+    def all_lines(self) -> Iterable[tuple[str, str]]:
+        """``(shard ref, record line)`` for every cached record, by ref then recordedAt, id."""
+        return self.conn.execute(
+            "SELECT ref, line FROM records ORDER BY ref, recorded_at, id"
+        )
+
+    def get_state(self, memory_id: str) -> dict[str, Any] | None:
+        """The folded state of one memory as JSON (cli.md §3.3 without ``mount``), or None."""
+        row = self.conn.execute(
+            "SELECT state FROM memories WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+
+def _in_step(old: _ShardRow | None, a: Any) -> bool:
+    """True when the cache holds exactly the shard state this append started from."""
+    if old is None:
+        return a.previous is None
+    return (
+        old.commit_id == a.previous
+        and old.blob_id == a.previous_blob_id
+        and old.bytes == a.previous_size
+        and old.ends_nl
+    )
+
+
+def _ref_of(r: Record) -> str:
+    from ynm.model.shards import NOTES_PREFIX
+
+    return f"{NOTES_PREFIX}/{r.level}/{r.namespace}/{r.type}/{r.bucket}"
+
+
+def _memory_row(m: Memory) -> tuple[Any, ...]:
+    data = m.current.data
+    state = m.to_obj()
+    return (
+        m.memory_id, m.type, m.level, m.namespace, m.subject,
+        json.dumps(m.tags, ensure_ascii=False),
+        json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
+        m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
+        m.created_at, m.updated_at, m.versions,
+        m.current.summary or "", indexed_content(m),
+        json.dumps(state, ensure_ascii=False, separators=(",", ":")),
+    )

@@ -1,0 +1,171 @@
+"""Cache schema and connection. A schema version change drops and rebuilds the file: no
+migrations (DESIGN.md, "The cache").
+
+Tables:
+- ``meta(key, value)``: ``schema_version``, ``anchor``, ``mount``.
+- ``shards``: per shard ref, the commit and note blob the cache was built from, the blob's
+  byte length, newline count and whether it ends in a newline (for tail reads).
+- ``records``: every valid record line, by record id, with its memory id and shard ref.
+- ``problems``: bad lines per shard ref (1-based line number and message).
+- ``memories``: one row per folded memory with the columns recall filters on, the indexed
+  summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``).
+- ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
+  the ``memories`` rowid. It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
+  summary 2.0, content 1.0, subject 1.5, tags 1.0 as intended (reference/algorithms.md §8.1
+  notes the reference's weights land one column off).
+- Room is left for a sqlite-vec ``vec0`` table sharing the same rowid, and an embedding store
+  keyed by (model, content hash); they are created by the vector feature when enabled.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlean as sqlite3
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+
+DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE shards (
+  ref TEXT PRIMARY KEY,
+  commit_id TEXT NOT NULL,
+  blob_id TEXT,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  lines INTEGER NOT NULL DEFAULT 0,
+  ends_nl INTEGER NOT NULL DEFAULT 1,
+  records INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE records (
+  id TEXT PRIMARY KEY,
+  memory_id TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  op TEXT NOT NULL,
+  line TEXT NOT NULL
+);
+CREATE INDEX records_memory ON records(memory_id);
+CREATE INDEX records_ref ON records(ref);
+CREATE TABLE problems (ref TEXT NOT NULL, line INTEGER NOT NULL, message TEXT NOT NULL);
+CREATE INDEX problems_ref ON problems(ref);
+CREATE TABLE memories (
+  rowid INTEGER PRIMARY KEY,
+  memory_id TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  level TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  subject TEXT,
+  tags TEXT NOT NULL,
+  data_keys TEXT NOT NULL,
+  importance REAL NOT NULL,
+  confidence REAL NOT NULL,
+  pinned INTEGER NOT NULL,
+  needs_review INTEGER NOT NULL,
+  tombstoned INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  versions INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  content TEXT NOT NULL,
+  state TEXT NOT NULL
+);
+CREATE INDEX memories_namespace ON memories(namespace);
+CREATE INDEX memories_updated ON memories(updated_at);
+CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at);
+CREATE VIRTUAL TABLE fts USING fts5(
+  summary, content, subject, tags,
+  tokenize = 'porter unicode61', content = '', contentless_delete = 1
+);
+"""
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open (creating if needed) a cache file with WAL, a busy timeout and the current schema.
+
+    A file that is not a database, or holds another schema version, is deleted and created
+    afresh: the cache is derived data. ``":memory:"`` gives a private in-memory cache.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = _open(path)
+        version = _schema_version(conn)
+        if version == SCHEMA_VERSION:
+            return conn
+        if version is None and _is_empty(conn):
+            _create(conn)
+            return conn
+        conn.close()
+    except sqlite3.DatabaseError:
+        pass
+    _remove(path)
+    conn = _open(path)
+    _create(conn)
+    return conn
+
+
+def _open(path: Path | str) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if str(path) != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if row is None:
+        return None
+    got = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(got[0]) if got else -1
+
+
+def _is_empty(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _schema_version(conn) != SCHEMA_VERSION:
+            for stmt in DDL.split(";\n"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _remove(path: Path | str) -> None:
+    if str(path) == ":memory:":
+        return
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.remove(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """A value of the ``meta`` table, or None."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: Any) -> None:
+    """Set a value of the ``meta`` table (inside the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )

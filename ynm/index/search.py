@@ -1,0 +1,129 @@
+"""Candidate search over one mount's cache: FTS5 with BM25 for text, SQL filters for the rest.
+
+Build the SQL in one function and run it in another (like sqlite-utils' ``search_sql`` and
+``search``), so the statement can be read and tested as text.
+
+Filters (reference/algorithms.md §2.3.3), all in the same statement: tombstoned excluded unless
+asked; type and level membership; namespace as a whole-segment prefix
+(``namespace = ? OR namespace LIKE ? ESCAPE '\\'`` with ``%``, ``_`` and ``\\`` escaped, which the
+reference gets wrong, §8.2); exact subject; every required tag present; no excluded tag present;
+a data key present; ``updatedAt`` within since/until (inclusive, as strings); pinned only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlean as sqlite3
+
+# Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
+BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
+
+
+@dataclass(slots=True)
+class SearchQuery:
+    """One mount's candidate query. ``match`` is an FTS5 MATCH string (None: filter only)."""
+
+    match: str | None = None
+    types: Sequence[str] = ()
+    levels: Sequence[str] = ()
+    namespace: str | None = None
+    subject: str | None = None
+    tags: Sequence[str] = ()
+    exclude_tags: Sequence[str] = ()
+    data_key: str | None = None
+    since: str | None = None
+    until: str | None = None
+    pinned_only: bool = False
+    include_tombstoned: bool = False
+    needs_review: bool | None = None
+    limit: int = 40
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory found by search: its cache rowid, id, and relevance in 0..1 (the best text hit
+    of the mount is exactly 1; filter-only candidates all have 1)."""
+
+    rowid: int
+    memory_id: str
+    relevance: float
+
+
+def like_escape(value: str) -> str:
+    """Escape ``\\``, ``%`` and ``_`` for ``LIKE ... ESCAPE '\\'``."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
+    """The WHERE conditions of ``q`` joined by AND (``"1"`` when none) and their parameters."""
+    where: list[str] = []
+    args: list[Any] = []
+    if not q.include_tombstoned:
+        where.append(f"{alias}.tombstoned = 0")
+    if q.types:
+        where.append(f"{alias}.type IN ({', '.join('?' * len(q.types))})")
+        args.extend(q.types)
+    if q.levels:
+        where.append(f"{alias}.level IN ({', '.join('?' * len(q.levels))})")
+        args.extend(q.levels)
+    if q.namespace:
+        where.append(f"({alias}.namespace = ? OR {alias}.namespace LIKE ? ESCAPE '\\')")
+        args.extend([q.namespace, like_escape(q.namespace) + "/%"])
+    if q.subject is not None:
+        where.append(f"{alias}.subject = ?")
+        args.append(q.subject)
+    for tag in q.tags:
+        where.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
+        args.append(tag)
+    for tag in q.exclude_tags:
+        where.append(f"NOT EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
+        args.append(tag)
+    if q.data_key is not None:
+        where.append(f"EXISTS (SELECT 1 FROM json_each({alias}.data_keys) WHERE value = ?)")
+        args.append(q.data_key)
+    if q.since is not None:
+        where.append(f"{alias}.updated_at >= ?")
+        args.append(q.since)
+    if q.until is not None:
+        where.append(f"{alias}.updated_at <= ?")
+        args.append(q.until)
+    if q.pinned_only:
+        where.append(f"{alias}.pinned = 1")
+    if q.needs_review is not None:
+        where.append(f"{alias}.needs_review = ?")
+        args.append(int(q.needs_review))
+    return (" AND ".join(where) or "1"), args
+
+
+def search_sql(q: SearchQuery) -> tuple[str, list[Any]]:
+    """The SQL for ``q`` and its parameters. Text: FTS5 MATCH joined to memories, ordered by
+    bm25 with :data:`BM25_WEIGHTS`; filter only: newest ``updatedAt`` first."""
+    cond, args = filter_sql(q)
+    if q.match is None:
+        sql = (
+            f"SELECT m.rowid, m.memory_id, 1.0 FROM memories m WHERE {cond} "
+            f"ORDER BY m.updated_at DESC, m.memory_id DESC LIMIT ?"
+        )
+        return sql, [*args, q.limit]
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    sql = (
+        f"SELECT m.rowid, m.memory_id, bm25(fts, {weights}) AS rank "
+        f"FROM fts JOIN memories m ON m.rowid = fts.rowid "
+        f"WHERE fts MATCH ? AND {cond} ORDER BY rank, m.memory_id DESC LIMIT ?"
+    )
+    return sql, [q.match, *args, q.limit]
+
+
+def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
+    """Run :func:`search_sql` and normalise relevance so the best text hit is 1
+    (``relevance_i = rank_i / rank_best`` on bm25's negative-is-better scale)."""
+    sql, args = search_sql(q)
+    rows = conn.execute(sql, args).fetchall()
+    if q.match is None or not rows:
+        return [Candidate(r[0], r[1], 1.0) for r in rows]
+    best = -rows[0][2]
+    return [Candidate(r[0], r[1], (-r[2]) / best if best > 0 else 1.0) for r in rows]

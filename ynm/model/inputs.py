@@ -1,0 +1,190 @@
+"""Validated inputs of the operations, shared by the CLI and (later) the MCP tools.
+
+Strict: unknown fields are rejected. Field names are snake_case with camelCase aliases, as in
+the reference's input schemas (reference/cli.md §1.3, §4; reference/algorithms.md §2.1).
+Validation failures become ``invalid input: <path>: <message>`` (exit 2) through
+:func:`to_invalid_input`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from ynm.errors import InvalidInput
+from ynm.model.durations import is_duration
+from ynm.model.ids import is_ulid
+from ynm.model.namespaces import namespace_problem, normalize_filter_namespace
+from ynm.model.records import (
+    CONTENT_MAX_CHARS,
+    DATA_SCHEMA_MAX_CHARS,
+    SUBJECT_MAX_CHARS,
+    SUMMARY_MAX_CHARS,
+    TAG_MAX_CHARS,
+    Level,
+    Link,
+    MemoryType,
+    normalize_datetime,
+    validation_message,
+)
+
+TEXT_MAX_CHARS = 2000
+RECALL_LIMIT_MAX = 200
+LIST_LIMIT_MAX = 10_000
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+def _check_tags(v: list[str]) -> list[str]:
+    for tag in v:
+        if not 1 <= len(tag) <= TAG_MAX_CHARS:
+            raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
+    return v
+
+
+def _check_datetime(v: str | None) -> str | None:
+    return None if v is None else normalize_datetime(v)
+
+
+class RememberInput(_Input):
+    """Input of ``remember`` (reference/cli.md §4.20). ``level`` None means the default level
+    (personal where a personal store is open); ``namespace`` None means the level's default."""
+
+    type: MemoryType
+    level: Level | None = None
+    namespace: str | None = None
+    content: str = Field(min_length=1, max_length=CONTENT_MAX_CHARS)
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
+    subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
+    tags: list[str] = Field(default_factory=list)
+    data: dict[str, Any] | None = None
+    data_schema: str | None = Field(default=None, max_length=DATA_SCHEMA_MAX_CHARS)
+    importance: float = Field(default=0.5, ge=0, le=1)
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    valid_from: str | None = None
+    valid_to: str | None = None
+    ttl: str | None = None
+    session: str | None = None
+    source: str | None = None
+    links: list[Link] = Field(default_factory=list)
+    mount: str | None = None
+
+    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _dates = field_validator("valid_from", "valid_to")(
+        classmethod(lambda cls, v: _check_datetime(v))
+    )
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str | None) -> str | None:
+        if v is not None:
+            problem = namespace_problem(v)
+            if problem:
+                raise ValueError(problem)
+        return v
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, v: str | None) -> str | None:
+        if v is not None and not is_duration(v):
+            raise ValueError("must be an ISO 8601 duration")
+        return v
+
+    @model_validator(mode="after")
+    def _working(self) -> RememberInput:
+        if self.type == "working" and not (self.namespace or "").startswith("session/"):
+            raise ValueError("namespace: working memory must live in session/<id>")
+        return self
+
+
+class RecallQuery(_Input):
+    """Input of ``recall`` (reference/algorithms.md §2.1). Dates are ISO date-times or bare
+    dates (midnight UTC); the namespace filter ignores trailing slashes."""
+
+    text: str | None = Field(default=None, max_length=TEXT_MAX_CHARS)
+    type: list[MemoryType] = Field(default_factory=list)
+    level: list[Level] = Field(default_factory=list)
+    namespace: str | None = None
+    subject: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    data_key: str | None = None
+    since: str | None = None
+    until: str | None = None
+    pinned_only: bool = False
+    include_tombstoned: bool = False
+    limit: int = Field(default=10, ge=1, le=RECALL_LIMIT_MAX)
+    explain: bool = False
+    rerank: bool | None = None
+    mount: str | None = None
+
+    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+
+class ListQuery(_Input):
+    """Input of ``list`` (reference/cli.md §4.11)."""
+
+    level: Level | None = None
+    type: MemoryType | None = None
+    namespace: str | None = None
+    since: str | None = None
+    until: str | None = None
+    include_tombstoned: bool = False
+    needs_review: bool | None = None
+    limit: int | None = Field(default=None, ge=1, le=LIST_LIMIT_MAX)
+    mount: str | None = None
+
+    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+
+class ExportQuery(_Input):
+    """Input of ``export`` (reference/cli.md §4.6). ``since``/``until`` prune whole months."""
+
+    level: Level | None = None
+    type: MemoryType | None = None
+    namespace: str | None = None
+    since: str | None = None
+    until: str | None = None
+    mount: str | None = None
+
+    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+
+def check_memory_id(value: str, field: str = "memoryId") -> str:
+    """Return ``value`` when it is a ULID.
+
+    Raises:
+        InvalidInput: ``invalid input: memoryId: must be a ULID``.
+    """
+    if not is_ulid(value):
+        raise InvalidInput(f"{field}: must be a ULID")
+    return value
+
+
+def to_invalid_input(err: ValidationError) -> InvalidInput:
+    """Turn a pydantic error into ``InvalidInput`` with paths joined by dots (cli.md §1.3)."""
+    return InvalidInput(validation_message(err))
+
+
+def parse_input(model: type[_Input], data: dict[str, Any]) -> Any:
+    """Validate ``data`` (snake_case or camelCase keys) against ``model``.
+
+    Raises:
+        InvalidInput: the data failed validation.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise to_invalid_input(err) from None

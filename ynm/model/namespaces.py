@@ -1,0 +1,83 @@
+"""Namespace grammar, whole-segment prefix matching and session ids.
+
+Source: seed 000 (namespaces), reference/storage.md §1.7 and §1.8.
+"""
+
+from __future__ import annotations
+
+import re
+
+NAMESPACE_MAX_CHARS = 512
+SESSION_ID_MAX_CHARS = 100
+_NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
+_SESSION_RUN_RE = re.compile(r"[^a-z0-9._-]+")
+_SESSION_LEAD_RE = re.compile(r"^[^a-z0-9]+")
+
+COMMON = "common"
+SESSION_PREFIX = "session/"
+
+
+def namespace_problem(ns: str) -> str | None:
+    """Return why ``ns`` is not a valid namespace, or None when it is.
+
+    Rules: 1..512 characters; ``/``-separated segments, each starting with ``[a-z0-9]`` and made
+    of ``[a-z0-9._-]``; no segment contains ``..`` or ends in ``.lock`` (each segment must be a
+    valid git ref component). Source: reference/storage.md §1.7.
+    """
+    if not ns:
+        return "namespace must not be empty"
+    if len(ns) > NAMESPACE_MAX_CHARS:
+        return f"namespace must be at most {NAMESPACE_MAX_CHARS} characters"
+    if not _NAMESPACE_RE.match(ns):
+        return (
+            "namespace must be /-separated segments of [a-z0-9._-], each starting with [a-z0-9]"
+        )
+    for segment in ns.split("/"):
+        if ".." in segment or segment.endswith(".lock"):
+            return "namespace segments must not contain '..' or end in '.lock'"
+    return None
+
+
+def is_valid_namespace(ns: str) -> bool:
+    """True when ``ns`` satisfies :func:`namespace_problem`."""
+    return namespace_problem(ns) is None
+
+
+def namespace_matches(ns: str, prefix: str) -> bool:
+    """Whole-segment prefix match: ``ns == prefix`` or ``ns`` starts with ``prefix + "/"``.
+
+    ``org/eyelock`` matches ``org/eyelock/x`` but not ``org/eyelockx``. An empty prefix matches
+    everything. Source: reference/storage.md §1.7.
+    """
+    if not prefix:
+        return True
+    return ns == prefix or ns.startswith(prefix + "/")
+
+
+def normalize_filter_namespace(ns: str | None) -> str | None:
+    """Strip trailing slashes from a namespace *filter* (``a/b/`` -> ``a/b``; ``/`` -> None).
+
+    Stored namespaces stay strict; only filters are forgiving (reference/algorithms.md §1.3).
+    """
+    if ns is None:
+        return None
+    stripped = ns.rstrip("/")
+    return stripped or None
+
+
+def normalize_session_id(session_id: str) -> str:
+    """Normalise a session id: lowercase; each run outside ``[a-z0-9._-]`` becomes ``-``;
+    leading characters outside ``[a-z0-9]`` stripped; cut to 100 characters; ``session`` if empty.
+
+    The result may still be an invalid namespace segment (``a..b``, ``x.lock``); callers validate
+    ``session/<id>`` afterwards. Source: reference/storage.md §1.8.
+    """
+    out = _SESSION_RUN_RE.sub("-", session_id.lower())
+    out = _SESSION_LEAD_RE.sub("", out)
+    out = out[:SESSION_ID_MAX_CHARS]
+    return out or "session"
+
+
+def session_namespace(session_id: str) -> str:
+    """``session/<normalised id>`` (reference/storage.md §1.8)."""
+    return SESSION_PREFIX + normalize_session_id(session_id)

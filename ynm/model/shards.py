@@ -1,0 +1,75 @@
+"""Shard keys: which git notes ref a record lives in.
+
+A record goes to ``refs/notes/ynm/<level>/<namespace>/<type>/<yyyy-mm>``, computed from that
+record alone (seed 000, "Each record is appended to one shard"). Refs are parsed from the end so
+namespaces with type-like or date-like segments stay unambiguous (reference/storage.md §3.2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NOTES_PREFIX = "refs/notes/ynm"
+REMOTE_PREFIX = "refs/notes/ynm-remote"
+LEVELS = ("personal", "distributed")
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+BUCKET_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class ShardKey:
+    """One shard: ``level``, ``namespace``, memory ``type`` and ``bucket`` (``yyyy-mm``, UTC)."""
+
+    level: str
+    namespace: str
+    type: str
+    bucket: str
+
+    @property
+    def shard_id(self) -> str:
+        """``<level>/<namespace>/<type>/<bucket>``, the id used in indexes and commit messages."""
+        return f"{self.level}/{self.namespace}/{self.type}/{self.bucket}"
+
+    @property
+    def ref(self) -> str:
+        """The git ref holding this shard: ``refs/notes/ynm/<shard_id>``."""
+        return f"{NOTES_PREFIX}/{self.shard_id}"
+
+    def remote_ref(self, remote: str) -> str:
+        """The remote-tracking copy: ``refs/notes/ynm-remote/<remote>/<shard_id>``."""
+        return f"{REMOTE_PREFIX}/{remote}/{self.shard_id}"
+
+
+def bucket_of(recorded_at: str) -> str:
+    """The month bucket of a ``recordedAt`` string: its first seven characters (storage.md §3.1)."""
+    return recorded_at[:7]
+
+
+def key_from_ref(ref: str, prefix: str = NOTES_PREFIX) -> ShardKey | None:
+    """Parse a shard ref back into its key, or None when it is not a valid shard ref.
+
+    Needs ``prefix + "/"``, then at least four parts: level first, bucket last (``yyyy-mm``),
+    type second to last, namespace the rest (non-empty). Source: reference/storage.md §3.2.
+    """
+    head = prefix + "/"
+    if not ref.startswith(head):
+        return None
+    parts = ref[len(head):].split("/")
+    if len(parts) < 4:
+        return None
+    level, *ns_parts, type_, bucket = parts
+    if level not in LEVELS or type_ not in TYPES or not BUCKET_RE.match(bucket):
+        return None
+    namespace = "/".join(ns_parts)
+    if not namespace or "" in ns_parts:
+        return None
+    return ShardKey(level, namespace, type_, bucket)
+
+
+def ref_prefix_for(level: str, namespace: str | None = None) -> str:
+    """Listing prefix ``refs/notes/ynm/<level>/[<namespace>/]`` (storage.md §3.2)."""
+    out = f"{NOTES_PREFIX}/{level}/"
+    if namespace:
+        out += namespace.strip("/") + "/"
+    return out

@@ -1,0 +1,120 @@
+"""``ynm init``: set a repository (or a bare memory store) up for ynm.
+
+Project mode changes no branch, tag, commit or tracked file: it writes ``.ynm/config.json``
+(the anchor, which the team commits so every clone agrees), adds ``.ynm/wiki/`` and
+``.ynm/index/`` to ``.git/info/exclude``, and adds the distributed fetch refspec when the remote
+exists. An empty repository gets an empty ``ynm: root`` commit to serve as the anchor.
+Source: reference/cli.md §4.10, reference/storage.md §3.12.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ynm.errors import YnmError
+from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
+
+EXCLUDES = (".ynm/wiki/", ".ynm/index/")
+
+
+def fetch_refspec(remote: str) -> str:
+    """``+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/<remote>/distributed/*``."""
+    return f"+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/{remote}/distributed/*"
+
+
+def _excluded(lines: list[str], entry: str) -> bool:
+    stripped = {line.strip() for line in lines}
+    return entry in stripped or entry.rstrip("/") in stripped or ".ynm/" in stripped or ".ynm" in stripped
+
+
+def add_excludes(common_dir: Path) -> list[str]:
+    """Append ``.ynm/wiki/`` and ``.ynm/index/`` to ``<common dir>/info/exclude`` unless already
+    covered (also by ``.ynm/`` or ``.ynm``). Returns the entries added."""
+    path = common_dir / "info" / "exclude"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = path.read_text() if path.exists() else ""
+    lines = text.splitlines()
+    added = [e for e in EXCLUDES if not _excluded(lines, e)]
+    if added:
+        prefix = "" if not text or text.endswith("\n") else "\n"
+        with path.open("a") as fh:
+            fh.write(prefix + "".join(e + "\n" for e in added))
+    return added
+
+
+def init_project(
+    loaded: LoadedConfig,
+    cwd: str | Path,
+    *,
+    anchor: str | None = None,
+    remote: str | None = None,
+) -> dict[str, Any]:
+    """Initialise the repository containing the configuration's cwd.
+
+    Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
+    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``.
+
+    Raises:
+        YnmError: ``<cwd> is not inside a git repository``.
+        AnchorError: a shallow clone without ``--anchor``, or a malformed anchor.
+    """
+    from ynm.store.anchor import select_anchor
+    from ynm.store.repo import open_repository
+
+    if loaded.repo is None or loaded.bare:
+        raise YnmError(f"{cwd} is not inside a git repository")
+    repo_path = loaded.repo
+    repo = open_repository(repo_path)
+    notes: list[str] = []
+    had_commits = not repo.head_is_unborn
+    chosen = select_anchor(repo, configured=anchor or loaded.config.anchor, create=True)
+    if chosen.source == "created" and not had_commits:
+        notes.append("the repository had no commits; created an empty root commit as the anchor")
+    if not chosen.present:
+        notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
+                     "not need it")
+    written = write_project_anchor(repo_path, chosen.sha)
+    index_dir = repo_path / ".ynm" / "index"
+    index_dir.mkdir(parents=True, exist_ok=True)
+    gitignore = index_dir / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("*\n")
+    common = Path(repo.path)
+    added = add_excludes(common)
+    if added:
+        notes.append(f"added {' and '.join(added)} to .git/info/exclude")
+    remote_name = remote or loaded.config.remote
+    refspecs: list[str] = []
+    if remote_name in repo.remotes.names():
+        spec = fetch_refspec(remote_name)
+        if spec not in repo.remotes[remote_name].fetch_refspecs:
+            repo.remotes.add_fetch(remote_name, spec)
+            refspecs.append(spec)
+    else:
+        notes.append(f'no remote "{remote_name}" yet; distributed memory stays in this clone '
+                     "until you add one, then `ynm sync` shares it")
+    config_file = project_config_path(repo_path)
+    commit = []
+    rel = str(config_file.relative_to(repo_path))
+    status = repo.status_file(rel) if config_file.exists() else 0
+    if written or status:
+        commit.append(rel)
+    return {
+        "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
+        "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
+        "hooksInstalled": [], "notes": notes, "clients": [], "commit": commit, "local": [],
+    }
+
+
+def init_store(path: str | Path) -> dict[str, Any]:
+    """Create or adopt a bare memory store (``init --bare`` and ``init --personal``).
+
+    Returns ``{"repo", "anchor", "created"}``; ``created`` is False when a root commit already
+    existed.
+    """
+    from ynm.store.anchor import ensure_bare_store, select_anchor
+
+    path = Path(path).expanduser()
+    repo, created = ensure_bare_store(path)
+    return {"repo": str(path), "anchor": select_anchor(repo).sha, "created": created}

@@ -1,0 +1,382 @@
+"""The service: one method per operation, called by the CLI (and later the MCP server).
+
+Each method takes a validated input from :mod:`ynm.model.inputs` and returns plain JSON-ready
+values in the shapes of reference/cli.md §3. Errors are :mod:`ynm.errors` classes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ynm import __version__
+from ynm.errors import ShareRequired, UnknownMemory
+from ynm.model.durations import DEFAULT_WORKING_TTL
+from ynm.model.ids import Clock
+from ynm.model.inputs import ExportQuery, ListQuery, RecallQuery, RememberInput
+from ynm.model.jsonl import dumps_obj, dumps_record, parse_jsonl, parse_obj
+from ynm.model.namespaces import COMMON, namespace_matches
+from ynm.model.ranker import iso_to_ms, score
+from ynm.model.records import Record
+from ynm.model.shards import ShardKey
+from ynm.model.text import fts_query, summarize, tokenize
+from ynm.service import redaction
+from ynm.service.config import LoadedConfig, load_config
+from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
+
+Progress = Callable[[str, int, int], None]
+
+# One clock per process: ids and recordedAt strictly increase across every write it makes.
+_CLOCK = Clock()
+
+
+@dataclass
+class AppendOutcome:
+    """What one append to one mount wrote: the records, and the newest shard revision."""
+
+    records: list[Record]
+    revision: str
+
+
+class Ynm:
+    """ynm's operations over the mounts of one configuration.
+
+    Args:
+        loaded: the merged configuration (see :func:`ynm.service.config.load_config`).
+        personal: open the personal store (False for a hosted, shared-only server).
+        clock: stamps ids and ``recordedAt`` (default: the process clock).
+        now_ms: the time recall measures recency against (default: the wall clock).
+    """
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        *,
+        personal: bool = True,
+        clock: Clock | None = None,
+        now_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self.config = loaded.config
+        self.clock = clock or _CLOCK
+        self._now_ms = now_ms or (lambda: time.time_ns() // 1_000_000)
+        self.mounts, self.mount_problems = open_mounts(loaded, personal=personal)
+
+    @classmethod
+    def open(
+        cls, cwd: str | Path | None = None, env: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> Ynm:
+        """Load configuration for ``cwd`` and open its mounts."""
+        return cls(load_config(cwd, env), **kwargs)
+
+    def close(self) -> None:
+        """Close every cache connection."""
+        for m in self.mounts:
+            m.close()
+
+    def __enter__(self) -> Ynm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def mount(self, mount_id: str) -> Mount | None:
+        """The open mount with this id, or None."""
+        return next((m for m in self.mounts if m.id == mount_id), None)
+
+    def _select(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()) -> list[Mount]:
+        return [
+            m for m in self.mounts
+            if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
+        ]
+
+    def _stamp(self, fields: dict[str, Any], *, session: str | None = None,
+               source: str | None = None) -> Record:
+        record_id, recorded_at = self.clock.stamp()
+        provenance = {"actor": self.config.actor}
+        if session:
+            provenance["session"] = session
+        if source:
+            provenance["source"] = source
+        obj = {"v": 1, "id": record_id, "memoryId": fields.pop("memoryId", record_id), **fields,
+               "recordedAt": recorded_at, "provenance": provenance}
+        return parse_obj(obj)
+
+    def _append(self, mount: Mount, records: list[Record],
+                progress: Progress | None = None) -> AppendOutcome:
+        """Append records to a mount (one commit per shard) and update its cache in the same
+        call. Returns the newest shard revision."""
+        groups: dict[ShardKey, list[Record]] = {}
+        for r in records:
+            groups.setdefault(ShardKey(r.level, r.namespace, r.type, r.bucket), []).append(r)
+        batches = {
+            key: ("".join(dumps_record(r) + "\n" for r in recs).encode(), len(recs))
+            for key, recs in groups.items()
+        }
+        appended = mount.log.append(batches)
+        if progress:
+            progress("append", len(records), len(records))
+        mount.cache.apply_append(mount.log, appended, records)
+        return AppendOutcome(records, appended[-1].revision if appended else "")
+
+    def _gate(self, level: str, texts: list[str | None]) -> None:
+        if level == "distributed":
+            redaction.check(texts, self.config.redaction)
+
+    # -- remember --------------------------------------------------------------------------
+
+    def remember(self, inp: RememberInput) -> dict[str, Any]:
+        """Record a new memory (reference/cli.md §4.20). Returns a WriteResult
+        ``{memoryId, recordId, mount, revision}``.
+
+        Raises:
+            ShareRequired: no level given and no personal mount is open.
+            Refused: a distributed write matched a redaction pattern.
+            UnknownMount, MountLevelMismatch, NoMount: see :func:`route`.
+        """
+        level = inp.level
+        if level is None:
+            if self.mount(PERSONAL) is None:
+                raise ShareRequired()
+            level = "personal"
+        namespace = inp.namespace
+        if level == "personal" and namespace in (None, COMMON):
+            namespace = f"user/{self.config.user_id}"
+        elif namespace is None:
+            namespace = COMMON
+        mount = route(self.mounts, level, inp.mount)
+        summary = inp.summary if inp.summary is not None else summarize(inp.content)
+        self._gate(level, [inp.content, summary,
+                           dumps_obj(inp.data) if inp.data is not None else None])
+        fields: dict[str, Any] = {
+            "op": "create", "type": inp.type, "level": level, "namespace": namespace,
+            "subject": inp.subject, "tags": inp.tags, "content": inp.content, "summary": summary,
+            "data": inp.data, "dataSchema": inp.data_schema, "importance": inp.importance,
+            "confidence": inp.confidence, "validFrom": inp.valid_from, "validTo": inp.valid_to,
+            "ttl": inp.ttl or (DEFAULT_WORKING_TTL if inp.type == "working" else None),
+            "links": [link.model_dump() for link in inp.links],
+        }
+        fields = {k: v for k, v in fields.items() if v is not None}
+        record = self._stamp(fields, session=inp.session, source=inp.source)
+        out = self._append(mount, [record])
+        return {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
+                "revision": out.revision}
+
+    # -- recall ----------------------------------------------------------------------------
+
+    def recall(self, q: RecallQuery) -> list[dict[str, Any]]:
+        """Ranked recall across the selected mounts (reference/algorithms.md §2).
+
+        Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
+        only); relevance normalised per mount; seed 001's ranker; ties by memoryId descending
+        within a mount and by ``updatedAt`` descending across mounts. A text whose tokens all
+        vanish is ranked as a filter-only query (the reference keeps the text weights there,
+        algorithms.md §8.4, which gives every hit the same 0.6 relevance term).
+        """
+        from ynm.index.search import SearchQuery, search
+
+        match = fts_query(tokenize(q.text or ""))
+        has_text = match is not None
+        k = max(q.limit * 4, 40)
+        now = self._now_ms()
+        hits: list[dict[str, Any]] = []
+        for mount in self._select(q.mount, q.level):
+            cache = mount.fresh_cache()
+            sq = SearchQuery(
+                match=match, types=q.type, levels=q.level, namespace=q.namespace,
+                subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
+                until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
+                limit=k,
+            )
+            candidates = search(cache.conn, sq)
+            if not candidates:
+                continue
+            rows = _rows_by_rowid(cache.conn, [c.rowid for c in candidates])
+            mount_hits = []
+            for c in candidates:
+                row = rows[c.rowid]
+                s = score(relevance=c.relevance, memory_type=row["type"],
+                          updated_at_ms=iso_to_ms(row["updated_at"]),
+                          importance=row["importance"], pinned=bool(row["pinned"]),
+                          has_text=has_text, now_ms=now)
+                mount_hits.append((s, row, mount.id))
+            mount_hits.sort(key=lambda h: h[1]["memory_id"], reverse=True)
+            mount_hits.sort(key=lambda h: h[0].total, reverse=True)
+            hits.extend(_hit(s, row, mount_id, q.explain) for s, row, mount_id in mount_hits)
+        hits.sort(key=lambda h: h["updatedAt"], reverse=True)
+        hits.sort(key=lambda h: h["score"], reverse=True)
+        return hits[: q.limit]
+
+    # -- list ------------------------------------------------------------------------------
+
+    def list(self, q: ListQuery) -> list[dict[str, Any]]:
+        """Folded memories across mounts, newest ``updatedAt`` first (reference/cli.md §4.11);
+        each with its ``mount``. An unknown ``mount`` gives an empty list."""
+        from ynm.index.search import SearchQuery, filter_sql
+
+        out: list[tuple[str, dict[str, Any]]] = []
+        levels = [q.level] if q.level else []
+        for mount in self._select(q.mount, levels):
+            cache = mount.fresh_cache()
+            cond, args = filter_sql(SearchQuery(
+                types=[q.type] if q.type else [], namespace=q.namespace, since=q.since,
+                until=q.until, include_tombstoned=q.include_tombstoned,
+                needs_review=q.needs_review,
+            ))
+            sql = f"SELECT updated_at, state FROM memories m WHERE {cond} ORDER BY updated_at DESC"
+            if q.limit:
+                sql += f" LIMIT {int(q.limit)}"
+            for updated_at, state in cache.conn.execute(sql, args):
+                obj = json.loads(state)
+                obj["mount"] = mount.id
+                out.append((updated_at, obj))
+        out.sort(key=lambda pair: pair[0], reverse=True)
+        memories = [obj for _, obj in out]
+        return memories[: q.limit] if q.limit else memories
+
+    def find(self, memory_id: str) -> tuple[Mount, dict[str, Any]]:
+        """The first mount (in mount order) whose records fold to this memory, and its state.
+
+        Raises:
+            UnknownMemory: no mount holds it (an orphan-only id counts as unknown).
+        """
+        for mount in self.mounts:
+            state = mount.fresh_cache().get_state(memory_id)
+            if state is not None:
+                return mount, state
+        raise UnknownMemory(memory_id)
+
+    # -- export / import -------------------------------------------------------------------
+
+    def export(self, q: ExportQuery) -> Iterator[str]:
+        """Every record line (history, tombstones, purge markers) of the selected mounts, read
+        from git (not the cache), normalised, shard by shard in ref order and blob order.
+        ``since``/``until`` prune whole month buckets only (reference/storage.md §3.11)."""
+        levels = [q.level] if q.level else []
+        lo = q.since[:7] if q.since else None
+        hi = q.until[:7] if q.until else None
+        for mount in self._select(q.mount, levels):
+            tips = {
+                ref: tip for ref, tip in mount.log.tips().items()
+                if (q.type is None or tip.key.type == q.type)
+                and (q.namespace is None or namespace_matches(tip.key.namespace, q.namespace))
+                and (lo is None or tip.key.bucket >= lo) and (hi is None or tip.key.bucket <= hi)
+            }
+            for ref in sorted(tips):
+                blob = mount.log.read_all({ref: tips[ref]})[ref]
+                for r in parse_jsonl(blob.data).records:
+                    yield dumps_record(r)
+
+    def import_jsonl(
+        self, text: str | bytes, mount_id: str | None = None, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Import records in the on-disk format; ids, times and provenance are kept
+        (reference/storage.md §3.11). Each record goes to the mount of its level, or to
+        ``mount_id`` (whose level must match). Records already in the target mount (same id)
+        are skipped, so importing an export twice adds nothing. Bad lines are reported as
+        ``line N: message`` and never fatal.
+
+        Returns ``{"imported": <records appended>, "problems": [...]}``.
+
+        Raises:
+            Refused: a distributed record matched a redaction pattern (nothing is written).
+            UnknownMount, MountLevelMismatch, NoMount: no mount can take a record.
+        """
+        parsed = parse_jsonl(text)
+        by_mount: dict[str, list[Record]] = {}
+        targets: dict[str, Mount] = {}
+        for r in parsed.records:
+            mount = route(self.mounts, r.level, mount_id)
+            self._gate(r.level, [r.content, r.summary])
+            targets[mount.id] = mount
+            by_mount.setdefault(mount.id, []).append(r)
+        imported = 0
+        for mid, records in by_mount.items():
+            mount = targets[mid]
+            cache = mount.fresh_cache()
+            have = {row[0] for row in cache.conn.execute("SELECT id FROM records")}
+            new = [r for r in records if r.id not in have]
+            if new:
+                self._append(mount, new, progress)
+            imported += len(new)
+        return {"imported": imported, "problems": [str(p) for p in parsed.problems]}
+
+    # -- reindex / status ------------------------------------------------------------------
+
+    def reindex(self, mount_id: str | None = None,
+                progress: Progress | None = None) -> dict[str, int]:
+        """Rebuild each selected mount's cache from a full read of its log.
+        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``."""
+        out = {}
+        for mount in self._select(mount_id):
+            mount.cache.rebuild(mount.log, progress)
+            out[mount.id] = mount.cache.counts()["memories"]
+        return out
+
+    def status(self) -> dict[str, Any]:
+        """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
+        ``badLines`` per mount and ``problems`` as ``<ref>:<line> <message>``)."""
+        mounts: list[dict[str, Any]] = []
+        index: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for m in self.mounts:
+            reason = m.cache.stale_reason(m.log)
+            cache = m.fresh_cache()
+            counts = cache.counts()
+            mounts.append({"id": m.id, "level": m.level, "provider": m.provider,
+                           "location": m.location, "shards": len(m.log.tips()),
+                           "badLines": counts["badLines"]})
+            entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
+                                     "indexed": counts["memories"]}
+            if reason is not None:
+                entry["reason"] = reason
+            index.append(entry)
+            problems.extend(f"{ref}:{line} {msg}" for ref, line, msg in cache.problems())
+        for p in self.mount_problems:
+            mounts.append({"id": p.id, "level": p.level, "provider": p.provider,
+                           "location": p.location, "shards": -1, "error": p.error})
+        return {
+            "name": "ynm", "version": __version__, "config": list(self.loaded.files),
+            "repo": str(self.loaded.repo) if self.loaded.repo else None,
+            "mounts": mounts, "index": index, "problems": problems,
+        }
+
+
+def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
+    cols = ("rowid", "memory_id", "type", "level", "namespace", "subject", "tags", "importance",
+            "pinned", "updated_at", "summary", "content", "state")
+    out = {}
+    for row in conn.execute(
+        f"SELECT {', '.join(cols)} FROM memories WHERE rowid IN "
+        f"(SELECT value FROM json_each(?))", (json.dumps(rowids),)
+    ):
+        out[row[0]] = dict(zip(cols, row))
+    return out
+
+
+def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, Any]:
+    """A RecallHit in the key order of reference/cli.md §3.2."""
+    state = json.loads(row["state"])
+    current = state["current"]
+    hit: dict[str, Any] = {"memoryId": row["memory_id"], "mount": mount_id, "score": s.total}
+    if explain:
+        hit["explain"] = s.explain()
+    hit.update({"type": row["type"], "level": row["level"], "namespace": row["namespace"]})
+    if row["subject"] is not None:
+        hit["subject"] = row["subject"]
+    hit.update({"tags": json.loads(row["tags"]), "summary": row["summary"],
+                "content": row["content"], "pinned": bool(row["pinned"]),
+                "importance": row["importance"], "updatedAt": row["updated_at"]})
+    for key in ("data", "dataSchema"):
+        if key in current:
+            hit[key] = current[key]
+    source = current.get("provenance", {}).get("source")
+    if source is not None:
+        hit["source"] = source
+    return hit
