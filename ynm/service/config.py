@@ -1,0 +1,752 @@
+"""Configuration: the schema, the five layers that build it, and where the git repository is.
+
+Layers, later wins, merged shallowly one top-level key at a time (reference/cli.md §5.1):
+
+```
+defaults -> $YNM_HOME/config.json -> <repo>/.ynm/config.json
+         -> <worktree>/.ynm/config.local.json -> YNM_* environment variables
+```
+
+``<repo>`` is the main work tree (all linked worktrees share one store, one lock and one project
+index); ``<worktree>`` is the work tree holding the current directory. Git discovery walks the
+file system for ``.git`` instead of starting ``git`` or importing pygit2, because it runs on
+every CLI call. Source: reference/cli.md §5 and §6, reference/storage.md §5.3, §5.4 and §5.6.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from ynm.errors import ConfigError, InvalidInput
+
+__all__ = [
+    "ANCHOR_PATTERN",
+    "DEFAULT_REDACTION",
+    "ENV_KEYS",
+    "ClaudeConfig",
+    "Config",
+    "DreamConfig",
+    "DreamThresholds",
+    "GitLocation",
+    "LoadedConfig",
+    "MountConfig",
+    "OpenAIConfig",
+    "ReflectThresholds",
+    "ThresholdBand",
+    "TypesafeConfig",
+    "discover_git",
+    "index_path",
+    "load_config",
+    "normalize_user_id",
+    "project_config_path",
+    "read_env_file",
+    "require_mount_anchor",
+    "write_project_anchor",
+]
+
+ANCHOR_PATTERN = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
+"""A git object id: 40 hex (SHA-1) or 64 hex (SHA-256). Source: reference/cli.md §5.2."""
+
+DEFAULT_REDACTION: tuple[str, ...] = (
+    "-----BEGIN [A-Z ]*PRIVATE KEY-----",
+    "AKIA[0-9A-Z]{16}",
+    "gh[pousr]_[A-Za-z0-9]{20,}",
+    "sk-[A-Za-z0-9_-]{20,}",
+    "xox[baprs]-[A-Za-z0-9-]{10,}",
+    r"(?i)bearer\s+[A-Za-z0-9._-]{20,}",
+)
+"""The six patterns that block distributed writes when ``redaction`` is unset (cli.md §5.5)."""
+
+ENV_KEYS: dict[str, str] = {
+    "YNM_ANCHOR": "anchor",
+    "YNM_REMOTE": "remote",
+    "YNM_PROVIDER": "provider",
+    "YNM_PERSONAL_STORE": "personalStore",
+    "YNM_USER": "userId",
+    "YNM_ACTOR": "actor",
+    "YNM_INDEX": "index",
+    "YNM_EMBEDDER": "embedder",
+}
+"""Environment variable -> top-level config key it replaces (cli.md §5.7). ``YNM_MOUNTS`` is
+handled apart because it holds JSON. ``YNM_EMBEDDER`` is ours, reserved for vector search."""
+
+CONFIG_FILE = "config.json"
+LOCAL_CONFIG_FILE = "config.local.json"
+_USER_ID_BAD_CHAR = re.compile(r"[^a-z0-9._-]")
+_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# ISO 8601 duration (PnYnMnWnDTnHnMnS), at least one component; used by dream.occurrenceRetention.
+_ISO_DURATION = re.compile(
+    r"^P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
+)
+
+_MODEL_CONFIG = ConfigDict(
+    strict=True,
+    extra="forbid",
+    alias_generator=to_camel,
+    populate_by_name=True,
+    frozen=True,
+)
+
+
+
+# --------------------------------------------------------------------------------------------
+# Schema
+# --------------------------------------------------------------------------------------------
+
+
+class MountConfig(BaseModel):
+    """One entry of ``mounts[]``: an extra store (org bare repo, directory, hosted store).
+
+    JSON keys are camelCase. ``path`` is required for every provider except ``s3`` and ``mcp``;
+    ``mcp`` needs ``url`` and ``level: distributed``; ``s3`` needs ``bucket``. A ``git-notes``
+    mount also needs ``anchor``, but that is checked when the mount is opened
+    (:func:`require_mount_anchor`), not here. Source: reference/cli.md §5.3.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    id: str = Field(min_length=1)
+    level: Literal["personal", "distributed"]
+    provider: Literal["git-notes", "fs", "sqlite", "memory", "s3", "mcp"] = "git-notes"
+    path: str | None = None
+    url: str | None = None
+    anchor: str | None = Field(default=None, pattern=ANCHOR_PATTERN)
+    remote: str | None = None
+    bucket: str | None = None
+    prefix: str | None = None
+    region: str | None = None
+
+    @model_validator(mode="after")
+    def _provider_rules(self) -> MountConfig:
+        if self.provider not in ("s3", "mcp") and not self.path:
+            raise ValueError(f"a {self.provider} mount needs a path")
+        if self.provider == "mcp":
+            if not self.url:
+                raise ValueError("an mcp mount needs a url")
+            if self.level != "distributed":
+                raise ValueError("an mcp mount is distributed: a hosted store is shared")
+        if self.provider == "s3" and not self.bucket:
+            raise ValueError("an s3 mount needs a bucket")
+        return self
+
+
+def require_mount_anchor(mount: MountConfig) -> str:
+    """Return a git-notes mount's anchor, or fail the way opening it must.
+
+    Args:
+        mount: a configured mount of any provider.
+
+    Returns:
+        The 40- or 64-hex anchor.
+
+    Raises:
+        ConfigError: ``mount <id>: git-notes provider needs an anchor`` when it has none.
+
+    Source: reference/cli.md §5.3 (the check happens at open time, not at validation).
+    """
+    if not mount.anchor:
+        raise ConfigError(f"mount {mount.id}: git-notes provider needs an anchor")
+    return mount.anchor
+
+
+class ThresholdBand(BaseModel):
+    """An ``act``/``review`` pair in 0..1 (inclusive). Both keys are required when the object is
+    given, and ``review <= act``. Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    act: float = Field(ge=0, le=1)
+    review: float = Field(ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ThresholdBand:
+        if self.review > self.act:
+            raise ValueError("review threshold must not exceed act threshold")
+        return self
+
+
+class ReflectThresholds(BaseModel):
+    """``dream.thresholds.reflect``: ``minEpisodes`` (integer >= 2, default 3) episodes a subject
+    needs before reflection; ``flagAt`` (0..1, default 0.7) withholds a draft whose verification
+    question scores at or above it. Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    min_episodes: int = Field(default=3, ge=2)
+    flag_at: float = Field(default=0.7, ge=0, le=1)
+
+
+class DreamThresholds(BaseModel):
+    """``dream.thresholds``: bands for ``dedupe`` (0.85/0.6), ``contradict`` (0.85/0.6) and
+    ``promote`` (0.7/0.5), plus ``reflect``. Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    dedupe: ThresholdBand = Field(default_factory=lambda: ThresholdBand(act=0.85, review=0.6))
+    contradict: ThresholdBand = Field(
+        default_factory=lambda: ThresholdBand(act=0.85, review=0.6)
+    )
+    promote: ThresholdBand = Field(default_factory=lambda: ThresholdBand(act=0.7, review=0.5))
+    reflect: ReflectThresholds = Field(default_factory=ReflectThresholds)
+
+
+class TypesafeConfig(BaseModel):
+    """``dream.typesafe``: ``model`` (None = the service's latest) and ``apiKeyEnv`` (the
+    variable holding the key, default ``TYPESAFE_API_KEY``). Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    model: str | None = None
+    api_key_env: str = "TYPESAFE_API_KEY"
+
+
+class OpenAIConfig(BaseModel):
+    """``dream.openai``: an OpenAI-compatible endpoint (``baseUrl``, ``model``, ``apiKeyEnv``).
+    ``YNM_OPENAI_BASE_URL`` / ``YNM_OPENAI_MODEL`` override under ``writer: auto`` (applied by
+    the writer, not here). Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    base_url: str = "http://localhost:11434/v1"
+    model: str = "qwen3:latest"
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+class ClaudeConfig(BaseModel):
+    """``dream.claude``: ``model`` for ``claude -p`` (None = the CLI's default) and ``useApiKey``
+    (keep ``ANTHROPIC_API_KEY`` for the CLI; default False). Source: reference/cli.md §5.6."""
+
+    model_config = _MODEL_CONFIG
+
+    model: str | None = None
+    use_api_key: bool = False
+
+
+class DreamConfig(BaseModel):
+    """The ``dream`` block: judge, writer, thresholds and limits of consolidation.
+
+    Every nested object gets its defaults when omitted; a threshold band given partially is
+    invalid. ``occurrenceRetention`` is an ISO 8601 duration string or ``null`` (keep forever).
+    Limits: ``maxPairsPerRun`` >= 1 (2000), ``candidatesPerMemory`` 1..20 (5), ``rerankTopK``
+    1..50 (15), all inclusive. Source: reference/cli.md §5.6.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    judge: Literal["auto", "heuristic", "typesafe", "writer-emulated"] = "auto"
+    writer: Literal["auto", "none", "claude-cli", "openai-compatible"] = "auto"
+    judge_on_write: bool = True
+    thresholds: DreamThresholds = Field(default_factory=DreamThresholds)
+    occurrence_retention: str | None = "P90D"
+    max_pairs_per_run: int = Field(default=2000, ge=1)
+    candidates_per_memory: int = Field(default=5, ge=1, le=20)
+    rerank: bool = True
+    rerank_top_k: int = Field(default=15, ge=1, le=50)
+    typesafe: TypesafeConfig = Field(default_factory=TypesafeConfig)
+    openai: OpenAIConfig = Field(default_factory=OpenAIConfig)
+    claude: ClaudeConfig = Field(default_factory=ClaudeConfig)
+
+    @field_validator("occurrence_retention")
+    @classmethod
+    def _iso_duration(cls, value: str | None) -> str | None:
+        if value is not None and not _ISO_DURATION.match(value):
+            raise ValueError(f"expected an ISO 8601 duration such as P90D, got {value!r}")
+        return value
+
+
+class Config(BaseModel):
+    """The merged configuration (top-level keys of reference/cli.md §5.2), camelCase in JSON.
+
+    ``personal_store``, ``user_id`` and ``actor`` are None in a layer that does not set them;
+    :func:`load_config` fills them with the runtime defaults of §5.1. ``redaction`` replaces the
+    six defaults of §5.5 when set; a pattern starting ``(?i)`` is case-insensitive. ``embedder``
+    is ours (not in the reference), reserved for vector search; ``auto`` by default.
+    Unknown keys anywhere are errors.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    anchor: str | None = Field(default=None, pattern=ANCHOR_PATTERN)
+    remote: str = "origin"
+    provider: Literal["git-notes", "fs", "sqlite", "memory"] = "git-notes"
+    personal_store: str | None = None
+    user_id: str | None = None
+    actor: str | None = None
+    redaction: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACTION))
+    mounts: list[MountConfig] = Field(default_factory=list)
+    hooks: bool = True
+    index: Literal["sqlite-fts", "memory"] = "sqlite-fts"
+    dream: DreamConfig = Field(default_factory=DreamConfig)
+    embedder: str = "auto"
+
+    @field_validator("redaction")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            body = pattern.removeprefix("(?i)")
+            try:
+                re.compile(body)
+            except re.error as exc:
+                raise ValueError(f"invalid pattern {pattern!r}: {exc}") from exc
+        return patterns
+
+
+# --------------------------------------------------------------------------------------------
+# Git discovery
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GitLocation:
+    """Where the git repository holding a directory lives; every path resolved (no symlinks).
+
+    Attributes:
+        repo: the main work tree (the parent of the common dir), or the bare repository itself.
+        worktree: the work tree holding the directory (a linked one if so); None when bare.
+        git_dir: this work tree's git dir (``.git`` or ``.git/worktrees/<name>``).
+        common_dir: the shared git dir (objects, refs, the ynm lock).
+        bare: True when the directory is inside a bare repository.
+
+    Source: reference/storage.md §5.6 (worktrees share one store, lock and project index).
+    """
+
+    repo: Path
+    worktree: Path | None
+    git_dir: Path
+    common_dir: Path
+    bare: bool
+
+
+def _is_git_dir(path: Path) -> bool:
+    # git's own test: a HEAD file plus objects/ and refs/, or a linked worktree's commondir file
+    if not (path / "HEAD").is_file():
+        return False
+    if (path / "commondir").is_file():
+        return True
+    return (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def _read_gitfile(dot_git: Path) -> Path | None:
+    """Follow a ``.git`` file (``gitdir: <path>``), relative paths against its folder."""
+    try:
+        text = dot_git.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    first = text.splitlines()[0].strip() if text else ""
+    if not first.startswith("gitdir:"):
+        return None
+    target = Path(first[len("gitdir:") :].strip())
+    if not target.is_absolute():
+        target = dot_git.parent / target
+    return target.resolve()
+
+
+def _common_dir(git_dir: Path) -> Path:
+    commondir = git_dir / "commondir"
+    if commondir.is_file():
+        rel = commondir.read_text(encoding="utf-8").strip()
+        target = Path(rel)
+        return (target if target.is_absolute() else git_dir / target).resolve()
+    return git_dir
+
+
+def _core_worktree(common_dir: Path) -> Path | None:
+    """Read ``core.worktree`` from a git config (set for submodules); None when absent."""
+    try:
+        lines = (common_dir / "config").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    section = ""
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "core" and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "worktree":
+                target = Path(value.strip().strip('"'))
+                return (target if target.is_absolute() else common_dir / target).resolve()
+    return None
+
+
+def _locate(worktree: Path, git_dir: Path) -> GitLocation:
+    common = _common_dir(git_dir)
+    if common.name == ".git":
+        repo = common.parent
+    elif common == git_dir:
+        # a submodule or --separate-git-dir: this work tree is the main one
+        repo = worktree
+    else:
+        # a linked worktree of a bare repo (or of a submodule, which records core.worktree)
+        repo = _core_worktree(common) or common
+    return GitLocation(repo=repo, worktree=worktree, git_dir=git_dir, common_dir=common, bare=False)
+
+
+def discover_git(cwd: str | Path) -> GitLocation | None:
+    """Find the git repository holding ``cwd`` by walking up the file system.
+
+    Handles ``.git`` directories, ``.git`` files (``gitdir: ...``, linked worktrees, submodules)
+    with the ``commondir`` file of a linked worktree, and bare repositories. Starts no process
+    and imports no git library: it runs on every CLI call. ``GIT_DIR`` and
+    ``GIT_CEILING_DIRECTORIES`` are not consulted.
+
+    Args:
+        cwd: a directory (it need not be the work tree root).
+
+    Returns:
+        The location, or None outside any repository.
+
+    Source: reference/storage.md §5.6 (main repo = parent of the git common dir).
+    """
+    here = Path(cwd).expanduser().resolve()
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir() and _is_git_dir(dot_git):
+            return _locate(folder, dot_git.resolve())
+        if dot_git.is_file():
+            target = _read_gitfile(dot_git)
+            if target is not None and _is_git_dir(target):
+                return _locate(folder, target)
+        if _is_git_dir(folder):
+            if folder.name == ".git":
+                # inside the git dir of an ordinary repository (a hook's cwd, say)
+                return _locate(folder.parent, folder)
+            common = _common_dir(folder)
+            return GitLocation(
+                repo=common, worktree=None, git_dir=folder, common_dir=common, bare=True
+            )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Env files and user id
+# --------------------------------------------------------------------------------------------
+
+
+def read_env_file(path: str | Path) -> dict[str, str]:
+    """Parse a ``KEY=VALUE`` secrets file; a missing file gives ``{}``.
+
+    Rules: blank lines and lines starting ``#`` are skipped; an ``export `` prefix is dropped;
+    key and value are stripped; one pair of matching single or double quotes around the value
+    is removed (no escapes are interpreted). Lines without ``=`` or with a key that is not a
+    shell name are skipped. Later lines win within one file.
+
+    Returns:
+        Key -> value, in file order.
+
+    Source: reference/cli.md §5.1 (Secrets).
+    """
+    file = Path(path)
+    if not file.is_file():
+        return {}
+    try:
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :].lstrip()
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _ENV_KEY.match(key):
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key] = value
+    return values
+
+
+def normalize_user_id(name: str | None) -> str:
+    """Lowercase ``name`` and replace each character outside ``[a-z0-9._-]`` with ``-``.
+
+    Returns ``me`` for an empty or missing name. Source: reference/cli.md §5.1.
+    """
+    user_id = _USER_ID_BAD_CHAR.sub("-", (name or "").lower())
+    return user_id or "me"
+
+
+def _os_user_name(env: Mapping[str, str]) -> str | None:
+    # getpass.getuser()'s order, over the env mapping we were given rather than os.environ
+    for key in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if env.get(key):
+            return env[key]
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, AttributeError, OSError):
+        return None
+
+
+def _expand_home(value: str, env: Mapping[str, str]) -> Path:
+    if value == "~" or value.startswith("~/"):
+        home = env.get("HOME") or str(Path.home())
+        return Path(home + value[1:])
+    return Path(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadedConfig:
+    """The merged configuration and where it came from.
+
+    Attributes:
+        config: the merged :class:`Config` with runtime defaults applied (``user_id``,
+            ``actor`` = ``user:<userId>``, ``personal_store`` = ``<home>/store.git``).
+        files: the configuration files actually read, in layer order.
+        home: ``YNM_HOME`` (default ``~/.ynm``), absolute; it need not exist.
+        repo: the main work tree of the repository holding cwd (for a linked worktree, the
+            main repository's work tree; for a bare repository, the bare dir); None outside git.
+        worktree: the current work tree root; None outside git and in a bare repository.
+        git_common_dir: the shared git dir; None outside git.
+        bare: True when cwd is inside a bare repository.
+        env: the environment used: the given mapping plus the values of the env files.
+
+    Source: reference/cli.md §5.1.
+    """
+
+    config: Config
+    files: list[str]
+    home: Path
+    repo: Path | None
+    worktree: Path | None
+    git_common_dir: Path | None
+    bare: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _problems(exc: ValidationError) -> str:
+    """Turn pydantic errors into ``<loc.joined.with.dots>: <message>``, ``; ``-separated."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
+
+
+def _validate_layer(data: dict[str, Any], source: str) -> None:
+    try:
+        Config.model_validate(data, by_name=False)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_problems(exc)}") from exc
+
+
+def _read_config_file(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: invalid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    _validate_layer(data, str(path))
+    return data
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    layer: dict[str, Any] = {}
+    for var, key in ENV_KEYS.items():
+        if env.get(var):
+            layer[key] = env[var]
+    raw_mounts = env.get("YNM_MOUNTS")
+    if raw_mounts:
+        try:
+            mounts = json.loads(raw_mounts)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"YNM_MOUNTS is not valid JSON: {exc}") from exc
+        if not isinstance(mounts, list) or not all(isinstance(m, dict) for m in mounts):
+            raise ConfigError("YNM_MOUNTS must be a JSON array of mounts")
+        layer["mounts"] = mounts
+    try:
+        Config.model_validate(layer, by_name=False)
+    except ValidationError as exc:
+        var_of = {key: var for var, key in ENV_KEYS.items()} | {"mounts": "YNM_MOUNTS"}
+        parts = []
+        for err in exc.errors(include_url=False):
+            var = var_of.get(str(err["loc"][0]), str(err["loc"][0]))
+            rest = ".".join(str(p) for p in err["loc"][1:])
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown key"
+            parts.append(f"{var}: {rest}: {msg}" if rest else f"{var}: {msg}")
+        raise ConfigError("; ".join(parts)) from exc
+    return layer
+
+
+def load_config(
+    cwd: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> LoadedConfig:
+    """Read every configuration layer for ``cwd`` and merge them.
+
+    Steps: copy ``env`` (default ``os.environ``; never mutated); find ``YNM_HOME`` and the git
+    repository; add ``$YNM_HOME/env`` then ``<repo>/.env`` to the copy without overriding a
+    variable already present; then merge, later wins, one top-level key at a time: defaults,
+    ``$YNM_HOME/config.json``, ``<repo>/.ynm/config.json``, ``<worktree>/.ynm/config.local.json``,
+    then ``YNM_ANCHOR``, ``YNM_REMOTE``, ``YNM_PROVIDER``, ``YNM_PERSONAL_STORE``, ``YNM_USER``,
+    ``YNM_ACTOR``, ``YNM_INDEX``, ``YNM_EMBEDDER`` and ``YNM_MOUNTS`` (a JSON array replacing
+    ``mounts``). Empty-string variables count as unset. Runtime defaults fill ``userId`` (the OS
+    user, normalised), ``actor`` and ``personalStore`` last.
+
+    Args:
+        cwd: the directory the command runs in; default the process's current directory.
+        env: the environment; default ``os.environ``.
+
+    Returns:
+        The merged configuration with the files read, home, repository paths and environment.
+
+    Raises:
+        ConfigError: a file that is not JSON or not a JSON object (``<file>: expected a JSON
+            object``), a value that fails validation (``<file>: <key.path>: <problem>``,
+            ``unknown key`` for keys outside the schema), or a bad ``YNM_*`` variable.
+
+    Source: reference/cli.md §5.1, §5.2, §5.7; reference/storage.md §5.6.
+    """
+    here = Path.cwd() if cwd is None else Path(cwd).expanduser().absolute()
+    merged_env: dict[str, str] = dict(os.environ if env is None else env)
+
+    home_value = merged_env.get("YNM_HOME") or "~/.ynm"
+    home = _expand_home(home_value, merged_env)
+    if not home.is_absolute():
+        home = here / home
+
+    location = discover_git(here)
+    repo = location.repo if location else None
+    worktree = location.worktree if location else None
+
+    env_files = [home / "env"] + ([repo / ".env"] if repo is not None else [])
+    for env_file in env_files:
+        for key, value in read_env_file(env_file).items():
+            merged_env.setdefault(key, value)
+
+    config_files = [home / CONFIG_FILE]
+    if repo is not None:
+        config_files.append(project_config_path(repo))
+    if worktree is not None:
+        config_files.append(worktree / ".ynm" / LOCAL_CONFIG_FILE)
+
+    merged: dict[str, Any] = {}
+    files: list[str] = []
+    for path in config_files:
+        data = _read_config_file(path)
+        if data is not None:
+            files.append(str(path))
+            merged.update(data)
+    merged.update(_env_layer(merged_env))
+
+    config = Config.model_validate(merged, by_name=False)
+    user_id = config.user_id or normalize_user_id(_os_user_name(merged_env))
+    personal_store = (
+        str(_expand_home(config.personal_store, merged_env))
+        if config.personal_store
+        else str(home / "store.git")
+    )
+    config = config.model_copy(
+        update={
+            "user_id": user_id,
+            "actor": config.actor or f"user:{user_id}",
+            "personal_store": personal_store,
+        }
+    )
+    return LoadedConfig(
+        config=config,
+        files=files,
+        home=home,
+        repo=repo,
+        worktree=worktree,
+        git_common_dir=location.common_dir if location else None,
+        bare=location.bare if location else False,
+        env=merged_env,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Project files and index locations
+# --------------------------------------------------------------------------------------------
+
+
+def project_config_path(repo: str | Path) -> Path:
+    """Return ``<repo>/.ynm/config.json``, the committed project config (cli.md §5.1)."""
+    return Path(repo) / ".ynm" / CONFIG_FILE
+
+
+def write_project_anchor(repo: str | Path, anchor: str) -> bool:
+    """Record ``anchor`` in ``<repo>/.ynm/config.json``, keeping every other key.
+
+    The file is written (2-space indent, trailing newline, other keys in their order) only when
+    its anchor differs; it is created with its folder when missing.
+
+    Args:
+        repo: the main work tree (or bare repository).
+        anchor: a 40- or 64-hex commit id.
+
+    Returns:
+        True when the file was written, False when it already held this anchor.
+
+    Raises:
+        InvalidInput: ``anchor`` is not a git object id.
+        ConfigError: the existing file is not valid JSON or not a JSON object.
+
+    Source: reference/cli.md §5.1 (``ynm init`` writes the anchor the team commits).
+    """
+    if not re.match(ANCHOR_PATTERN, anchor):
+        raise InvalidInput(f"anchor: expected a 40- or 64-hex git object id, got {anchor!r}")
+    path = project_config_path(repo)
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: invalid JSON: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a JSON object")
+        data = loaded
+    if data.get("anchor") == anchor:
+        return False
+    data["anchor"] = anchor
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return True
+
+
+def index_path(loaded: LoadedConfig, mount_id: str) -> Path:
+    """Return the cache file of a mount.
+
+    ``project`` -> ``<repo>/.ynm/index/project.sqlite`` (shared by every worktree); any other
+    mount -> ``<home>/index/<mount_id>.sqlite``. Folders are not created here.
+
+    Raises:
+        ConfigError: ``project`` asked for outside a git repository.
+
+    Source: reference/cli.md §5.4; DESIGN.md, "The cache".
+    """
+    if mount_id == "project":
+        if loaded.repo is None:
+            raise ConfigError("the project mount needs a git repository")
+        return loaded.repo / ".ynm" / "index" / "project.sqlite"
+    return loaded.home / "index" / f"{mount_id}.sqlite"
