@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from ulid import ULID
-
 ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -28,6 +26,8 @@ def is_ulid(value: object) -> bool:
 def new_ulid(ms: int, random_bytes: Callable[[int], bytes] = os.urandom) -> str:
     """A ULID whose first ten characters encode ``ms`` (milliseconds since the epoch, 48 bits)
     and whose last sixteen encode 80 random bits."""
+    from ulid import ULID  # imported on first write: python-ulid costs ~50 ms to import
+
     return str(ULID.from_bytes(ms.to_bytes(6, "big") + random_bytes(10)))
 
 

@@ -1,0 +1,195 @@
+"""Latency of ynm's core paths on seeded stores, printed as a table.
+
+For each size (default 10k and 100k memories) a project repository is seeded once (cached under
+benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, namespace common:
+16 shards, 4 types x 4 months) and then measured:
+
+- remember: ``Ynm.remember`` of one memory (one append plus the cache update in the same call);
+  store append: the raw one-record shard append alone;
+- load+fold: read every shard blob, parse, fold (no cache);
+- reindex: full cache rebuild from git;
+- refresh: cache refresh after one foreign append (a second process's write, here another
+  log object), which reads only the appended tail;
+- recall (cache): ``Ynm.recall`` over corpus queries that match, through a fresh cache;
+- recall (fold): the same question answered without the cache: load, parse, fold, score;
+- ynm recall process: the whole ``ynm recall "<query>"`` command as a new process.
+
+Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20]
+Percentiles are nearest-rank over the samples; the machine is what it is (2 cores here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpus import generate_corpus  # noqa: E402
+
+from ynm.index.cache import MountCache  # noqa: E402
+from ynm.model.fold import fold  # noqa: E402
+from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
+from ynm.model.jsonl import dumps_record, parse_jsonl  # noqa: E402
+from ynm.model.ranker import iso_to_ms, score  # noqa: E402
+from ynm.model.shards import ShardKey  # noqa: E402
+from ynm.model.text import tokenize  # noqa: E402
+from ynm.service.ynm import Ynm  # noqa: E402
+from ynm.store.gitnotes import GitNotesLog  # noqa: E402
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+
+
+def pct(samples: list[float], p: float) -> float:
+    """Nearest-rank percentile of ``samples`` (ms)."""
+    s = sorted(samples)
+    return s[min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))]
+
+
+def timed(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def seed_store(size: int, root: Path) -> tuple[Path, list[str], float]:
+    """A project repository holding ``size`` memories; returns it, matching queries, seed s."""
+    repo = root / f"store-{size}"
+    marker = repo / ".seeded"
+    corpus = generate_corpus(seed=1, count=size, level="distributed", namespaces=("common",))
+    queries = [q.text for q in corpus.queries[:20]]
+    if marker.exists():
+        return repo, queries, float(marker.read_text())
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["rm", "-rf", str(repo)], check=True)
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "root"], cwd=repo, check=True,
+                   env=env)
+    subprocess.run([sys.executable, "-m", "ynm.cli.__main__", "init", "--cwd", str(repo)],
+                   check=True, env=env, capture_output=True)
+    t = time.perf_counter()
+    with Ynm.open(repo, env=env) as y:
+        y.import_jsonl("".join(dumps_record(r) + "\n" for r in corpus.records))
+    seconds = time.perf_counter() - t
+    marker.write_text(f"{seconds:.3f}")
+    return repo, queries, seconds
+
+
+def recall_by_folding(log: GitNotesLog, text: str, now: int) -> list[str]:
+    """Answer a query with no cache: read every shard, parse, fold, score by term frequency."""
+    records = []
+    for blob in log.read_all().values():
+        records.extend(parse_jsonl(blob.data).records)
+    memories = fold(records).memories
+    tokens = tokenize(text)
+    scored = []
+    for m in memories.values():
+        if m.tombstoned:
+            continue
+        hay = " ".join([m.current.summary or "", m.current.content or "", m.subject or "",
+                        " ".join(m.tags)]).lower()
+        tf = sum(hay.count(t) for t in tokens)
+        if tf:
+            scored.append((tf, m))
+    best = max((tf for tf, _ in scored), default=1)
+    ranked = sorted(
+        scored,
+        key=lambda p: score(relevance=p[0] / best, memory_type=p[1].type,
+                            updated_at_ms=iso_to_ms(p[1].updated_at), importance=p[1].importance,
+                            pinned=p[1].pinned, has_text=True, now_ms=now).total,
+        reverse=True,
+    )
+    return [m.memory_id for _, m in ranked[:10]]
+
+
+def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str, str]]:
+    repo, queries, seed_s = seed_store(size, root)
+    env = {**os.environ, **GIT_ENV, "YNM_HOME": str(root / "home")}
+    rows: list[tuple[str, str, str, str]] = []
+
+    def row(name: str, xs: list[float], note: str = "") -> None:
+        rows.append((f"{name}@{size}", f"{pct(xs, 50):.1f}", f"{pct(xs, 95):.1f}", note))
+
+    with Ynm.open(repo, env=env) as y:
+        mount = y.mount("project")
+        log = mount.log
+        rows.append((f"bulk import@{size}", f"{seed_s * 1000:.0f}", "", "one-time seeding"))
+        reindex = timed(lambda: mount.cache.rebuild(log), 2)
+        row("full reindex", reindex, f"{mount.cache.counts()['memories']} memories")
+        row("load+fold", timed(lambda: fold(
+            r for b in log.read_all().values() for r in parse_jsonl(b.data).records), 3))
+
+        i = iter(range(10**9))
+        row("remember", timed(lambda: y.remember(RememberInput(
+            type="semantic", level="distributed", content=f"bench write {next(i)}")), samples),
+            "append + cache update")
+        other = GitNotesLog(repo, level="distributed", anchor=log.anchor)
+        key = ShardKey("distributed", "common", "semantic", "2026-09")
+
+        def store_append() -> None:
+            r = y._stamp({"op": "create", "type": "semantic", "level": "distributed",
+                          "namespace": "common", "content": f"raw {next(i)}", "tags": [],
+                          "links": []})
+            other.append({key: ((dumps_record(r) + "\n").encode(), 1)})
+
+        row("store append", timed(store_append, samples), "one record, raw shard append")
+        refresh = []
+        folded = []
+        for _ in range(max(5, samples // 2)):
+            store_append()  # a foreign write: the cache has not seen it
+            t = time.perf_counter()
+            report = mount.cache.refresh(log)
+            refresh.append((time.perf_counter() - t) * 1000)
+            folded.append(report.memories_folded)
+            assert report.shards_tail == 1 and report.shards_full == 0, report
+        row("refresh after foreign append", refresh, "tail read, 1 memory folded")
+
+        qs = [RecallQuery(text=q, limit=10) for q in queries]
+        hits = [len(y.recall(q)) for q in qs]
+        assert all(hits), "every benchmark query must match"
+        k = iter(range(10**9))
+        cache_recall = timed(lambda: y.recall(qs[next(k) % len(qs)]), max(samples * 2, 40))
+        row("recall (cache)", cache_recall, f"{len(qs)} corpus queries, limit 10")
+        now = int(time.time() * 1000)
+        fold_recall = timed(lambda: recall_by_folding(log, queries[0], now), 3)
+        row("recall (fold, no cache)", fold_recall,
+            f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
+    ynm = str(Path(sys.executable).with_name("ynm"))
+    proc = timed(lambda: subprocess.run([ynm, "recall", queries[1], "--cwd", str(repo)], env=env,
+                                        check=True, capture_output=True), 10)
+    row("ynm recall process", proc, "whole command, new process")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--dir", default=str(HERE / ".stores"))
+    args = parser.parse_args()
+    root = Path(args.dir)
+    root.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        print(f"seeding and measuring {size} memories ...", file=sys.stderr)
+        rows.extend(bench_size(size, args.samples, root))
+    print(f"| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
+    for r in rows:
+        print(f"| {' | '.join(r)} |")
+
+
+if __name__ == "__main__":
+    main()
