@@ -80,10 +80,15 @@ def parse_line(line: str) -> Record:
         ValueError: ``invalid JSON: <detail>`` or a validation message (see :func:`parse_obj`).
     """
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_constant=_reject_constant)
     except ValueError as err:
         raise ValueError(f"invalid JSON: {err}") from None
     return parse_obj(obj)
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON has no NaN or Infinity; Python's parser accepts them, JavaScript's does not.
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def parse_jsonl(text: str | bytes, first_line: int = 1) -> ParseResult:
@@ -123,7 +128,9 @@ def js_number(x: int | float) -> str:
     if isinstance(x, bool):
         raise TypeError("booleans are not numbers here")
     if isinstance(x, int):
-        return str(x)
+        if -(2**53) <= x <= 2**53:
+            return str(x)
+        x = float(x)  # JavaScript holds every number as a double
     if math.isnan(x) or math.isinf(x):
         raise ValueError("JSON cannot hold NaN or Infinity")
     if x == 0:

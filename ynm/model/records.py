@@ -60,6 +60,21 @@ _DATETIME_RE = re.compile(
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+def js_length(value: str) -> int:
+    """Length as JavaScript counts it (UTF-16 code units): characters outside the Basic
+    Multilingual Plane count twice. The reference's length limits are in these units."""
+    if value.isascii():
+        return len(value)
+    return len(value) + sum(1 for ch in value if ord(ch) > 0xFFFF)
+
+
+# Optional keys that may be written as null: only validTo (storage.md §1.2).
+_NULLABLE = frozenset({"validTo"})
+_LIMITS = (("subject", SUBJECT_MAX_CHARS), ("content", CONTENT_MAX_CHARS),
+           ("summary", SUMMARY_MAX_CHARS), ("data_schema", DATA_SCHEMA_MAX_CHARS),
+           ("reason", REASON_MAX_CHARS))
+
+
 def normalize_datetime(value: str) -> str:
     """Check an ISO 8601 date-time (``Z`` or offset required) and return it; a bare date
     ``YYYY-MM-DD`` becomes ``YYYY-MM-DDT00:00:00.000Z`` (reference/storage.md §1.2).
@@ -154,6 +169,18 @@ class Record(BaseModel):
     links: list[Link] = Field(default_factory=list)
     reason: StrictStr | None = Field(default=None, max_length=REASON_MAX_CHARS)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        # JSON null is a value only for validTo; elsewhere an optional key is left out.
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if value is None and key not in _NULLABLE:
+                    raise ValueError(f"{key}: expected a value, not null")
+            if isinstance(data.get("v"), bool):
+                raise ValueError("v: unknown schema version")
+        return data
+
     @field_validator("id", "memory_id")
     @classmethod
     def _ulid(cls, v: str) -> str:
@@ -173,7 +200,7 @@ class Record(BaseModel):
     @classmethod
     def _tags(cls, v: list[str]) -> list[str]:
         for tag in v:
-            if not 1 <= len(tag) <= TAG_MAX_CHARS:
+            if not 1 <= js_length(tag) <= TAG_MAX_CHARS:
                 raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
         return v
 
@@ -191,6 +218,10 @@ class Record(BaseModel):
 
     @model_validator(mode="after")
     def _cross_field(self) -> Record:
+        for name, limit in _LIMITS:
+            value = getattr(self, name)
+            if value is not None and not value.isascii() and js_length(value) > limit:
+                raise ValueError(f"{to_camel(name)}: must be at most {limit} characters")
         # Cross-field rules of reference/storage.md §1.3, in its order.
         if self.op in ("create", "supersede") and not self.content:
             raise ValueError(f"content: a {self.op} record needs content")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ynm.model.records import js_length
+
 SUMMARY_MAX_CHARS = 280
 _TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9_\-/.]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -23,8 +25,11 @@ def summarize(content: str) -> str:
             break
     else:
         text = ""
-    if len(text) > SUMMARY_MAX_CHARS:
-        text = text[: SUMMARY_MAX_CHARS - 3] + "..."
+    if js_length(text) > SUMMARY_MAX_CHARS:
+        cut = text[: SUMMARY_MAX_CHARS - 3]
+        while js_length(cut) > SUMMARY_MAX_CHARS - 3:
+            cut = cut[:-1]
+        text = cut + "..."
     return text
 
 
