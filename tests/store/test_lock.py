@@ -1,0 +1,96 @@
+"""The repository lock (reference/storage.md §3.5, "Lock (withLock)")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ynm.errors import LockTimeout
+from ynm.store.lock import RepoLock
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def test_lock_file_holds_pid_and_time_and_is_removed(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    before = _now_ms()
+    with RepoLock(path):
+        pid, started, rest = path.read_text().split("\n")
+        assert int(pid) == os.getpid()
+        assert before <= int(started) <= _now_ms()
+        assert rest == ""
+    assert not path.exists()
+
+
+def test_release_on_error(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    with pytest.raises(RuntimeError), RepoLock(path):
+        raise RuntimeError("boom")
+    assert not path.exists()
+
+
+def test_stale_lock_with_dead_pid_is_taken_over(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    path.write_text(f"{_dead_pid()}\n{_now_ms()}\n")
+    started = time.monotonic()
+    with RepoLock(path, timeout_s=5):
+        assert int(path.read_text().split("\n")[0]) == os.getpid()
+    assert time.monotonic() - started < 1
+
+
+def test_stale_lock_by_age_is_taken_over(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    path.write_text(f"{os.getpid()}\n{_now_ms() - 61_000}\n")
+    with RepoLock(path, timeout_s=5):
+        assert int(path.read_text().split("\n")[1]) >= _now_ms() - 5_000
+
+
+def test_live_lock_times_out(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    path.write_text(f"{os.getpid()}\n{_now_ms()}\n")
+    started = time.monotonic()
+    with pytest.raises(LockTimeout) as info, RepoLock(path, timeout_s=0.2):
+        pass
+    assert str(info.value) == f"lock timeout after 200ms: {path}"
+    assert 0.2 <= time.monotonic() - started < 2
+    # The holder's file is untouched.
+    assert path.exists()
+
+
+def test_lock_held_by_another_process_times_out_then_frees(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    code = (
+        "import sys, time; from ynm.store.lock import RepoLock\n"
+        f"with RepoLock({str(path)!r}):\n"
+        "    print('held', flush=True); time.sleep(1.0)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockTimeout), RepoLock(path, timeout_s=0.1):
+            pass
+        with RepoLock(path, timeout_s=10):
+            pass
+    finally:
+        holder.wait(timeout=10)
+    assert not path.exists()
+
+
+def test_partially_written_fresh_lock_is_respected(tmp_path: Path) -> None:
+    path = tmp_path / "ynm.lock"
+    path.write_text("")
+    with pytest.raises(LockTimeout), RepoLock(path, timeout_s=0.05):
+        pass

@@ -1,0 +1,227 @@
+"""The anchor: the one commit id every shard's note hangs off, and how it is chosen.
+
+Only the anchor's id is used (as the path of the note in each notes tree); the object need not
+exist locally. Source: reference/storage.md §3.3 and §7.21.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from ynm.errors import AnchorError, StoreError
+from ynm.store.lock import RepoLock
+from ynm.store.repo import signature
+
+OBJECT_ID_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+ROOT_MESSAGE = "ynm: root\n"
+DEFAULT_BRANCH = "refs/heads/main"
+# Notes and document histories start with parentless commits of their own; they are never roots.
+EXCLUDED_PREFIXES = ("refs/notes/", "refs/ynm/", "refs/ynm-remote/")
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A chosen anchor.
+
+    Attributes:
+        sha: 40 (or 64) lowercase hex digits.
+        source: ``"config"``, ``"root-commit"`` or ``"created"``.
+        present: Whether the object exists locally and is a commit.
+    """
+
+    sha: str
+    source: str
+    present: bool
+
+
+def _peel_to_commit(repo: pygit2.Repository, ref: pygit2.Reference) -> pygit2.Commit | None:
+    try:
+        obj = ref.peel(pygit2.Commit)
+    except (pygit2.GitError, KeyError, ValueError, pygit2.InvalidSpecError):
+        return None
+    return obj if isinstance(obj, pygit2.Commit) else None
+
+
+def _history_tips(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    """Commit ids of ``--all`` (every ref plus HEAD) minus notes and document refs."""
+    tips: dict[pygit2.Oid, None] = {}
+    names = [name for name in repo.listall_references() if not name.startswith(EXCLUDED_PREFIXES)]
+    names.append("HEAD")
+    for name in names:
+        try:
+            ref = repo.lookup_reference(name)
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
+            continue
+        commit = _peel_to_commit(repo, ref)
+        if commit is not None:
+            tips[commit.id] = None
+    return list(tips)
+
+
+def find_root_commit(repo: pygit2.Repository) -> str | None:
+    """The oldest parentless commit reachable from any ref other than notes and document refs.
+
+    Every ref and HEAD count, except ``refs/notes/*``, ``refs/ynm/*`` and ``refs/ynm-remote/*``.
+    Among the parentless commits the smallest committer time (epoch seconds) wins; ties go to
+    the smallest hex id in string order.
+
+    Args:
+        repo: The repository to walk.
+
+    Returns:
+        The root commit's hex id, or None when no ref reaches a commit.
+
+    Source: reference/storage.md §3.3 (``findRootCommit``) and §7.21.
+    """
+    tips = _history_tips(repo)
+    if not tips:
+        return None
+    walker = repo.walk(tips[0], pygit2.enums.SortMode.NONE)
+    for tip in tips[1:]:
+        walker.push(tip)
+    best: tuple[int, str] | None = None
+    for commit in walker:
+        if commit.parent_ids:
+            continue
+        candidate = (commit.commit_time, str(commit.id))
+        if best is None or candidate < best:
+            best = candidate
+    return best[1] if best else None
+
+
+def _is_commit(repo: pygit2.Repository, sha: str) -> bool:
+    try:
+        obj = repo.get(sha)
+    except (ValueError, pygit2.GitError):
+        return False
+    return isinstance(obj, pygit2.Commit)
+
+
+def select_anchor(
+    repo: pygit2.Repository, configured: str | None = None, create: bool = False
+) -> Anchor:
+    """Choose the anchor for a repository.
+
+    In order: the configured id (``present`` says whether it is a local commit); a shallow
+    clone without one is refused; the root commit (``find_root_commit``); with ``create``, a
+    new empty root commit on the current branch.
+
+    Args:
+        repo: The repository.
+        configured: An id from configuration (``anchor`` in ``.ynm/config.json`` or the mount).
+        create: Create a root commit when the repository has none (``ynm init``).
+
+    Returns:
+        The anchor with its source: ``config``, ``root-commit`` or ``created``.
+
+    Raises:
+        AnchorError: ``anchor <x> is not an object id`` for a malformed configured id; a
+            shallow clone without a configured anchor; a repository with no commits when
+            ``create`` is false.
+
+    Source: reference/storage.md §3.3 (``selectAnchor``).
+    """
+    if configured is not None:
+        if not OBJECT_ID_RE.match(configured):
+            raise AnchorError(f"anchor {configured} is not an object id")
+        return Anchor(configured, "config", _is_commit(repo, configured))
+    if repo.is_shallow:
+        raise AnchorError(
+            "repository is a shallow clone; its graft points are not real roots, so no anchor "
+            "can be chosen. Set \"anchor\" in .ynm/config.json to the project's anchor commit, "
+            "or unshallow the clone (git fetch --unshallow)"
+        )
+    root = find_root_commit(repo)
+    if root is not None:
+        return Anchor(root, "root-commit", True)
+    if create:
+        return Anchor(create_root_commit(repo), "created", True)
+    raise AnchorError("repository has no commits; run `ynm init` to create the root commit")
+
+
+def create_root_commit(repo: pygit2.Repository) -> str:
+    """Make an empty-tree, parentless commit ``ynm: root`` and point the current branch at it.
+
+    The branch is the one HEAD names (even when unborn), or ``refs/heads/main`` when HEAD is
+    detached or missing; HEAD itself, the index and the work tree are left alone. Only call
+    this on a repository with no commits: it moves the branch unconditionally.
+
+    Args:
+        repo: The repository.
+
+    Returns:
+        The new commit's hex id.
+
+    Source: reference/storage.md §3.3 (``createRootCommit``) and §7.21.
+    """
+    empty_tree = repo.TreeBuilder().write()
+    author = signature(repo, "AUTHOR")
+    committer = signature(repo, "COMMITTER")
+    commit_id = repo.create_commit(None, author, committer, ROOT_MESSAGE, empty_tree, [])
+    repo.create_reference_direct(_current_branch(repo), commit_id, True, "ynm: root")
+    return str(commit_id)
+
+
+def _current_branch(repo: pygit2.Repository) -> str:
+    try:
+        head = repo.lookup_reference("HEAD")
+    except (KeyError, pygit2.GitError):
+        return DEFAULT_BRANCH
+    if head.type == pygit2.enums.ReferenceType.SYMBOLIC:
+        target = head.target
+        return target if isinstance(target, str) else DEFAULT_BRANCH
+    return DEFAULT_BRANCH
+
+
+def _open_exact(path: Path) -> pygit2.Repository | None:
+    """The repository at exactly ``path`` (no search upwards), or None when there is none."""
+    try:
+        return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        return None
+
+
+def ensure_bare_store(path: str | os.PathLike[str]) -> tuple[pygit2.Repository, bool]:
+    """Open the bare repository at ``path``, creating it (branch ``main``) if missing.
+
+    A new repository, or an existing one without commits, gets a root commit so it has an
+    anchor. Used for the personal store. Safe when several processes call it at once:
+    creation runs under ``<parent>/<name>.ynm-init.lock``, so they all see the same root commit.
+
+    Args:
+        path: Directory of the bare repository.
+
+    Returns:
+        ``(repository, created)``; ``created`` is true when this call made the root commit
+        (a new repository or an empty one), false when a root commit already existed.
+
+    Raises:
+        StoreError: When the path is a non-empty directory that is not a repository.
+        LockTimeout: When another process holds the creation lock past 60 s.
+
+    Source: reference/storage.md §5.4 (personal store) and §3.3; reference/cli.md §4.10
+    (``created``).
+    """
+    target = Path(path)
+    repo = _open_exact(target)
+    if repo is not None and find_root_commit(repo) is not None:
+        return repo, False
+    # Several processes may open a missing store at once; the check, the init and the root
+    # commit happen under one lock so they all end up with the same root (and anchor).
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with RepoLock(target.parent / f"{target.name}.ynm-init.lock"):
+        repo = _open_exact(target)
+        if repo is None:
+            if target.exists() and any(target.iterdir()):
+                raise StoreError(f"not a git repository: {target}")
+            target.mkdir(parents=True, exist_ok=True)
+            repo = pygit2.init_repository(str(target), bare=True, initial_head="main")
+        if find_root_commit(repo) is not None:
+            return repo, False
+        create_root_commit(repo)
+    return repo, True

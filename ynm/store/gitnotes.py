@@ -1,0 +1,558 @@
+"""The git-notes shard log: one notes ref per shard, one JSONL blob per ref, written with pygit2.
+
+This layer is byte-level: it never parses JSON. The layer above hands it complete JSONL lines per
+shard and gets the raw blob bytes back. Every object and ref operation runs in-process; the ref
+update is a compare-and-swap under git's own ref lock, so writers that bypass ``ynm.lock``
+(``git notes append`` and other tools) can never be overwritten.
+Source: reference/storage.md §3 (git-notes layout) and DESIGN.md "Storage".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from ynm.errors import MountLevelMismatch, StoreConflict, StoreError
+from ynm.model.shards import ShardKey, key_from_ref, ref_prefix_for
+from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
+from ynm.store.repo import open_repository, repo_common_dir, signature
+
+MAX_CAS_RETRIES = 5
+# git waits this long for another process's `<ref>.lock` (core.filesRefLockTimeout, 100 ms).
+REF_LOCK_TIMEOUT_S = 0.1
+REF_LOCK_RETRY_S = 0.005
+# Blob bytes kept in memory by id (ids are content hashes, so an entry can never be stale).
+# Reading a 3 MB loose blob costs ~15 ms in libgit2 (inflate plus hash verification); the cache
+# lets consecutive appends and reads in one process skip it.
+BLOB_CACHE_BYTES = 64 * 1024 * 1024
+BLOB_MODE = pygit2.enums.FileMode.BLOB
+TREE_MODE = pygit2.enums.FileMode.TREE
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTip:
+    """A shard ref and the notes commit it points at.
+
+    Attributes:
+        key: The shard key parsed from the ref.
+        ref: ``refs/notes/ynm/<level>/<namespace>/<type>/<bucket>``.
+        commit: Hex id of the ref's notes commit (the shard's revision).
+    """
+
+    key: ShardKey
+    ref: str
+    commit: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShardBlob:
+    """One shard's content at a tip.
+
+    Attributes:
+        tip: The ref and commit read.
+        blob_id: Hex id of the anchor's note blob, or None when that commit has no note for
+            the anchor.
+        data: The blob bytes (JSONL, unparsed); ``b""`` when there is no note.
+    """
+
+    tip: ShardTip
+    blob_id: str | None
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AppendedShard:
+    """What one shard's append wrote.
+
+    Attributes:
+        key: The shard.
+        ref: Its ref.
+        revision: Hex id of the new notes commit.
+        previous: Hex id of the tip it replaced, or None when the ref was new.
+        blob_id: Hex id of the new note blob.
+        previous_blob_id: Hex id of the note blob it replaced, or None.
+        previous_size: Length in bytes of the old content (before any newline was inserted),
+            so ``data[previous_size:]`` of the new blob holds the appended lines (after an
+            optional ``\\n``).
+    """
+
+    key: ShardKey
+    ref: str
+    revision: str
+    previous: str | None
+    blob_id: str
+    previous_blob_id: str | None
+    previous_size: int
+
+
+def append_message(key: ShardKey, count: int) -> str:
+    """The subject of an append commit: ``ynm: <n> record[s] <level>/<ns>/<type>/<bucket>``.
+
+    Source: reference/storage.md §3.6.
+    """
+    noun = "record" if count == 1 else "records"
+    return f"ynm: {count} {noun} {key.shard_id}"
+
+
+def _is_lock_busy(exc: pygit2.GitError) -> bool:
+    """Whether libgit2 failed because another process holds ``<ref>.lock`` (GIT_ELOCKED or an
+    ``O_EXCL`` create that found the file). pygit2 keeps only the message, not the code."""
+    text = str(exc)
+    return "failed to lock file" in text or "File exists" in text
+
+
+def _full_message(message: str) -> str:
+    # `git commit-tree -m` ends the message with a newline; do the same so commits look alike.
+    return message if message.endswith("\n") else message + "\n"
+
+
+class GitNotesLog:
+    """The shard log of one repository at one level.
+
+    Args:
+        path: Any path inside the repository: work tree, ``.git`` dir, bare repository or a
+            linked worktree (which resolves to the main repository's common dir).
+        level: ``"personal"`` or ``"distributed"``; only refs of this level are read or written.
+        anchor: Hex id of the commit notes are attached to (see ``ynm.store.anchor``).
+        mount_id: The mount's id, used in error messages.
+        lock_timeout_s: Seconds to wait for ``<common dir>/ynm.lock``.
+
+    Attributes:
+        repo: The open ``pygit2.Repository`` (on the common dir).
+        level, anchor, mount_id: As given.
+        common_dir: The git common dir (refs, objects and ``ynm.lock``).
+        before_update_ref: Test seam; when set, called with the ref name after the new commit
+            is written and before the compare-and-swap, on every attempt.
+
+    Raises:
+        StoreError: When ``path`` is not in a git repository.
+
+    Source: reference/storage.md §3.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        level: str,
+        anchor: str,
+        mount_id: str = "project",
+        lock_timeout_s: float = LOCK_TIMEOUT_S,
+    ) -> None:
+        self.path = Path(path)
+        self.repo = open_repository(path)
+        self.level = level
+        self.anchor = anchor
+        self.mount_id = mount_id
+        self.lock_timeout_s = lock_timeout_s
+        self.common_dir = repo_common_dir(self.repo)
+        self.before_update_ref: Callable[[str], None] | None = None
+        self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
+        self._blob_cache_bytes = 0
+        # Flat first (what writers write), then the two fan-outs git porcelain may produce.
+        self._note_paths = (
+            anchor,
+            f"{anchor[:2]}/{anchor[2:]}",
+            f"{anchor[:2]}/{anchor[2:4]}/{anchor[4:]}",
+        )
+
+    # ----------------------------------------------------------------------------- reading
+
+    def lock(self) -> RepoLock:
+        """The repository lock (``<common dir>/ynm.lock``) for callers of ``write_shard``."""
+        return RepoLock(self.common_dir / LOCK_FILE_NAME, self.lock_timeout_s)
+
+    def tips(self) -> dict[str, ShardTip]:
+        """Every shard ref of this log's level, in one pass over the ref names.
+
+        Refs that do not parse as shard refs, or parse to another level, are skipped.
+
+        Returns:
+            ref name -> ShardTip, in ref-name order.
+
+        Raises:
+            StoreError: When the ref database cannot be read.
+
+        Source: reference/storage.md §3.7 (``listRefs``).
+        """
+        prefix = ref_prefix_for(self.level).encode()
+        out: dict[str, ShardTip] = {}
+        try:
+            names = self.repo.raw_listall_references()
+            for raw in sorted(names):
+                if not raw.startswith(prefix):
+                    continue
+                try:
+                    ref = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                key = key_from_ref(ref)
+                if key is None or key.level != self.level:
+                    continue
+                commit = self._ref_target(ref)
+                if commit is not None:
+                    out[ref] = ShardTip(key, ref, commit)
+        except pygit2.GitError as exc:
+            raise StoreError(f"cannot list shard refs: {exc}") from exc
+        return out
+
+    def note_blob_id(self, commit_hex: str) -> str | None:
+        """The anchor's note blob in a notes commit, or None when it has none.
+
+        Looks at ``<anchor>``, then ``<a[:2]>/<a[2:]>``, then ``<a[:2]>/<a[2:4]>/<a[4:]>``;
+        the first hit wins.
+
+        Raises:
+            StoreError: When the commit cannot be read.
+
+        Source: reference/storage.md §3.4 and §7.15.
+        """
+        tree = self._commit_tree(commit_hex)
+        found = self._find_note(tree)
+        return str(found) if found is not None else None
+
+    def read_blob(self, blob_hex: str) -> bytes:
+        """The bytes of a blob.
+
+        Raises:
+            StoreError: When the object is missing or not a blob.
+        """
+        cached = self._blob_cache.get(blob_hex)
+        if cached is not None:
+            self._blob_cache.move_to_end(blob_hex)
+            return cached
+        try:
+            blob = self.repo[blob_hex]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StoreError(f"cannot read blob {blob_hex}: {exc}") from exc
+        if not isinstance(blob, pygit2.Blob):
+            raise StoreError(f"object {blob_hex} is not a blob")
+        # Copy through the buffer protocol: Blob.data costs a second full read.
+        data = bytes(memoryview(blob))
+        self._remember_blob(blob_hex, data)
+        return data
+
+    def read_all(
+        self, tips: Mapping[str, ShardTip] | Iterable[ShardTip] | None = None
+    ) -> dict[str, ShardBlob]:
+        """Read every shard's note blob in-process.
+
+        Args:
+            tips: The tips to read (``tips()`` output or any ShardTips); all shards if None.
+
+        Returns:
+            ref name -> ShardBlob, in the order of ``tips``. A tip whose commit has no note for
+            the anchor gives ``blob_id=None, data=b""``.
+
+        Raises:
+            StoreError: When a tip's commit or blob cannot be read.
+
+        Source: reference/storage.md §3.7 (``readAll``).
+        """
+        if tips is None:
+            tips = self.tips()
+        items = tips.values() if isinstance(tips, Mapping) else tips
+        out: dict[str, ShardBlob] = {}
+        for tip in items:
+            blob_id = self.note_blob_id(tip.commit)
+            data = self.read_blob(blob_id) if blob_id is not None else b""
+            out[tip.ref] = ShardBlob(tip, blob_id, data)
+        return out
+
+    def is_ancestor(self, old_commit: str, new_commit: str) -> bool:
+        """Whether ``old_commit`` is ``new_commit`` or one of its ancestors.
+
+        Same meaning as ``git merge-base --is-ancestor old new``. Missing objects give False.
+        """
+        if old_commit == new_commit:
+            return True
+        try:
+            return self.repo.descendant_of(new_commit, old_commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    def health_details(self) -> dict[str, object]:
+        """Store facts for ``ynm doctor`` / ``health``.
+
+        Returns:
+            ``{"repo": <common dir path>, "anchor": <hex>, "anchorPresent": bool,
+            "shards": <number of shard refs of this level>}``.
+
+        Source: reference/storage.md §3.10.
+        """
+        try:
+            present = isinstance(self.repo.get(self.anchor), pygit2.Commit)
+        except (ValueError, pygit2.GitError):
+            present = False
+        return {
+            "repo": str(self.common_dir),
+            "anchor": self.anchor,
+            "anchorPresent": present,
+            "shards": len(self.tips()),
+        }
+
+    # ----------------------------------------------------------------------------- writing
+
+    def append(self, batches: Mapping[ShardKey, tuple[bytes, int]]) -> list[AppendedShard]:
+        """Append JSONL lines to shards, one new notes commit per shard.
+
+        Under ``ynm.lock``, shard by shard: read the tip, its note blob (any of the three
+        paths), write ``old + ["\\n" if old lacks one] + payload`` as the flat ``<anchor>``
+        note (dropping any fanned-out entry for the anchor, keeping every other note), commit
+        ``ynm: <n> record[s] <shard id>`` with the old tip as parent, and move the ref only if
+        it still points at the old tip. A lost compare-and-swap re-reads and retries, up to 5
+        attempts per shard. Shards are written one after another: not atomic across shards
+        (a failure leaves earlier shards written). HEAD, the index and the work tree are never
+        touched.
+
+        Args:
+            batches: shard key -> (payload, record count). The payload is complete JSONL lines,
+                each ending in ``\\n``; shards with an empty payload are skipped.
+
+        Returns:
+            One AppendedShard per written shard, in ``batches`` order.
+
+        Raises:
+            MountLevelMismatch: A key of another level; raised before anything is written.
+            ValueError: A payload that does not end in ``\\n``.
+            LockTimeout: ``ynm.lock`` stayed taken.
+            StoreConflict: ``compare-and-swap failed after 5 attempts on <ref>``.
+            StoreError: Any other git failure, with the cause chained.
+
+        Source: reference/storage.md §3.5, §3.6, §7.13, §7.14, §7.15.
+        """
+        for key, (payload, _count) in batches.items():
+            if key.level != self.level:
+                raise MountLevelMismatch(self.mount_id, self.level, key.level)
+            if payload and not payload.endswith(b"\n"):
+                raise ValueError(f"payload for {key.ref} does not end with a newline")
+        work = [(key, payload, count) for key, (payload, count) in batches.items() if payload]
+        if not work:
+            return []
+        with self.lock():
+            return [self._append_shard(key, payload, count) for key, payload, count in work]
+
+    def write_shard(
+        self,
+        key: ShardKey,
+        data: bytes,
+        *,
+        message: str,
+        expected: str | None,
+        forget_history: bool = False,
+    ) -> str | None:
+        """Replace a shard's note blob wholesale, with one compare-and-swap and no retry.
+
+        Used by purge. Other notes in the tree are kept. The caller should hold ``lock()``.
+
+        Args:
+            key: The shard.
+            data: The complete new blob.
+            message: The commit message (``ynm: purge <id> from <shard id>[ (history dropped)]``).
+            expected: The tip the caller read (None when the ref must not exist yet).
+            forget_history: Make a parentless commit, so the ref's history restarts here.
+
+        Returns:
+            The new commit's hex id, or None when the ref no longer pointed at ``expected``.
+
+        Raises:
+            MountLevelMismatch: A key of another level.
+            StoreError: A git failure.
+
+        Source: reference/storage.md §3.9 and §7.16.
+        """
+        if key.level != self.level:
+            raise MountLevelMismatch(self.mount_id, self.level, key.level)
+        try:
+            old_tree = self._commit_tree(expected) if expected is not None else None
+            blob_id = self.repo.create_blob(data)
+            tree_id = self._notes_tree(old_tree, blob_id)
+            parents = [] if forget_history or expected is None else [expected]
+            commit_id = self._commit(tree_id, parents, message)
+            if self.before_update_ref is not None:
+                self.before_update_ref(key.ref)
+            won = self._compare_and_swap(key.ref, expected, commit_id, message)
+        except pygit2.GitError as exc:
+            raise StoreError(f"cannot write {key.ref}: {exc}") from exc
+        return str(commit_id) if won else None
+
+    # ----------------------------------------------------------------------------- internals
+
+    def _append_shard(self, key: ShardKey, payload: bytes, count: int) -> AppendedShard:
+        ref = key.ref
+        message = append_message(key, count)
+        try:
+            for _attempt in range(MAX_CAS_RETRIES):
+                previous = self._ref_target(ref)
+                old_tree = self._commit_tree(previous) if previous is not None else None
+                old_blob_id = self._find_note(old_tree) if old_tree is not None else None
+                old = self.read_blob(str(old_blob_id)) if old_blob_id is not None else b""
+                # A foreign writer may have left no final newline; never fuse two lines.
+                separator = b"\n" if old and not old.endswith(b"\n") else b""
+                content = old + separator + payload
+                blob_id = self.repo.create_blob(content)
+                tree_id = self._notes_tree(old_tree, blob_id)
+                parents = [previous] if previous is not None else []
+                commit_id = self._commit(tree_id, parents, message)
+                if self.before_update_ref is not None:
+                    self.before_update_ref(ref)
+                if self._compare_and_swap(ref, previous, commit_id, message):
+                    self._remember_blob(str(blob_id), content)
+                    return AppendedShard(
+                        key=key,
+                        ref=ref,
+                        revision=str(commit_id),
+                        previous=previous,
+                        blob_id=str(blob_id),
+                        previous_blob_id=str(old_blob_id) if old_blob_id is not None else None,
+                        previous_size=len(old),
+                    )
+        except pygit2.GitError as exc:
+            raise StoreError(f"cannot append to {ref}: {exc}") from exc
+        raise StoreConflict(f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {ref}")
+
+    def _remember_blob(self, blob_hex: str, data: bytes) -> None:
+        """Keep a blob's bytes, evicting the least recently used past BLOB_CACHE_BYTES."""
+        if len(data) > BLOB_CACHE_BYTES or blob_hex in self._blob_cache:
+            return
+        self._blob_cache[blob_hex] = data
+        self._blob_cache_bytes += len(data)
+        while self._blob_cache_bytes > BLOB_CACHE_BYTES:
+            _, evicted = self._blob_cache.popitem(last=False)
+            self._blob_cache_bytes -= len(evicted)
+
+    def _ref_target(self, ref: str) -> str | None:
+        """Hex id the ref points at (symbolic refs resolved), or None when it does not exist."""
+        found = self.repo.references.get(ref)
+        if found is None:
+            return None
+        try:
+            return str(found.resolve().target)
+        except KeyError:
+            # A symbolic ref whose target does not exist.
+            return None
+
+    def _commit_tree(self, commit_hex: str) -> pygit2.Tree:
+        try:
+            commit = self.repo[commit_hex]
+        except (KeyError, ValueError) as exc:
+            raise StoreError(f"cannot read notes commit {commit_hex}: {exc}") from exc
+        if not isinstance(commit, pygit2.Commit):
+            raise StoreError(f"object {commit_hex} is not a commit")
+        return commit.tree
+
+    def _find_note(self, tree: pygit2.Tree) -> pygit2.Oid | None:
+        """The anchor's note blob id in a notes tree: flat path first, then the fan-outs."""
+        for path in self._note_paths:
+            try:
+                entry = tree[path]
+            except KeyError:
+                continue
+            if entry.type_str == "blob":
+                return entry.id
+        return None
+
+    def _notes_tree(self, old_tree: pygit2.Tree | None, blob_id: pygit2.Oid) -> pygit2.Oid:
+        """The old notes tree with the anchor's note replaced by ``blob_id`` at the flat path.
+
+        Writes ``<anchor>`` (mode 100644) and drops the anchor's fanned-out entries
+        (``<a[:2]>/<a[2:]>`` and ``<a[:2]>/<a[2:4]>/<a[4:]>``), removing fan-out directories
+        left empty. Every other note stays where it was. Only trees that end up in the result
+        are written, so no dangling objects are left behind.
+
+        Source: reference/storage.md §3.4 and §7.15.
+        """
+        a = self.anchor
+        builder = self.repo.TreeBuilder() if old_tree is None else self.repo.TreeBuilder(old_tree)
+        if old_tree is not None and a[:2] in old_tree:
+            fan_entry = old_tree[a[:2]]
+            if fan_entry.type_str == "tree":
+                pruned = self._fan_out_without_anchor(self.repo[fan_entry.id])
+                if pruned is None:
+                    builder.remove(a[:2])
+                elif pruned != fan_entry.id:
+                    builder.insert(a[:2], pruned, TREE_MODE)
+        builder.insert(a, blob_id, BLOB_MODE)
+        return builder.write()
+
+    def _fan_out_without_anchor(self, fan: pygit2.Tree) -> pygit2.Oid | None:
+        """The ``<a[:2]>`` subtree without the anchor's note at ``<a[2:]>`` or ``<a[2:4]>/<a[4:]>``.
+
+        Returns the same id when nothing was removed, a new tree id, or None when empty.
+        """
+        a = self.anchor
+        builder = self.repo.TreeBuilder(fan)
+        changed = False
+        if a[2:] in fan:
+            builder.remove(a[2:])
+            changed = True
+        if a[2:4] in fan and fan[a[2:4]].type_str == "tree":
+            inner = self.repo[fan[a[2:4]].id]
+            if a[4:] in inner:
+                inner_builder = self.repo.TreeBuilder(inner)
+                inner_builder.remove(a[4:])
+                if len(inner_builder) == 0:
+                    builder.remove(a[2:4])
+                else:
+                    builder.insert(a[2:4], inner_builder.write(), TREE_MODE)
+                changed = True
+        if not changed:
+            return fan.id
+        if len(builder) == 0:
+            return None
+        return builder.write()
+
+    def _commit(self, tree_id: pygit2.Oid, parents: list[str], message: str) -> pygit2.Oid:
+        """Write a commit object without moving any ref."""
+        author = signature(self.repo, "AUTHOR")
+        committer = signature(self.repo, "COMMITTER")
+        return self.repo.create_commit(
+            None, author, committer, _full_message(message), tree_id, parents
+        )
+
+    def _compare_and_swap(
+        self, ref: str, expected: str | None, new: pygit2.Oid, message: str
+    ) -> bool:
+        """Point ``ref`` at ``new`` only if it still points at ``expected`` (None = absent).
+
+        The ref is locked the way git locks it (``<ref>.lock``, created exclusively), then
+        re-read, then written, so git's own writers cannot interleave. Losing returns False:
+        either the ref moved, or another process holds its lock right now.
+
+        Raises:
+            pygit2.GitError: Any other failure (e.g. a ref directory/file conflict, §7.22).
+        """
+        with self.repo.transaction() as txn:
+            if not self._lock_ref(txn, ref):
+                return False
+            if self._ref_target(ref) != expected:
+                # Leaving the block commits a lock with no update, which just unlocks it.
+                return False
+            # The reflog entry takes the repository's identity (pygit2 cannot pass one in).
+            who = signature(self.repo)
+            self.repo.set_ident(who.name, who.email)
+            txn.set_target(ref, new, None, message)
+        return True
+
+    def _lock_ref(self, txn: pygit2.ReferenceTransaction, ref: str) -> bool:
+        """Take git's lock on ``ref``, waiting up to REF_LOCK_TIMEOUT_S as git does.
+
+        Returns False when another process kept the lock that long.
+        """
+        deadline = time.monotonic() + REF_LOCK_TIMEOUT_S
+        while True:
+            try:
+                txn.lock_ref(ref)
+                return True
+            except pygit2.GitError as exc:
+                if not _is_lock_busy(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    return False
+            time.sleep(REF_LOCK_RETRY_S)

@@ -1,0 +1,186 @@
+"""The repository lock: one file in the git common dir that serialises ynm writers.
+
+The lock only orders ynm's own writers; correctness against writers that bypass it (git
+porcelain, other tools) comes from the compare-and-swap on each shard ref (gitnotes.py).
+Source: reference/storage.md §3.5 ("Lock (withLock)").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from ynm.errors import LockTimeout, StoreError
+
+LOCK_FILE_NAME = "ynm.lock"
+LOCK_TIMEOUT_S = 60.0
+STALE_MS = 60_000
+RETRY_S = 0.015
+# A process that dies between creating the break guard and removing it leaves it behind; after
+# this long the guard itself is treated as stale.
+BREAK_GUARD_STALE_S = 10.0
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0 checks without delivering anything)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # The process exists but belongs to another user.
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _read_owner(path: Path) -> tuple[int, int] | None:
+    """The ``(pid, epoch ms)`` recorded in a lock file, or None when unreadable or partial."""
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return None
+    try:
+        return int(lines[0]), int(lines[1])
+    except ValueError:
+        return None
+
+
+def _is_stale(path: Path, owner: tuple[int, int] | None) -> bool:
+    """A lock is stale when its time is over STALE_MS old or its pid is gone.
+
+    A file whose content cannot be parsed may belong to a writer that has created it but not yet
+    written it, so it only counts as stale once its mtime is older than STALE_MS.
+    """
+    if owner is None:
+        try:
+            age_ms = _now_ms() - int(path.stat().st_mtime * 1000)
+        except OSError:
+            return False
+        return age_ms > STALE_MS
+    pid, started_ms = owner
+    return _now_ms() - started_ms > STALE_MS or not _pid_alive(pid)
+
+
+class RepoLock:
+    """Exclusive lock on ``path`` (normally ``<git common dir>/ynm.lock``), as a context manager.
+
+    Taking it creates the file with ``O_EXCL`` holding ``"<pid>\\n<epoch ms>\\n"``. When the file
+    exists it is taken over if stale (recorded time more than 60 000 ms ago, or the pid is not
+    alive); otherwise the lock retries every 15 ms until ``timeout_s`` seconds have passed.
+    Releasing unlinks the file if it is still there. Not re-entrant.
+
+    Args:
+        path: The lock file path.
+        timeout_s: Seconds to wait before giving up.
+
+    Raises:
+        LockTimeout: On enter, ``lock timeout after <ms>ms: <path>`` when the lock stayed taken.
+        StoreError: When the lock file cannot be created for another reason (permissions).
+
+    Source: reference/storage.md §3.5 ("Lock (withLock)").
+    """
+
+    def __init__(self, path: str | os.PathLike[str], timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self.timeout_s = timeout_s
+        self.held = False
+
+    def acquire(self) -> None:
+        """Take the lock, breaking a stale one.
+
+        Raises:
+            LockTimeout: When the lock is still held by a live owner after ``timeout_s``.
+            StoreError: When the lock file cannot be created for another reason.
+        """
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            if self._try_create():
+                self.held = True
+                return
+            owner = _read_owner(self.path)
+            if _is_stale(self.path, owner):
+                self._break_stale(owner)
+                continue
+            if time.monotonic() >= deadline:
+                ms = int(round(self.timeout_s * 1000))
+                raise LockTimeout(f"lock timeout after {ms}ms: {self.path}")
+            time.sleep(RETRY_S)
+
+    def release(self) -> None:
+        """Remove the lock file if present. Safe to call when not held."""
+        if not self.held:
+            return
+        self.held = False
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _try_create(self) -> bool:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise StoreError(f"cannot create lock {self.path}: {exc}") from exc
+        try:
+            os.write(fd, f"{os.getpid()}\n{_now_ms()}\n".encode("ascii"))
+        finally:
+            os.close(fd)
+        return True
+
+    def _break_stale(self, judged: tuple[int, int] | None) -> None:
+        """Unlink a lock judged stale, unless it changed hands since it was judged.
+
+        Two waiters can judge the same stale file; without a guard the slower one could unlink
+        the lock the faster one has just created. The guard file makes the re-check and unlink
+        one step.
+        """
+        guard = self.path.with_name(self.path.name + ".break")
+        try:
+            fd = os.open(guard, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                if time.time() - guard.stat().st_mtime > BREAK_GUARD_STALE_S:
+                    guard.unlink()
+            except OSError:
+                pass
+            time.sleep(RETRY_S)
+            return
+        os.close(fd)
+        try:
+            if _read_owner(self.path) == judged:
+                try:
+                    self.path.unlink()
+                except FileNotFoundError:
+                    pass
+        finally:
+            try:
+                guard.unlink()
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> RepoLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
