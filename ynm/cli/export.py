@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,6 @@ def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: boo
     from ynm.model.inputs import ExportQuery, parse_input
 
     q = parse_input(ExportQuery, drop_none(type=type_, **rest))
-    out = click.get_text_stream("stdout")
     with open_ynm(cwd) as ynm:
         for line in ynm.export(q):
-            out.write(line + "\n")
+            sys.stdout.write(line + "\n")

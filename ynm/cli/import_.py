@@ -20,7 +20,7 @@ def format_import(r: dict[str, Any]) -> str:
 
 
 @click.command("import")
-@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--mount", help="Put every record in this mount (its level must match).")
 @common_options
 def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:

@@ -51,4 +51,5 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
     ))
     with open_ynm(cwd) as ynm:
         result = ynm.remember(inp)
-    emit(result, as_json, lambda r: f"remembered {r['memoryId']} in {r['mount']}")
+    emit(result, as_json, lambda r: f"remembered {r['memoryId']} in {r['mount']}"
+         + (f"\nnote: {r['guidance']}" if "guidance" in r else ""))

@@ -178,7 +178,7 @@ class MountCache:
         conn = self.conn
         for table in ("shards", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
-        conn.execute("DELETE FROM fts")
+        conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
         report = RefreshReport(rebuilt=True)
@@ -382,12 +382,9 @@ class MountCache:
             else:
                 folded.append(m)
         for memory_id in gone:
-            row = conn.execute(
-                "SELECT rowid FROM memories WHERE memory_id = ?", (memory_id,)
-            ).fetchone()
-            if row:
-                conn.execute("DELETE FROM fts WHERE rowid = ?", row)
-                conn.execute("DELETE FROM memories WHERE rowid = ?", row)
+            rowid = self._fts_delete(memory_id)
+            if rowid is not None:
+                conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self._upsert_memories(folded)
         return len(folded)
 
@@ -413,12 +410,8 @@ class MountCache:
         conn = self.conn
         for m in memories:
             row = _memory_row(m)
-            got = conn.execute(
-                "SELECT rowid FROM memories WHERE memory_id = ?", (m.memory_id,)
-            ).fetchone()
-            if got:
-                rowid = got[0]
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            rowid = self._fts_delete(m.memory_id)
+            if rowid is not None:
                 conn.execute(
                     "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
                     "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
@@ -439,6 +432,22 @@ class MountCache:
                 "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
                 (rowid, row[15], row[16], row[4] or "", " ".join(m.tags)),
             )
+
+    def _fts_delete(self, memory_id: str) -> int | None:
+        """Remove a memory's FTS row with the values it was indexed with; returns its rowid."""
+        got = self.conn.execute(
+            "SELECT rowid, summary, content, subject, tags FROM memories WHERE memory_id = ?",
+            (memory_id,),
+        ).fetchone()
+        if got is None:
+            return None
+        rowid, summary, content, subject, tags = got
+        self.conn.execute(
+            "INSERT INTO fts(fts, rowid, summary, content, subject, tags) "
+            "VALUES ('delete', ?, ?, ?, ?, ?)",
+            (rowid, summary, content, subject or "", " ".join(json.loads(tags))),
+        )
+        return rowid
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ Tables:
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``).
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
-  the ``memories`` rowid. It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
+  the ``memories`` rowid. Rows are removed with FTS5's ``'delete'`` command and the old values
+  (kept in ``memories``), which undoes their share of the BM25 statistics exactly, so a cache
+  updated in place ranks exactly as a rebuilt one. It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
   summary 2.0, content 1.0, subject 1.5, tags 1.0 as intended (reference/algorithms.md §8.1
   notes the reference's weights land one column off).
 - Room is left for a sqlite-vec ``vec0`` table sharing the same rowid, and an embedding store
@@ -25,7 +27,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """
@@ -77,7 +79,7 @@ CREATE INDEX memories_updated ON memories(updated_at);
 CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at);
 CREATE VIRTUAL TABLE fts USING fts5(
   summary, content, subject, tags,
-  tokenize = 'porter unicode61', content = '', contentless_delete = 1
+  tokenize = 'porter unicode61', content = ''
 );
 """
 

@@ -253,7 +253,7 @@ def validation_message(err: ValidationError) -> str:
     """
     parts = []
     for issue in err.errors(include_url=False):
-        loc = ".".join(str(p) for p in issue["loc"])
+        loc = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in issue["loc"])
         msg = issue["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]

@@ -23,12 +23,13 @@ from ynm.model.namespaces import COMMON, namespace_matches
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
 from ynm.model.shards import ShardKey
-from ynm.model.text import fts_query, summarize, tokenize
+from ynm.model.text import fts_query, overlap_coefficient, overlap_words, summarize, tokenize
 from ynm.service import redaction
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
 
 Progress = Callable[[str, int, int], None]
+SIMILAR_AT = 0.6  # overlap coefficient from which a memory counts as similar (algorithms §2.10)
 
 # One clock per process: ids and recordedAt strictly increase across every write it makes.
 _CLOCK = Clock()
@@ -165,8 +166,33 @@ class Ynm:
         fields = {k: v for k, v in fields.items() if v is not None}
         record = self._stamp(fields, session=inp.session, source=inp.source)
         out = self._append(mount, [record])
-        return {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
-                "revision": out.revision}
+        result = {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
+                  "revision": out.revision}
+        guidance = self.similar_guidance(record.memory_id, inp.content)
+        if guidance:
+            result["guidance"] = guidance
+        return result
+
+    def similar_guidance(self, memory_id: str, content: str) -> str | None:
+        """The note a write gets when similar memories already exist, or None.
+
+        Recall with the first 200 characters of the content (limit 4), drop the memory itself,
+        keep hits whose word overlap coefficient with the content is at least 0.6 (words:
+        lowercase ``[a-z0-9]`` runs of 3+ characters minus a few stop words). Never blocks a
+        write. Source: reference/algorithms.md §2.10, cli.md §4.20.
+        """
+        words = overlap_words(content)
+        similar = [
+            h for h in self.recall(RecallQuery(text=content[:200], limit=4))
+            if h["memoryId"] != memory_id
+            and overlap_coefficient(words, overlap_words(h["content"] or h["summary"])) >= SIMILAR_AT
+        ]
+        if not similar:
+            return None
+        verb = "memory exists" if len(similar) == 1 else "memories exist"
+        listed = "; ".join(f"{h['memoryId']} ({h['summary']})" for h in similar)
+        return (f"{len(similar)} similar {verb}: {listed}. If one of them is the same fact, "
+                "prefer `ynm supersede` over a duplicate.")
 
     # -- recall ----------------------------------------------------------------------------
 

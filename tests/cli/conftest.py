@@ -1,0 +1,73 @@
+"""Fixtures for the CLI tests: a fixed user id and builders for records with known times."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ynm.model.ids import new_ulid
+
+USER = "tester"
+BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
+_seq = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def _user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``YNM_USER=tester`` so the personal namespace is ``user/tester``."""
+    monkeypatch.setenv("YNM_USER", USER)
+
+
+def ulid(ms: int = BASE_MS) -> str:
+    """A ULID with time part ``ms`` and a fresh, increasing random part."""
+    n = next(_seq)
+    return new_ulid(ms, lambda k: n.to_bytes(k, "big"))
+
+
+def make_record(**over: Any) -> dict[str, Any]:
+    """A valid personal semantic ``create`` record dict; ``over`` replaces keys (None drops one)."""
+    rid = over.pop("id", None) or ulid()
+    obj: dict[str, Any] = {
+        "v": 1, "id": rid, "memoryId": rid, "op": "create", "type": "semantic",
+        "level": "personal", "namespace": f"user/{USER}", "tags": [],
+        "content": "Root commit is the anchor.", "summary": "Root commit is the anchor.",
+        "recordedAt": "2026-01-01T10:00:00.000Z", "provenance": {"actor": "user:tester"},
+        "links": [],
+    }
+    obj.update(over)
+    return {k: v for k, v in obj.items() if v is not None}
+
+
+def jsonl(*records: dict[str, Any]) -> str:
+    """Compact JSONL text of ``records``, one per line."""
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
+@pytest.fixture
+def load(cli_run, tmp_path: Path):
+    """``load(*records)`` imports records through ``ynm import`` (ids and times kept)."""
+
+    def _load(*records: dict[str, Any]) -> None:
+        path = tmp_path / f"load-{next(_seq)}.jsonl"
+        path.write_text(jsonl(*records))
+        result = cli_run("import", path, "--json")
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout) == {"imported": len(records), "problems": []}
+
+    return _load
+
+
+@pytest.fixture
+def run_json(cli_run):
+    """``run_json(*args)`` runs a command with ``--json``, checks exit 0, returns parsed stdout."""
+
+    def _run(*args: str) -> Any:
+        result = cli_run(*args, "--json")
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    return _run

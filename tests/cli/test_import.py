@@ -1,0 +1,172 @@
+"""``ynm import`` (reference/cli.md §4.9, §2, §8 item 12)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import jsonl, make_record
+
+FAKE_AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
+
+
+@pytest.fixture
+def dump(tmp_path):
+    def _dump(text: str):
+        path = tmp_path / "in.jsonl"
+        path.write_text(text)
+        return path
+
+    return _dump
+
+
+def export_ids(cli_run, *args):
+    out = cli_run("export", *args).stdout
+    return [json.loads(line)["id"] for line in out.splitlines()]
+
+
+def test_from_file_human(project, cli_run, dump):
+    a, b = make_record(), make_record()
+    result = cli_run("import", dump(jsonl(a, b)))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "imported 2 record(s)\n"
+    assert sorted(export_ids(cli_run)) == sorted([a["id"], b["id"]])
+
+
+def test_from_stdin(project, cli_run):
+    a = make_record()
+    result = cli_run("import", "--json", input=jsonl(a))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"imported": 1, "problems": []}
+    assert export_ids(cli_run) == [a["id"]]
+
+
+def test_json_key_order(project, cli_run, dump):
+    result = cli_run("import", dump(jsonl(make_record())), "--json")
+    assert list(json.loads(result.stdout)) == ["imported", "problems"]
+
+
+def test_bad_line_reported_rest_imported(project, cli_run, dump):
+    a, c = make_record(), make_record()
+    text = jsonl(a) + "{broken\n" + jsonl(c)
+    result = cli_run("import", dump(text), "--json")
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert out["imported"] == 2
+    assert len(out["problems"]) == 1 and out["problems"][0].startswith("line 2: invalid JSON")
+    assert sorted(export_ids(cli_run)) == sorted([a["id"], c["id"]])
+
+
+def test_bad_lines_human(project, cli_run, dump):
+    a = make_record()
+    bad = make_record(type="fact")
+    text = "not json\n" + jsonl(a) + jsonl(bad)
+    result = cli_run("import", dump(text))
+    assert result.exit_code == 0
+    first, rest = result.stdout.rstrip("\n").split("; skipped 2: ", 1)
+    assert first == "imported 1 record(s)"
+    assert rest.startswith("line 1: invalid JSON")
+    assert "; line 3: type: " in rest
+
+
+def test_import_twice_imports_nothing_the_second_time(project, cli_run, dump, tmp_path):
+    a = make_record()
+    b = make_record(level="distributed", namespace="common")
+    cli_run("import", dump(jsonl(a, b)))
+    exported = tmp_path / "export.jsonl"
+    exported.write_text(cli_run("export").stdout)
+    result = cli_run("import", exported, "--json")
+    assert json.loads(result.stdout) == {"imported": 0, "problems": []}
+    assert cli_run("import", exported).stdout == "imported 0 record(s)\n"
+    assert len(cli_run("export").stdout.splitlines()) == 2
+
+
+def test_routes_by_level(project, cli_run, dump):
+    a = make_record()
+    b = make_record(level="distributed", namespace="common")
+    cli_run("import", dump(jsonl(a, b)))
+    assert export_ids(cli_run, "--mount", "personal") == [a["id"]]
+    assert export_ids(cli_run, "--mount", "project") == [b["id"]]
+
+
+def test_ids_and_times_are_kept(project, cli_run, dump):
+    a = make_record(recordedAt="2025-06-01T12:00:00.000Z")
+    cli_run("import", dump(jsonl(a)))
+    (rec,) = [json.loads(x) for x in cli_run("export").stdout.splitlines()]
+    assert rec == a
+
+
+def test_mount_flag(project, cli_run, dump):
+    b = make_record(level="distributed", namespace="common")
+    result = cli_run("import", dump(jsonl(b)), "--mount", "project")
+    assert result.exit_code == 0, result.stderr
+    assert export_ids(cli_run, "--mount", "project") == [b["id"]]
+
+
+def test_mount_level_mismatch(project, cli_run, dump):
+    a = make_record()
+    result = cli_run("import", dump(jsonl(a)), "--mount", "project")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        'Error: mount "project" is distributed; cannot take a personal record')
+    assert export_ids(cli_run) == []
+
+
+def test_unknown_mount(project, cli_run, dump):
+    result = cli_run("import", dump(jsonl(make_record())), "--mount", "nope")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == 'Error: no mount "nope" (have: personal, project)'
+
+
+def test_distributed_without_init(git_repo, cli_run, dump, monkeypatch):
+    monkeypatch.chdir(git_repo)
+    b = make_record(level="distributed", namespace="common")
+    result = cli_run("import", dump(jsonl(b)))
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: no distributed mount: run `ynm init` in the project (or configure a mount)")
+
+
+def test_redaction_on_distributed_records(project, cli_run, dump, git):
+    ok = make_record(level="distributed", namespace="common")
+    bad = make_record(level="distributed", namespace="common", content=f"key {FAKE_AWS}")
+    result = cli_run("import", dump(jsonl(ok, bad)))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}")
+    assert git(project, "for-each-ref", "refs/notes") == ""
+
+
+def test_redaction_not_applied_to_personal_records(project, cli_run, dump):
+    a = make_record(content=f"key {FAKE_AWS}")
+    assert cli_run("import", dump(jsonl(a))).exit_code == 0
+    assert export_ids(cli_run) == [a["id"]]
+
+
+def test_empty_input(project, cli_run, dump):
+    result = cli_run("import", dump(""))
+    assert result.exit_code == 0
+    assert result.stdout == "imported 0 record(s)\n"
+
+
+def test_missing_file(project, tmp_path):
+    """A missing file is an ordinary failure: ``Error: <message>``, exit 1, no traceback
+    (cli.md §2 "everything else: the error's message verbatim, exit 1")."""
+    from click.testing import CliRunner
+
+    from ynm.cli import cli
+
+    result = CliRunner().invoke(cli, ["import", str(tmp_path / "missing.jsonl")])
+    assert not isinstance(result.exception, FileNotFoundError), "traceback instead of an error"
+    assert result.exit_code == 2  # refused input: the file argument names no file
+    assert "Error: Invalid value for '[FILE]'" in result.stderr
+    assert "missing.jsonl" in result.stderr and "does not exist" in result.stderr
+
+
+def test_cwd(project, cli_run, dump, tmp_path, monkeypatch):
+    b = make_record(level="distributed", namespace="common")
+    path = dump(jsonl(b))
+    monkeypatch.chdir(tmp_path)
+    assert cli_run("import", path, "--cwd", project).exit_code == 0
+    assert export_ids(cli_run, "--cwd", project, "--mount", "project") == [b["id"]]

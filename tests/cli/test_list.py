@@ -1,0 +1,185 @@
+"""``ynm list`` (reference/cli.md §4.11, §3.3, §8 items 9, 13, 14, 16, 27)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import USER, make_record, ulid
+
+MEMORY_KEYS = ["memoryId", "current", "type", "level", "namespace", "tags", "links",
+               "importance", "confidence", "pinned", "needsReview", "tombstoned", "createdAt",
+               "updatedAt", "versions", "mount"]
+
+
+def ids(memories):
+    return [m["memoryId"] for m in memories]
+
+
+def at(day: int) -> str:
+    return f"2026-01-{day:02d}T00:00:00.000Z"
+
+
+def test_empty(project, cli_run):
+    result = cli_run("list")
+    assert result.exit_code == 0
+    assert result.stdout == "no memories\n"
+    assert cli_run("list", "--json").stdout == "[]\n"
+
+
+def test_human_format(project, cli_run, load):
+    a = make_record(summary="first summary", content="body a", recordedAt=at(1))
+    b = make_record(type="procedural", level="distributed", namespace="common", pinned=True,
+                    summary="second summary", content="body b", recordedAt=at(2))
+    load(a, b)
+    result = cli_run("list")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"{b['id']}  procedural distributed common                   * second summary\n"
+        f"{a['id']}  semantic   personal    user/{USER}              first summary\n"
+    )
+
+
+def test_long_namespace_is_not_cut(project, cli_run, load):
+    ns = "team/" + "n" * 30
+    a = make_record(namespace=ns, summary="s")
+    load(a)
+    assert cli_run("list").stdout == f"{a['id']}  semantic   personal    {ns} s\n"
+
+
+def test_prints_current_summary(project, cli_run, load):
+    a = make_record(summary="old", content="old body", recordedAt=at(1))
+    sup = make_record(id=ulid(), memoryId=a["id"], op="supersede", summary="new",
+                      content="new body", recordedAt=at(2),
+                      links=[{"rel": "supersedes", "to": a["id"]}])
+    load(a, sup)
+    assert cli_run("list").stdout.rstrip("\n").endswith("  new")
+
+
+def test_json_shape(project, run_json, load):
+    a = make_record(subject="entity:x", tags=["t"], recordedAt=at(3))
+    load(a)
+    (m,) = run_json("list")
+    keys = list(m)
+    assert keys == MEMORY_KEYS[:5] + ["subject"] + MEMORY_KEYS[5:]
+    assert m["current"] == a
+    assert m["mount"] == "personal"
+    assert m["versions"] == 1 and m["createdAt"] == m["updatedAt"] == at(3)
+    assert (m["importance"], m["confidence"], m["pinned"], m["needsReview"],
+            m["tombstoned"]) == (0.5, 1, False, False, False)
+
+
+def test_newest_first_across_mounts(project, run_json, load):
+    a = make_record(recordedAt=at(1))
+    b = make_record(level="distributed", namespace="common", recordedAt=at(3))
+    c = make_record(recordedAt=at(2))
+    load(a, b, c)
+    assert ids(run_json("list")) == [b["id"], c["id"], a["id"]]
+
+
+def test_level(project, run_json, load):
+    a = make_record()
+    b = make_record(level="distributed", namespace="common")
+    load(a, b)
+    assert ids(run_json("list", "--level", "distributed")) == [b["id"]]
+    assert ids(run_json("list", "--level", "personal")) == [a["id"]]
+
+
+def test_level_is_not_repeatable_enum(project, cli_run):
+    assert cli_run("list", "--level", "team").exit_code == 2
+
+
+def test_type(project, run_json, load):
+    a = make_record(type="episodic")
+    b = make_record()
+    load(a, b)
+    assert ids(run_json("list", "--type", "episodic")) == [a["id"]]
+
+
+def test_unknown_type(project, cli_run):
+    assert cli_run("list", "--type", "fact").exit_code == 2
+
+
+def test_namespace(project, run_json, load):
+    a = make_record(namespace="factory", recordedAt=at(1))
+    b = make_record(namespace="factory/line", recordedAt=at(2))
+    c = make_record(namespace="factoryx", recordedAt=at(3))
+    load(a, b, c)
+    assert ids(run_json("list", "--namespace", "factory")) == [b["id"], a["id"]]
+    assert ids(run_json("list", "--namespace", "factory/")) == [b["id"], a["id"]]
+    assert len(run_json("list", "--namespace", "/")) == 3
+
+
+def test_namespace_underscore_is_literal(project, run_json, load):
+    a = make_record(namespace="org/my_team/x")
+    b = make_record(namespace="org/myxteam/x")
+    load(a, b)
+    assert ids(run_json("list", "--namespace", "org/my_team")) == [a["id"]]
+
+
+def test_since_until_inclusive(project, run_json, load):
+    a, b, c = (make_record(recordedAt=at(d)) for d in (1, 2, 3))
+    load(a, b, c)
+    assert ids(run_json("list", "--since", at(2))) == [c["id"], b["id"]]
+    assert ids(run_json("list", "--until", at(2))) == [b["id"], a["id"]]
+    assert ids(run_json("list", "--since", "2026-01-02", "--until", "2026-01-02")) == [b["id"]]
+
+
+def test_since_garbage(project, cli_run):
+    result = cli_run("list", "--since", "yesterday")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: invalid input: since: expected an ISO 8601 date-time"
+
+
+def test_include_tombstoned(project, run_json, load):
+    a = make_record(recordedAt=at(1))
+    tomb = make_record(id=ulid(), memoryId=a["id"], op="tombstone", content=None, summary=None,
+                       recordedAt=at(2))
+    load(a, tomb)
+    assert run_json("list") == []
+    (m,) = run_json("list", "--include-tombstoned")
+    assert m["tombstoned"] is True and m["versions"] == 2 and m["updatedAt"] == at(2)
+    assert run_json("list", "--no-include-tombstoned") == []
+
+
+def test_needs_review(project, run_json, load):
+    a = make_record(recordedAt=at(1))
+    b = make_record(recordedAt=at(2))
+    flag = make_record(id=ulid(), memoryId=a["id"], op="annotate", content=None, summary=None,
+                       needsReview=True, recordedAt=at(3))
+    load(a, b, flag)
+    assert ids(run_json("list", "--needs-review")) == [a["id"]]
+    assert ids(run_json("list", "--no-needs-review")) == [b["id"]]
+    assert set(ids(run_json("list"))) == {a["id"], b["id"]}
+
+
+def test_limit_after_sorting_across_mounts(project, run_json, load):
+    a = make_record(recordedAt=at(1))
+    b = make_record(level="distributed", namespace="common", recordedAt=at(2))
+    c = make_record(recordedAt=at(3))
+    load(a, b, c)
+    assert ids(run_json("list", "--limit", "2")) == [c["id"], b["id"]]
+    assert ids(run_json("list", "--limit", "1")) == [c["id"]]
+
+
+@pytest.mark.parametrize("value", ["0", "10001"])
+def test_limit_out_of_range(project, cli_run, value):
+    result = cli_run("list", "--limit", value)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: invalid input: limit: ")
+
+
+def test_mount(project, run_json, cli_run, load):
+    a = make_record()
+    b = make_record(level="distributed", namespace="common")
+    load(a, b)
+    assert ids(run_json("list", "--mount", "project")) == [b["id"]]
+    result = cli_run("list", "--mount", "nope")
+    assert result.exit_code == 0 and result.stdout == "no memories\n"
+
+
+def test_cwd(project, cli_run, load, tmp_path, monkeypatch):
+    b = make_record(level="distributed", namespace="common")
+    load(b)
+    monkeypatch.chdir(tmp_path)
+    assert cli_run("list").stdout == "no memories\n"
+    assert cli_run("list", "--cwd", project).stdout.startswith(b["id"])

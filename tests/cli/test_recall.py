@@ -1,0 +1,296 @@
+"""``ynm recall`` (reference/cli.md §4.18, §3.2; reference/algorithms.md §2).
+
+Memories are loaded with ``ynm import`` so their times are known. Procedural and reference
+memories never decay, so their scores do not depend on the wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from .conftest import USER, make_record, ulid
+
+HIT_KEYS = ["memoryId", "mount", "score", "type", "level", "namespace", "tags", "summary",
+            "content", "pinned", "importance", "updatedAt"]
+
+
+def proc(content: str, **over):
+    return make_record(type="procedural", content=content, summary=content, **over)
+
+
+def ids(hits):
+    return [h["memoryId"] for h in hits]
+
+
+def test_human_format(project, cli_run, load):
+    a = proc("deploy the ledger on tuesdays")
+    load(a)
+    result = cli_run("recall", "ledger")
+    assert result.exit_code == 0
+    assert result.stdout == f"0.875  {a['id']}  procedural personal  deploy the ledger on tuesdays\n"
+
+
+def test_human_format_padding_and_pin(project, cli_run, load):
+    a = make_record(type="reference", content="x", summary="the summary", pinned=True,
+                    level="distributed", namespace="common")
+    load(a)
+    result = cli_run("recall")
+    # filter-only: 0.55 * 1 + 0.35 * 0.5 + 0.1 * 1 = 0.825
+    assert result.stdout == f"0.825  {a['id']}  reference  project   * the summary\n"
+
+
+def test_explain_line(project, cli_run, load):
+    a = proc("deploy the ledger", importance=0.25)
+    load(a)
+    result = cli_run("recall", "ledger", "--explain")
+    lines = result.stdout.splitlines()
+    assert lines == [
+        f"0.838  {a['id']}  procedural personal  deploy the ledger",
+        "        rel 1.00 rec 1.00 imp 0.25",
+    ]
+
+
+def test_no_matches(project, cli_run):
+    result = cli_run("recall", "anything")
+    assert result.exit_code == 0
+    assert result.stdout == "no matches\n"
+    result = cli_run("recall", "anything", "--json")
+    assert result.exit_code == 0
+    assert result.stdout == "[]\n"
+
+
+def test_json_hit_shape(project, run_json, load):
+    a = proc("deploy the ledger", tags=["deploy"])
+    load(a)
+    hits = run_json("recall", "ledger")
+    assert len(hits) == 1
+    h = hits[0]
+    assert list(h) == HIT_KEYS
+    assert h == {
+        "memoryId": a["id"], "mount": "personal", "score": 0.875, "type": "procedural",
+        "level": "personal", "namespace": f"user/{USER}", "tags": ["deploy"],
+        "summary": "deploy the ledger", "content": "deploy the ledger", "pinned": False,
+        "importance": 0.5, "updatedAt": a["recordedAt"],
+    }
+
+
+def test_json_hit_optional_keys_in_order(project, run_json, load):
+    a = proc("deploy the ledger", subject="entity:ledger", data={"owner": "payments", "n": 1},
+             dataSchema="owner/v1", provenance={"actor": "user:x", "source": "https://x/1"})
+    load(a)
+    (h,) = run_json("recall", "ledger", "--explain")
+    assert list(h) == ["memoryId", "mount", "score", "explain", "type", "level", "namespace",
+                       "subject", "tags", "summary", "content", "pinned", "importance",
+                       "updatedAt", "data", "dataSchema", "source"]
+    assert list(h["explain"]) == ["relevance", "recency", "importance", "pinned", "total",
+                                  "weights"]
+    assert list(h["explain"]["weights"]) == ["relevance", "recency", "importance", "pinned"]
+    assert h["explain"]["weights"] == {"relevance": 0.6, "recency": 0.2, "importance": 0.15,
+                                       "pinned": 0.05}
+    assert h["explain"]["total"] == h["score"]
+    assert h["subject"] == "entity:ledger"
+    # content is the indexed content: current content plus string data values (§2.9)
+    assert h["content"] == "deploy the ledger\npayments"
+    assert h["data"] == {"owner": "payments", "n": 1}
+    assert h["source"] == "https://x/1"
+
+
+def test_positional_query_equals_text(project, cli_run, load):
+    load(proc("deploy the ledger"), proc("rotate the keys"), proc("ledger audit"))
+    a = cli_run("recall", "ledger", "deploy", "--json").stdout
+    b = cli_run("recall", "--text", "ledger deploy", "--json").stdout
+    assert a == b
+    assert len(json.loads(a)) == 2
+
+
+def test_text_over_2000_chars(project, cli_run):
+    result = cli_run("recall", "--text", "x" * 2001)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: invalid input: text: ")
+
+
+def test_type_filter_repeatable(project, run_json, load):
+    a = proc("alpha")
+    b = make_record(type="reference", content="alpha", summary="alpha")
+    c = make_record(type="semantic", content="alpha", summary="alpha")
+    load(a, b, c)
+    assert set(ids(run_json("recall", "alpha", "--type", "procedural"))) == {a["id"]}
+    got = run_json("recall", "alpha", "--type", "procedural", "--type", "reference")
+    assert set(ids(got)) == {a["id"], b["id"]}
+
+
+def test_type_filter_rejects_unknown(project, cli_run):
+    assert cli_run("recall", "--type", "fact").exit_code == 2
+
+
+def test_level_filter(project, run_json, load):
+    a = proc("alpha")
+    b = proc("alpha", level="distributed", namespace="common")
+    load(a, b)
+    assert ids(run_json("recall", "alpha", "--level", "distributed")) == [b["id"]]
+    assert ids(run_json("recall", "alpha", "--level", "personal")) == [a["id"]]
+    assert len(run_json("recall", "alpha", "--level", "personal", "--level", "distributed")) == 2
+
+
+def test_mount_filter(project, run_json, load):
+    a = proc("alpha")
+    b = proc("alpha", level="distributed", namespace="common")
+    load(a, b)
+    hits = run_json("recall", "alpha", "--mount", "project")
+    assert ids(hits) == [b["id"]] and hits[0]["mount"] == "project"
+    assert run_json("recall", "alpha", "--mount", "nope") == []
+
+
+def test_namespace_prefix_whole_segments(project, run_json, load):
+    a = proc("alpha", namespace="team/pay")
+    b = proc("alpha", namespace="team/pay/sub")
+    c = proc("alpha", namespace="team/payments")
+    load(a, b, c)
+    assert set(ids(run_json("recall", "alpha", "--namespace", "team/pay"))) == {a["id"], b["id"]}
+    assert set(ids(run_json("recall", "alpha", "--namespace", "team/pay/"))) == {a["id"], b["id"]}
+    assert len(run_json("recall", "alpha", "--namespace", "/")) == 3
+
+
+def test_namespace_with_underscore_is_literal(project, run_json, load):
+    """algorithms.md §8.2: ``_`` must not act as a LIKE wildcard."""
+    a = proc("alpha", namespace="org/my_team/x")
+    b = proc("alpha", namespace="org/myxteam/x")
+    c = proc("alpha", namespace="org/my_team")
+    load(a, b, c)
+    assert set(ids(run_json("recall", "alpha", "--namespace", "org/my_team"))) == {a["id"], c["id"]}
+    assert set(ids(run_json("recall", "--namespace", "org/my_team"))) == {a["id"], c["id"]}
+
+
+def test_namespace_with_percent_is_literal(project, run_json, load):
+    a = proc("alpha", namespace="org/a/x")
+    load(a)
+    assert run_json("recall", "alpha", "--namespace", "org/%") == []
+
+
+def test_subject_exact(project, run_json, load):
+    a = proc("alpha", subject="entity:ledger")
+    b = proc("alpha", subject="entity:ledger2")
+    load(a, b)
+    assert ids(run_json("recall", "alpha", "--subject", "entity:ledger")) == [a["id"]]
+
+
+def test_tags_all_required_and_comma_split(project, run_json, load):
+    a = proc("alpha", tags=["x", "y"])
+    b = proc("alpha", tags=["x"])
+    load(a, b)
+    assert ids(run_json("recall", "alpha", "--tags", "x,y")) == [a["id"]]
+    assert ids(run_json("recall", "alpha", "--tags", "x", "--tags", "y")) == [a["id"]]
+    assert set(ids(run_json("recall", "alpha", "--tags", "x"))) == {a["id"], b["id"]}
+
+
+def test_data_key(project, run_json, load):
+    a = proc("alpha", data={"owner": "p"})
+    b = proc("alpha")
+    load(a, b)
+    assert ids(run_json("recall", "alpha", "--data-key", "owner")) == [a["id"]]
+    assert run_json("recall", "alpha", "--data-key", "other") == []
+
+
+def test_since_until_inclusive(project, run_json, load):
+    a = proc("alpha", recordedAt="2026-01-01T00:00:00.000Z")
+    b = proc("alpha", recordedAt="2026-01-02T00:00:00.000Z")
+    c = proc("alpha", recordedAt="2026-01-03T00:00:00.000Z")
+    load(a, b, c)
+    assert set(ids(run_json("recall", "alpha", "--since", "2026-01-02T00:00:00.000Z"))) == {
+        b["id"], c["id"]}
+    assert set(ids(run_json("recall", "alpha", "--until", "2026-01-02T00:00:00.000Z"))) == {
+        a["id"], b["id"]}
+    # a bare date means midnight UTC
+    assert ids(run_json("recall", "alpha", "--since", "2026-01-02", "--until", "2026-01-02")) == [
+        b["id"]]
+
+
+def test_since_garbage(project, cli_run):
+    result = cli_run("recall", "--since", "garbage")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: invalid input: since: expected an ISO 8601 date-time"
+
+
+def test_until_garbage(project, cli_run):
+    result = cli_run("recall", "--until", "2026-01-02 10:00")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: invalid input: until: expected an ISO 8601 date-time"
+
+
+def test_pinned_only(project, run_json, load):
+    a = proc("alpha", pinned=True)
+    b = proc("alpha")
+    load(a, b)
+    assert ids(run_json("recall", "alpha", "--pinned-only")) == [a["id"]]
+    assert len(run_json("recall", "alpha", "--no-pinned-only")) == 2
+
+
+def test_include_tombstoned(project, run_json, load):
+    a = proc("alpha")
+    b = proc("alpha")
+    tomb = make_record(id=ulid(), memoryId=b["id"], op="tombstone", type="procedural",
+                       content=None, summary=None, recordedAt="2026-01-02T00:00:00.000Z")
+    load(a, b, tomb)
+    assert ids(run_json("recall", "alpha")) == [a["id"]]
+    assert ids(run_json("recall", "alpha", "--no-include-tombstoned")) == [a["id"]]
+    assert set(ids(run_json("recall", "alpha", "--include-tombstoned"))) == {a["id"], b["id"]}
+
+
+def test_limit(project, run_json, load):
+    load(*(proc(f"alpha {i}") for i in range(5)))
+    assert len(run_json("recall", "alpha")) == 5
+    assert len(run_json("recall", "alpha", "--limit", "2")) == 2
+
+
+def test_default_limit_is_10(project, run_json, load):
+    load(*(proc(f"alpha {i}") for i in range(12)))
+    assert len(run_json("recall", "alpha")) == 10
+
+
+@pytest.mark.parametrize("value", ["0", "201"])
+def test_limit_out_of_range(project, cli_run, value):
+    result = cli_run("recall", "--limit", value)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: invalid input: limit: ")
+
+
+def test_limit_not_an_integer(project, cli_run):
+    assert cli_run("recall", "--limit", "ten").exit_code == 2
+
+
+def test_rerank_flags_accepted_without_a_judge(project, run_json, load):
+    a = proc("alpha")
+    load(a)
+    assert ids(run_json("recall", "alpha", "--rerank")) == [a["id"]]
+    assert ids(run_json("recall", "alpha", "--no-rerank")) == [a["id"]]
+
+
+def test_filter_only_ranks_by_recency_and_importance(project, run_json, load):
+    a = proc("one", importance=0.2)
+    b = proc("two", importance=0.9)
+    load(a, b)
+    hits = run_json("recall", "--explain")
+    assert ids(hits) == [b["id"], a["id"]]
+    assert hits[0]["explain"]["weights"] == {"relevance": 0, "recency": 0.55, "importance": 0.35,
+                                             "pinned": 0.1}
+    assert hits[0]["score"] == pytest.approx(0.55 + 0.35 * 0.9)
+
+
+def test_cwd_flag(project, cli_run, load, tmp_path, monkeypatch):
+    b = proc("alpha", level="distributed", namespace="common")
+    load(b)
+    monkeypatch.chdir(tmp_path)
+    result = cli_run("recall", "alpha", "--cwd", project, "--json")
+    assert [h["memoryId"] for h in json.loads(result.stdout)] == [b["id"]]
+    # without --cwd only the personal store is mounted
+    assert json.loads(cli_run("recall", "alpha", "--json").stdout) == []
+
+
+def test_errors_are_never_json(project, cli_run):
+    result = cli_run("recall", "--limit", "0", "--json")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert re.match(r"Error: invalid input: ", result.stderr)

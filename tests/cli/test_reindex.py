@@ -1,0 +1,61 @@
+"""``ynm reindex`` (reference/cli.md §4.19, §8 items 12, 27)."""
+
+from __future__ import annotations
+
+import json
+
+from .conftest import make_record
+
+
+def test_human(project, cli_run, load):
+    load(make_record(), make_record(), make_record(level="distributed", namespace="common"))
+    result = cli_run("reindex")
+    assert result.exit_code == 0
+    assert result.stdout == "personal: 2 memories indexed\nproject: 1 memories indexed\n"
+
+
+def test_json(project, run_json, load):
+    load(make_record())
+    out = run_json("reindex")
+    assert out == {"personal": 1, "project": 0}
+    assert list(out) == ["personal", "project"]
+
+
+def test_json_layout(project, cli_run):
+    assert cli_run("reindex", "--json").stdout == '{\n  "personal": 0,\n  "project": 0\n}\n'
+
+
+def test_mount(project, run_json, load):
+    load(make_record(level="distributed", namespace="common"))
+    assert run_json("reindex", "--mount", "project") == {"project": 1}
+
+
+def test_unknown_mount_is_empty_object(project, cli_run):
+    result = cli_run("reindex", "--mount", "nope", "--json")
+    assert result.exit_code == 0
+    assert result.stdout == "{}\n"
+
+
+def test_rebuilds_a_deleted_cache(project, cli_run, run_json, load, ynm_home):
+    a = make_record(content="ledger deploys", summary="ledger deploys")
+    load(a)
+    before = run_json("recall", "ledger")
+    (ynm_home / "index" / "personal.sqlite").unlink()
+    assert run_json("reindex", "--mount", "personal") == {"personal": 1}
+    after = run_json("recall", "ledger")
+    assert [h["memoryId"] for h in after] == [h["memoryId"] for h in before] == [a["id"]]
+
+
+def test_counts_memories_not_records(project, run_json, load):
+    from .conftest import ulid
+
+    a = make_record(recordedAt="2026-01-01T00:00:00.000Z")
+    ann = make_record(id=ulid(), memoryId=a["id"], op="annotate", content=None, summary=None,
+                      tags=["x"], recordedAt="2026-01-02T00:00:00.000Z")
+    load(a, ann)
+    assert run_json("reindex", "--mount", "personal") == {"personal": 1}
+
+
+def test_outside_a_repository(tmp_path, cli_run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert json.loads(cli_run("reindex", "--json").stdout) == {"personal": 0}

@@ -1,0 +1,87 @@
+"""``ynm status`` (reference/cli.md §4.24, §8 items 13, 29)."""
+
+from __future__ import annotations
+
+import json
+
+from ynm import __version__
+
+from .conftest import make_record
+
+
+def test_json_shape(project, run_json, load, ynm_home):
+    load(make_record(), make_record(level="distributed", namespace="common"))
+    s = run_json("status")
+    assert list(s)[:6] == ["name", "version", "config", "repo", "mounts", "index"]
+    assert s["name"] == "ynm" and s["version"] == __version__
+    assert s["config"] == [str(project / ".ynm" / "config.json")]
+    assert s["repo"] == str(project)
+    personal, proj = s["mounts"]
+    assert list(personal)[:5] == ["id", "level", "provider", "location", "shards"]
+    assert {k: personal[k] for k in list(personal)[:5]} == {
+        "id": "personal", "level": "personal", "provider": "git-notes",
+        "location": str(ynm_home / "store.git"), "shards": 1}
+    assert {k: proj[k] for k in list(proj)[:5]} == {
+        "id": "project", "level": "distributed", "provider": "git-notes",
+        "location": str(project), "shards": 1}
+    assert "error" not in personal and "error" not in proj
+    assert s["index"] == [{"mount": "personal", "fresh": True, "indexed": 1},
+                          {"mount": "project", "fresh": True, "indexed": 1}]
+
+
+def test_config_lists_only_existing_files(project, run_json, ynm_home):
+    ynm_home.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "config.json").write_text('{"remote": "upstream"}\n')
+    s = run_json("status")
+    assert s["config"] == [str(ynm_home / "config.json"), str(project / ".ynm" / "config.json")]
+
+
+def test_outside_a_repository(tmp_path, cli_run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli_run("status", "--json")
+    s = json.loads(result.stdout)
+    assert s["repo"] is None
+    assert s["config"] == []
+    assert [m["id"] for m in s["mounts"]] == ["personal"]
+    human = cli_run("status").stdout
+    assert human.splitlines()[1] == "config: defaults"
+
+
+def test_human(project, cli_run, load, ynm_home):
+    load(make_record(), make_record(level="distributed", namespace="common"))
+    result = cli_run("status")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"ynm {__version__}\n"
+        f"config: {project / '.ynm' / 'config.json'}\n"
+        f"  personal   personal     git-notes  1 shard(s)  index fresh (1)  "
+        f"{ynm_home / 'store.git'}\n"
+        f"  project    distributed  git-notes  1 shard(s)  index fresh (1)  {project}\n"
+    )
+
+
+def test_stale_index_after_a_foreign_write(project, cli_run, load, git):
+    """A write by another tool moves a shard ref; status reports the cache as stale (and
+    refreshes it)."""
+    b = make_record(level="distributed", namespace="common")
+    load(b)
+    cli_run("status")
+    ref = git(project, "for-each-ref", "--format=%(refname)", "refs/notes/ynm").splitlines()[0]
+    anchor = git(project, "rev-list", "--max-parents=0", "HEAD")
+    c = make_record(level="distributed", namespace="common")
+    git(project, "notes", f"--ref={ref}", "append", "-m",
+        json.dumps(c, separators=(",", ":")), anchor)
+    s = json.loads(cli_run("status", "--json").stdout)
+    proj = next(e for e in s["index"] if e["mount"] == "project")
+    assert proj["fresh"] is False
+    assert proj["reason"]
+    again = json.loads(cli_run("status", "--json").stdout)
+    assert next(e for e in again["index"] if e["mount"] == "project") == {
+        "mount": "project", "fresh": True, "indexed": 2}
+
+
+def test_cwd(project, cli_run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = json.loads(cli_run("status", "--cwd", project, "--json").stdout)
+    assert s["repo"] == str(project)
+    assert [m["id"] for m in s["mounts"]] == ["personal", "project"]

@@ -1,0 +1,427 @@
+"""The per-mount cache: freshness by shard commit, tail reads, re-reads with a record diff,
+bad lines, rebuilds (DESIGN.md "The cache"; reference/algorithms.md §2.3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ynm.index import schema
+from ynm.index.cache import MountCache
+from ynm.index.search import SearchQuery, search
+from ynm.model.shards import ShardKey
+from ynm.model.text import fts_query, tokenize
+
+from .conftest import KEY, line, rec, ulid
+
+
+def find(cache: MountCache, text: str) -> list[str]:
+    return [c.memory_id for c in search(cache.conn, SearchQuery(match=fts_query(tokenize(text))))]
+
+
+def memory_ids(cache: MountCache) -> set[str]:
+    return {r[0] for r in cache.conn.execute("SELECT memory_id FROM memories")}
+
+
+def porcelain_append(git, repo: Path, ref: str, anchor: str, text: str) -> None:
+    git(repo, "notes", f"--ref={ref}", "append", "-m", text, anchor)
+
+
+def blob_lines(git, repo: Path, ref: str, anchor: str) -> list[str]:
+    return git(repo, "notes", f"--ref={ref}", "show", anchor).split("\n")
+
+
+# ------------------------------------------------------------------------------ first read
+
+
+def test_first_refresh_rebuilds(log, cache, append):
+    a = rec(content="alpha")
+    append(a, own=False)
+    report = cache.refresh(log)
+    assert report.rebuilt and report.shards_full == 1 and report.memories_folded == 1
+    assert memory_ids(cache) == {a["id"]}
+    assert cache.is_fresh(log)
+    assert cache.refresh(log).changed is False
+
+
+def test_own_append_keeps_the_cache_fresh(log, cache, append):
+    cache.refresh(log)
+    a = rec(content="alpha")
+    append(a)
+    assert cache.is_fresh(log)
+    assert memory_ids(cache) == {a["id"]}
+    assert cache.refresh(log).changed is False
+
+
+# --------------------------------------------------------------------------- foreign writes
+
+
+def test_foreign_porcelain_append_is_a_tail_read(log, cache, append, git, git_repo, anchor):
+    a = rec(content="alpha")
+    append(a, own=False)
+    cache.refresh(log)
+    b = rec(content="zebra crossing", summary="zebra")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(b))
+    assert not cache.is_fresh(log)
+    report = cache.refresh(log)
+    assert (report.rebuilt, report.shards_tail, report.shards_full) == (False, 1, 0)
+    assert report.records_added == 1 and report.memories_folded == 1
+    assert find(cache, "zebra") == [b["id"]]
+    assert memory_ids(cache) == {a["id"], b["id"]}
+    assert cache.is_fresh(log)
+
+
+def test_own_append_after_a_tail_read_stays_in_step(log, cache, append, git, git_repo, anchor):
+    """After git's append (which may leave a blank separator line) our own append must still
+    be recorded against the right byte length."""
+    append(rec(), own=False)
+    cache.refresh(log)
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(rec()))
+    cache.refresh(log)
+    c = rec(content="gamma")
+    append(c)
+    assert cache.is_fresh(log)
+    assert len(memory_ids(cache)) == 3
+    d = rec(content="delta")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(d))
+    report = cache.refresh(log)
+    assert report.shards_tail == 1 and report.shards_full == 0
+    assert find(cache, "delta") == [d["id"]]
+
+
+def test_broken_line_is_reported_and_hides_nothing(log, cache, append, git, git_repo, anchor):
+    a = rec(content="alpha")
+    append(a, own=False)
+    cache.refresh(log)
+    porcelain_append(git, git_repo, KEY.ref, anchor, "{broken")
+    c = rec(content="gamma")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(c))
+    cache.refresh(log)
+    lines = blob_lines(git, git_repo, KEY.ref, anchor)
+    expected_line = lines.index("{broken") + 1
+    problems = cache.problems()
+    assert len(problems) == 1
+    ref, number, message = problems[0]
+    assert ref == KEY.ref and number == expected_line
+    assert message.startswith("invalid JSON")
+    assert memory_ids(cache) == {a["id"], c["id"]}
+    assert cache.counts()["badLines"] == 1
+
+
+def test_broken_line_number_on_full_read(log, cache, append, git, git_repo, anchor):
+    a = rec(content="alpha")
+    append(a, own=False)
+    porcelain_append(git, git_repo, KEY.ref, anchor, "{broken")
+    cache.refresh(log)  # first read: a rebuild
+    lines = blob_lines(git, git_repo, KEY.ref, anchor)
+    assert cache.problems() == [(KEY.ref, lines.index("{broken") + 1, cache.problems()[0][2])]
+    assert memory_ids(cache) == {a["id"]}
+
+
+def test_rewritten_shard_is_reread_and_diffed(log, cache, append, anchor):
+    a, b, c = rec(content="alpha"), rec(content="bravo"), rec(content="charlie")
+    append(a, b, c)
+    tip = log.tips()[KEY.ref].commit
+    blob = log.read_blob(log.note_blob_id(tip))
+    kept = b"".join(x + b"\n" for x in blob.split(b"\n") if x and b["id"].encode() not in x)
+    with log.lock():
+        assert log.write_shard(KEY, kept, message="ynm: purge", expected=tip) is not None
+    report = cache.refresh(log)
+    assert report.shards_full == 1 and report.shards_tail == 0
+    assert report.records_removed == 1 and report.records_added == 0
+    assert memory_ids(cache) == {a["id"], c["id"]}
+    assert find(cache, "bravo") == []
+    assert find(cache, "alpha") == [a["id"]]
+
+
+def test_rewritten_shard_refolds_a_memory(log, cache, append):
+    a = rec(content="original words", summary="original", recordedAt="2026-01-01T00:00:00.000Z")
+    sup = rec(id=ulid(), memoryId=a["id"], op="supersede", content="replacement words",
+              summary="replacement", recordedAt="2026-01-02T00:00:00.000Z",
+              links=[{"rel": "supersedes", "to": a["id"]}])
+    append(a, sup)
+    assert cache.get_state(a["id"])["current"]["summary"] == "replacement"
+    tip = log.tips()[KEY.ref].commit
+    with log.lock():
+        log.write_shard(KEY, (line(a) + "\n").encode(), message="ynm: rewrite", expected=tip)
+    report = cache.refresh(log)
+    assert report.memories_folded == 1
+    state = cache.get_state(a["id"])
+    assert state["current"]["summary"] == "original" and state["versions"] == 1
+    assert find(cache, "replacement") == []
+    assert find(cache, "original") == [a["id"]]
+
+
+def test_history_rewrite_with_forget_history(log, cache, append):
+    a, b = rec(content="alpha"), rec(content="bravo")
+    append(a, b)
+    tip = log.tips()[KEY.ref].commit
+    with log.lock():
+        log.write_shard(KEY, (line(b) + "\n").encode(), message="ynm: purge", expected=tip,
+                        forget_history=True)
+    report = cache.refresh(log)
+    assert report.shards_full == 1
+    assert memory_ids(cache) == {b["id"]}
+
+
+def test_deleted_shard_ref_drops_its_memories(log, cache, append, git, git_repo):
+    other = ShardKey("distributed", "team", "semantic", "2026-01")
+    a = rec(content="alpha")
+    b = rec(content="bravo", namespace="team")
+    append(a)
+    append(b, key=other)
+    git(git_repo, "update-ref", "-d", KEY.ref)
+    report = cache.refresh(log)
+    assert report.shards_removed == 1 and report.records_removed == 1
+    assert memory_ids(cache) == {b["id"]}
+    assert find(cache, "alpha") == []
+    assert cache.counts()["shards"] == 1
+
+
+def test_only_touched_memories_refold(log, cache, append, git, git_repo, anchor):
+    mems = [rec(content=f"memory {i}") for i in range(5)]
+    append(*mems)
+    ann = rec(id=ulid(), memoryId=mems[2]["id"], op="annotate", content=None, summary=None,
+              tags=["flagged"], recordedAt="2026-01-03T00:00:00.000Z")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(ann))
+    report = cache.refresh(log)
+    assert report.memories_folded == 1 and report.records_added == 1
+    assert cache.get_state(mems[2]["id"])["tags"] == ["flagged"]
+    assert cache.get_state(mems[2]["id"])["versions"] == 2
+
+
+def test_new_shard_from_another_writer(log, cache, append, git, git_repo, anchor):
+    append(rec())
+    b = rec(namespace="ops", content="bravo")
+    porcelain_append(git, git_repo, "refs/notes/ynm/distributed/ops/semantic/2026-01", anchor,
+                     line(b))
+    report = cache.refresh(log)
+    assert report.shards_full == 1 and report.memories_folded == 1
+    assert find(cache, "bravo") == [b["id"]]
+
+
+# ----------------------------------------------------------------------- apply_append races
+
+
+def test_apply_append_after_another_writer_falls_back_to_refresh(
+        log, cache, append, git, git_repo, anchor):
+    a = rec(content="alpha")
+    append(a)
+    b = rec(content="bravo")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(b))  # the cache has not seen it
+    c = rec(content="charlie")
+    append(c)  # our append starts from the foreign commit
+    assert cache.is_fresh(log)
+    assert memory_ids(cache) == {a["id"], b["id"], c["id"]}
+    assert find(cache, "bravo") == [b["id"]]
+    assert cache.counts()["records"] == 3
+    assert cache.refresh(log).changed is False
+
+
+def test_apply_append_on_a_never_built_cache(log, cache, append):
+    a = rec(content="alpha")
+    append(rec(content="before"), own=False)
+    append(a)
+    assert cache.is_fresh(log)
+    assert len(memory_ids(cache)) == 2
+
+
+# --------------------------------------------------------------------------- cache file life
+
+
+def test_corrupt_cache_file_is_rebuilt_on_open(log, cache, cache_path, append):
+    a = rec(content="alpha")
+    append(a)
+    cache.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{cache_path}{suffix}").unlink(missing_ok=True)
+    cache_path.write_bytes(b"\x00garbage, not a database\xff" * 200)
+    fresh = MountCache(cache_path, "project")
+    try:
+        assert schema.get_meta(fresh.conn, "schema_version") == str(schema.SCHEMA_VERSION)
+        report = fresh.refresh(log)
+        assert report.rebuilt
+        assert memory_ids(fresh) == {a["id"]}
+    finally:
+        fresh.close()
+
+
+def test_other_schema_version_is_rebuilt(log, cache, cache_path, append):
+    a = rec(content="alpha")
+    append(a)
+    cache.conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    cache.close()
+    fresh = MountCache(cache_path, "project")
+    try:
+        assert schema.get_meta(fresh.conn, "schema_version") == str(schema.SCHEMA_VERSION)
+        assert fresh.counts()["memories"] == 0
+        report = fresh.refresh(log)
+        assert report.rebuilt and memory_ids(fresh) == {a["id"]}
+    finally:
+        fresh.close()
+
+
+def test_anchor_change_rebuilds(log, cache, append, git_repo, git):
+    from ynm.store.gitnotes import GitNotesLog
+
+    append(rec())
+    head = git(git_repo, "rev-parse", "HEAD")
+    other = GitNotesLog(git_repo, level="distributed", anchor=head, mount_id="project")
+    report = cache.refresh(other)
+    assert report.rebuilt
+    assert cache.counts()["memories"] == 0  # no notes on the new anchor
+
+
+def test_rebuild_matches_incremental_state(log, cache, cache_path, append, git, git_repo,
+                                           anchor, tmp_path):
+    a = rec(content="alpha", recordedAt="2026-01-01T00:00:00.000Z")
+    append(a)
+    ann = rec(id=ulid(), memoryId=a["id"], op="annotate", content=None, summary=None,
+              pinned=True, recordedAt="2026-01-02T00:00:00.000Z")
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(ann))
+    append(rec(content="bravo"))
+    cache.refresh(log)
+    other = MountCache(tmp_path / "other.sqlite", "project")
+    try:
+        other.refresh(log)
+        rows = "SELECT memory_id, state, summary, content, tags, pinned FROM memories ORDER BY 1"
+        assert cache.conn.execute(rows).fetchall() == other.conn.execute(rows).fetchall()
+        recs = "SELECT id, memory_id, ref, line FROM records ORDER BY 1"
+        assert cache.conn.execute(recs).fetchall() == other.conn.execute(recs).fetchall()
+    finally:
+        other.close()
+
+
+def test_stale_reason(log, cache, append, git, git_repo, anchor):
+    assert cache.stale_reason(log) == "never built"
+    append(rec(), own=False)
+    cache.refresh(log)
+    assert cache.stale_reason(log) is None
+    porcelain_append(git, git_repo, KEY.ref, anchor, line(rec()))
+    assert cache.stale_reason(log) == f"shard {KEY.shard_id} changed"
+
+
+# ------------------------------------------------------------------------- BM25 weights
+
+
+def test_summary_term_outranks_content_term(log, cache, append):
+    """Summary weight 2.0 vs content 1.0 (algorithms.md §2.3.1 intent, §8.1 fixed). The
+    summary-match memory is created first (smaller id), so an id tie-break would favour the
+    other one."""
+    in_summary = rec(summary="zebra alpha", content="beta gamma")
+    in_content = rec(summary="beta alpha", content="zebra gamma")
+    append(in_summary, in_content)
+    got = search(cache.conn, SearchQuery(match=fts_query(["zebra"])))
+    assert [c.memory_id for c in got] == [in_summary["id"], in_content["id"]]
+    assert got[0].relevance == 1.0
+    assert 0 < got[1].relevance < 1.0
+
+
+def test_subject_term_outranks_tag_term(log, cache, append):
+    in_subject = rec(summary="s", content="c", subject="zebra", tags=["other"])
+    in_tags = rec(summary="s", content="c", subject="other", tags=["zebra"])
+    append(in_subject, in_tags)
+    got = search(cache.conn, SearchQuery(match=fts_query(["zebra"])))
+    assert [c.memory_id for c in got] == [in_subject["id"], in_tags["id"]]
+
+
+def test_indexed_content_includes_string_data_values(log, cache, append):
+    a = rec(content="body", data={"owner": "payments", "n": 3})
+    append(a)
+    assert find(cache, "payments") == [a["id"]]
+    row = cache.conn.execute("SELECT content FROM memories").fetchone()
+    assert row[0] == "body\npayments"
+
+
+def test_porter_stemming(log, cache, append):
+    a = rec(content="the team deploys on tuesdays")
+    append(a)
+    assert find(cache, "deployed") == [a["id"]]
+
+
+# ---------------------------------------------------------------- end to end through Ynm
+
+
+@pytest.fixture
+def ynm_factory(git_repo, monkeypatch):
+    from ynm.service.setup import init_project
+    from ynm.service.config import load_config
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    init_project(load_config(git_repo), git_repo)
+    now = 1_767_225_600_000 + 30 * 86_400_000  # 2026-01-31
+
+    def make() -> Ynm:
+        return Ynm.open(git_repo, now_ms=lambda: now)
+
+    return make
+
+
+CORPUS = [
+    rec(type="episodic", content="ledger deploys on tuesday", summary="ledger deploys",
+        recordedAt="2026-01-10T00:00:00.000Z", importance=0.7),
+    rec(content="the ledger team owns payments", summary="ledger team",
+        recordedAt="2026-01-12T00:00:00.000Z"),
+    rec(type="procedural", content="run make deploy for the ledger", summary="deploy steps",
+        recordedAt="2026-01-14T00:00:00.000Z", pinned=True),
+    rec(type="reference", content="unrelated", summary="unrelated",
+        recordedAt="2026-01-15T00:00:00.000Z"),
+    rec(type="reference", content="other words", summary="other words",
+        recordedAt="2026-01-16T00:00:00.000Z"),
+    rec(type="reference", content="more filler", summary="more filler",
+        recordedAt="2026-01-17T00:00:00.000Z"),
+]
+
+
+def _queries():
+    from ynm.model.inputs import RecallQuery
+
+    return [RecallQuery(text="ledger deploy", explain=True), RecallQuery(explain=True)]
+
+
+def _delete_cache(git_repo: Path) -> None:
+    cache_file = git_repo / ".ynm" / "index" / "project.sqlite"
+    assert cache_file.exists()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{cache_file}{suffix}").unlink(missing_ok=True)
+
+
+def test_deleting_the_cache_gives_identical_hits_and_scores(ynm_factory, git_repo):
+    with ynm_factory() as y:
+        y.import_jsonl("".join(line(o) + "\n" for o in CORPUS))
+        before = [y.recall(q) for q in _queries()]
+    assert len(before[0]) == 3 and len(before[1]) == 6
+    _delete_cache(git_repo)
+    with ynm_factory() as y:
+        after = [y.recall(q) for q in _queries()]
+    assert json.dumps(after) == json.dumps(before)
+
+
+def test_reindex_gives_identical_hits_and_scores(ynm_factory, git_repo):
+    """``ynm reindex`` over an existing cache must score like a brand-new cache file: BM25
+    statistics of the old rows must not survive the rebuild."""
+    with ynm_factory() as y:
+        y.import_jsonl("".join(line(o) + "\n" for o in CORPUS))
+        before = [y.recall(q) for q in _queries()]
+        y.reindex()
+        assert json.dumps([y.recall(q) for q in _queries()]) == json.dumps(before)
+
+
+def test_refolded_memory_scores_like_a_fresh_cache(ynm_factory, git_repo, git, anchor):
+    """A memory folded again (its FTS row replaced) leaves no trace in BM25 statistics: the
+    incrementally kept cache ranks exactly like one rebuilt from scratch."""
+    with ynm_factory() as y:
+        y.import_jsonl("".join(line(o) + "\n" for o in CORPUS))
+        y.recall(_queries()[0])
+        ann = rec(id=ulid(), memoryId=CORPUS[1]["id"], op="annotate", content=None,
+                  summary=None, importance=0.9, recordedAt="2026-01-20T00:00:00.000Z")
+        ref = "refs/notes/ynm/distributed/common/semantic/2026-01"
+        git(git_repo, "notes", f"--ref={ref}", "append", "-m", line(ann), anchor)
+        incremental = [y.recall(q) for q in _queries()]
+    _delete_cache(git_repo)
+    with ynm_factory() as y:
+        fresh = [y.recall(q) for q in _queries()]
+    assert json.dumps(incremental) == json.dumps(fresh)

@@ -1,0 +1,229 @@
+"""Candidate search: the SQL built by ``filter_sql``/``search_sql`` and what it selects
+(reference/algorithms.md §2.3, §8.2; DESIGN.md "The cache")."""
+
+from __future__ import annotations
+
+import pytest
+
+from ynm.index.search import BM25_WEIGHTS, SearchQuery, filter_sql, like_escape, search, search_sql
+from ynm.model.text import fts_query, tokenize
+
+from .conftest import rec, ulid
+
+# ------------------------------------------------------------------------------- SQL text
+
+
+def test_default_excludes_tombstoned_only():
+    assert filter_sql(SearchQuery()) == ("m.tombstoned = 0", [])
+
+
+def test_include_tombstoned_and_no_filters():
+    assert filter_sql(SearchQuery(include_tombstoned=True)) == ("1", [])
+
+
+def test_alias():
+    assert filter_sql(SearchQuery(pinned_only=True), alias="x") == (
+        "x.tombstoned = 0 AND x.pinned = 1", [])
+
+
+def test_every_filter_text_and_args():
+    q = SearchQuery(types=["semantic", "episodic"], levels=["personal"], namespace="org/my_team",
+                    subject="entity:x", tags=["a", "b"], exclude_tags=["occurrence"],
+                    data_key="owner", since="2026-01-01T00:00:00.000Z",
+                    until="2026-02-01T00:00:00.000Z", pinned_only=True, needs_review=False)
+    sql, args = filter_sql(q)
+    assert sql.split(" AND ") == [
+        "m.tombstoned = 0",
+        "m.type IN (?, ?)",
+        "m.level IN (?)",
+        "(m.namespace = ? OR m.namespace LIKE ? ESCAPE '\\')",
+        "m.subject = ?",
+        "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)",
+        "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)",
+        "NOT EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)",
+        "EXISTS (SELECT 1 FROM json_each(m.data_keys) WHERE value = ?)",
+        "m.updated_at >= ?",
+        "m.updated_at <= ?",
+        "m.pinned = 1",
+        "m.needs_review = ?",
+    ]
+    assert args == ["semantic", "episodic", "personal", "org/my_team", "org/my\\_team/%",
+                    "entity:x", "a", "b", "occurrence", "owner", "2026-01-01T00:00:00.000Z",
+                    "2026-02-01T00:00:00.000Z", 0]
+
+
+def test_like_escape():
+    assert like_escape("a_b%c\\d") == "a\\_b\\%c\\\\d"
+
+
+def test_search_sql_filter_only():
+    sql, args = search_sql(SearchQuery(limit=7))
+    assert "MATCH" not in sql and "bm25" not in sql
+    assert "ORDER BY m.updated_at DESC" in sql
+    assert sql.endswith("LIMIT ?")
+    assert args == [7]
+
+
+def test_search_sql_text():
+    sql, args = search_sql(SearchQuery(match='"deploy"', types=["semantic"], limit=40))
+    assert BM25_WEIGHTS == (2.0, 1.0, 1.5, 1.0)
+    assert "bm25(fts, 2.0, 1.0, 1.5, 1.0)" in sql
+    assert "WHERE fts MATCH ? AND m.tombstoned = 0 AND m.type IN (?)" in sql
+    assert "ORDER BY rank" in sql and sql.endswith("LIMIT ?")
+    assert args == ['"deploy"', "semantic", 40]
+
+
+# ------------------------------------------------------------------------------ behaviour
+
+
+def run(cache, **kw) -> list[str]:
+    return [c.memory_id for c in search(cache.conn, SearchQuery(**kw))]
+
+
+def text(words: str) -> str | None:
+    return fts_query(tokenize(words))
+
+
+def test_type_and_level(cache, append):
+    a = rec(type="episodic")
+    b = rec()
+    append(a, b)
+    # the distributed log only: level filter on rows
+    assert run(cache, types=["episodic"]) == [a["id"]]
+    assert set(run(cache, types=["episodic", "semantic"])) == {a["id"], b["id"]}
+    assert run(cache, levels=["personal"]) == []
+    assert len(run(cache, levels=["distributed"])) == 2
+
+
+def test_namespace_whole_segments_and_underscore(cache, append):
+    from ynm.model.shards import ShardKey
+
+    mems = {}
+    for ns in ("org/my_team", "org/my_team/x", "org/myxteam/x", "org/my_teamx"):
+        r = rec(namespace=ns)
+        append(r, key=ShardKey("distributed", ns, "semantic", "2026-01"))
+        mems[ns] = r["id"]
+    assert set(run(cache, namespace="org/my_team")) == {mems["org/my_team"],
+                                                        mems["org/my_team/x"]}
+    assert run(cache, namespace="org/myxteam") == [mems["org/myxteam/x"]]
+    # % is literal too: no namespace is called "org/%"
+    assert run(cache, namespace="org/%") == []
+    assert run(cache, namespace="org/my%") == []
+    assert len(run(cache, namespace="org")) == 4
+
+
+def test_subject(cache, append):
+    a = rec(subject="entity:ledger")
+    b = rec(subject="entity:ledger2")
+    append(a, b, rec())
+    assert run(cache, subject="entity:ledger") == [a["id"]]
+
+
+def test_tags_all_and_exclude(cache, append):
+    a = rec(tags=["x", "y"])
+    b = rec(tags=["x"])
+    c = rec(tags=["x", "occurrence"])
+    append(a, b, c)
+    assert run(cache, tags=["x", "y"]) == [a["id"]]
+    assert set(run(cache, tags=["x"])) == {a["id"], b["id"], c["id"]}
+    assert set(run(cache, tags=["x"], exclude_tags=["occurrence"])) == {a["id"], b["id"]}
+    assert set(run(cache, exclude_tags=["y", "occurrence"])) == {b["id"]}
+
+
+def test_data_key(cache, append):
+    a = rec(data={"owner": "p", "nested": {"k": 1}})
+    append(a, rec(), rec(data={"other": 1}))
+    assert run(cache, data_key="owner") == [a["id"]]
+    assert run(cache, data_key="nested") == [a["id"]]
+    assert run(cache, data_key="k") == []
+
+
+def test_since_until_inclusive(cache, append):
+    a = rec(recordedAt="2026-01-01T00:00:00.000Z")
+    b = rec(recordedAt="2026-01-02T00:00:00.000Z")
+    c = rec(recordedAt="2026-01-03T00:00:00.000Z")
+    append(a, b, c)
+    assert run(cache, since="2026-01-02T00:00:00.000Z") == [c["id"], b["id"]]
+    assert run(cache, until="2026-01-02T00:00:00.000Z") == [b["id"], a["id"]]
+    assert run(cache, since="2026-01-02T00:00:00.000Z", until="2026-01-02T00:00:00.000Z") == [
+        b["id"]]
+
+
+def test_pinned_only(cache, append):
+    a = rec(pinned=True)
+    append(a, rec(), rec(pinned=False))
+    assert run(cache, pinned_only=True) == [a["id"]]
+
+
+def test_include_tombstoned(cache, append):
+    a, b = rec(recordedAt="2026-01-01T00:00:00.000Z"), rec(recordedAt="2026-01-01T00:00:01.000Z")
+    tomb = rec(id=ulid(), memoryId=a["id"], op="tombstone", content=None, summary=None,
+               recordedAt="2026-01-02T00:00:00.000Z")
+    append(a, b, tomb)
+    assert run(cache) == [b["id"]]
+    assert run(cache, include_tombstoned=True) == [a["id"], b["id"]]
+
+
+def test_needs_review(cache, append):
+    a, b = rec(), rec()
+    flag = rec(id=ulid(), memoryId=a["id"], op="annotate", content=None, summary=None,
+               needsReview=True, recordedAt="2026-01-05T00:00:00.000Z")
+    append(a, b, flag)
+    assert run(cache, needs_review=True) == [a["id"]]
+    assert run(cache, needs_review=False) == [b["id"]]
+    assert len(run(cache)) == 2
+
+
+def test_filters_apply_to_text_queries(cache, append):
+    a = rec(content="ledger deploys", type="episodic")
+    b = rec(content="ledger deploys")
+    append(a, b)
+    assert run(cache, match=text("ledger"), types=["episodic"]) == [a["id"]]
+
+
+def test_filter_only_newest_first_with_limit(cache, append):
+    objs = [rec(recordedAt=f"2026-01-0{d}T00:00:00.000Z") for d in range(1, 6)]
+    append(*objs)
+    got = search(cache.conn, SearchQuery(limit=3))
+    assert [c.memory_id for c in got] == [o["id"] for o in reversed(objs)][:3]
+    assert all(c.relevance == 1.0 for c in got)
+
+
+def test_relevance_normalised_best_is_exactly_one(cache, append):
+    a = rec(summary="ledger ledger", content="ledger deploys ledger")
+    b = rec(summary="payments", content="the ledger is long text with many other words here")
+    c = rec(summary="ledger", content="deploys")
+    append(a, b, c, rec(summary="unrelated", content="nothing"),
+           rec(summary="filler", content="more filler"), rec(summary="x", content="y z"))
+    got = search(cache.conn, SearchQuery(match=text("ledger")))
+    assert len(got) == 3
+    assert got[0].relevance == 1.0
+    rel = [c.relevance for c in got]
+    assert rel == sorted(rel, reverse=True)
+    assert all(0 < r < 1.0 for r in rel[1:])
+    assert got[0].memory_id == a["id"]
+
+
+def test_relevance_single_hit_is_one(cache, append):
+    a = rec(content="zebra")
+    append(a, rec(content="other"))
+    (hit,) = search(cache.conn, SearchQuery(match=text("zebra")))
+    assert hit.memory_id == a["id"] and hit.relevance == 1.0
+
+
+def test_text_any_token_matches(cache, append):
+    a, b = rec(content="alpha"), rec(content="bravo")
+    append(a, b, rec(content="charlie"))
+    assert set(run(cache, match=text("alpha bravo"))) == {a["id"], b["id"]}
+
+
+def test_no_text_hit_gives_nothing(cache, append):
+    append(rec(content="alpha"))
+    assert run(cache, match=text("zulu")) == []
+
+
+@pytest.mark.parametrize("words", ['"quoted"', "quoted!!", "QUOTED"])
+def test_punctuation_and_case_in_queries(cache, append, words):
+    a = rec(content="a quoted word")
+    append(a)
+    assert run(cache, match=text(words)) == [a["id"]]

@@ -1,0 +1,250 @@
+"""The ranker end to end through ``Ynm.recall`` with a fixed clock (reference/algorithms.md
+§2.2, §2.4, §2.5, §2.6; seed 001 weights and half-lives)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ynm.model.ids import iso_ms, new_ulid
+from ynm.model.inputs import RecallQuery
+from ynm.service.ynm import Ynm
+
+DAY = 86_400_000
+NOW = 1_772_323_200_000  # 2026-03-01T00:00:00.000Z
+_seq = itertools.count(1)
+
+TEXT_W = {"relevance": 0.6, "recency": 0.2, "importance": 0.15, "pinned": 0.05}
+FILTER_W = {"relevance": 0, "recency": 0.55, "importance": 0.35, "pinned": 0.1}
+
+
+def ulid(ms: int = NOW - 100 * DAY) -> str:
+    n = next(_seq)
+    return new_ulid(ms, lambda k: n.to_bytes(k, "big"))
+
+
+def rec(days_ago: float = 0, level: str = "personal", **over: Any) -> dict[str, Any]:
+    rid = over.pop("id", None) or ulid()
+    obj: dict[str, Any] = {
+        "v": 1, "id": rid, "memoryId": rid, "op": "create", "type": "semantic",
+        "level": level, "namespace": "user/tester" if level == "personal" else "common",
+        "tags": [], "content": "content", "summary": "summary",
+        "recordedAt": iso_ms(NOW - round(days_ago * DAY)),
+        "provenance": {"actor": "user:tester"}, "links": [],
+    }
+    obj.update(over)
+    return {k: v for k, v in obj.items() if v is not None}
+
+
+@pytest.fixture
+def open_ynm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``open_ynm(where=None)``: a Ynm whose recall measures recency at NOW."""
+    monkeypatch.setenv("YNM_USER", "tester")
+    opened: list[Ynm] = []
+
+    def _open(where: Path | None = None) -> Ynm:
+        if where is None:
+            where = tmp_path / "outside"
+            where.mkdir(exist_ok=True)
+        y = Ynm.open(where, now_ms=lambda: NOW)
+        opened.append(y)
+        return y
+
+    yield _open
+    for y in opened:
+        y.close()
+
+
+def load(y: Ynm, *objs: dict[str, Any]) -> None:
+    out = y.import_jsonl("".join(json.dumps(o) + "\n" for o in objs))
+    assert out == {"imported": len(objs), "problems": []}
+
+
+def recall(y: Ynm, **kw: Any) -> list[dict[str, Any]]:
+    return y.recall(RecallQuery(explain=True, **kw))
+
+
+# ---------------------------------------------------------------------- explain numbers
+
+
+def test_explain_matches_the_seed_formula(open_ynm):
+    y = open_ynm()
+    a = rec(14, type="episodic", content="ledger deploys", importance=0.8, pinned=True)
+    load(y, a)
+    (h,) = recall(y, text="ledger")
+    e = h["explain"]
+    assert e["relevance"] == 1.0
+    assert e["recency"] == pytest.approx(0.5, abs=1e-12)
+    assert e["importance"] == 0.8 and e["pinned"] == 1
+    assert e["weights"] == TEXT_W
+    expected = 0.6 * 1.0 + 0.2 * 0.5 + 0.15 * 0.8 + 0.05 * 1
+    assert e["total"] == pytest.approx(expected, abs=1e-12)
+    assert h["score"] == e["total"]
+
+
+@pytest.mark.parametrize(("type_", "half_life", "ns"), [
+    ("working", 1, "session/s1"),
+    ("episodic", 14, None),
+    ("reflective", 90, None),
+    ("semantic", 180, None),
+])
+def test_half_lives(open_ynm, type_, half_life, ns):
+    y = open_ynm()
+    over = {"namespace": ns} if ns else {}
+    load(y, rec(half_life, type=type_, **over), rec(2 * half_life, type=type_, **over))
+    hits = recall(y)
+    got = sorted(h["explain"]["recency"] for h in hits)
+    assert got == pytest.approx([0.25, 0.5], abs=1e-12)
+
+
+@pytest.mark.parametrize("type_", ["procedural", "reference"])
+def test_types_without_half_life_never_decay(open_ynm, type_):
+    y = open_ynm()
+    load(y, rec(3650, type=type_))
+    (h,) = recall(y)
+    assert h["explain"]["recency"] == 1.0
+
+
+def test_future_updated_at_counts_as_age_zero(open_ynm):
+    y = open_ynm()
+    load(y, rec(-5, type="episodic"))
+    (h,) = recall(y)
+    assert h["explain"]["recency"] == 1.0
+
+
+def test_recency_is_measured_from_updated_at(open_ynm):
+    """An annotate (not a pure dream mark) makes a memory recent again (§2.4)."""
+    y = open_ynm()
+    a = rec(28, type="episodic")
+    ann = rec(14, id=ulid(), memoryId=a["id"], op="annotate", content=None, summary=None,
+              type="episodic", tags=["touched"])
+    load(y, a, ann)
+    (h,) = recall(y)
+    assert h["explain"]["recency"] == pytest.approx(0.5, abs=1e-12)
+    assert h["updatedAt"] == ann["recordedAt"]
+
+
+# -------------------------------------------------------------------------- filter only
+
+
+def test_filter_only_weights_without_text(open_ynm):
+    y = open_ynm()
+    load(y, rec(14, type="episodic", importance=0.4))
+    (h,) = recall(y)
+    e = h["explain"]
+    assert e["weights"] == FILTER_W
+    assert e["relevance"] == 1.0
+    assert e["total"] == pytest.approx(0.55 * 0.5 + 0.35 * 0.4, abs=1e-12)
+
+
+def test_query_whose_tokens_vanish_is_filter_only(open_ynm):
+    y = open_ynm()
+    a = rec(0, type="reference", content="alpha", importance=0.2)
+    b = rec(0, type="reference", content="bravo", importance=0.9)
+    load(y, a, b)
+    hits = recall(y, text="a !")
+    assert [h["memoryId"] for h in hits] == [b["id"], a["id"]]
+    assert all(h["explain"]["weights"] == FILTER_W for h in hits)
+    assert hits[0]["score"] == pytest.approx(0.55 + 0.35 * 0.9, abs=1e-12)
+    assert recall(y) == hits
+
+
+def test_text_without_matches_gives_nothing(open_ynm):
+    y = open_ynm()
+    load(y, rec(content="alpha"))
+    assert recall(y, text="zulu") == []
+
+
+def test_relevance_is_normalised_per_mount(open_ynm):
+    y = open_ynm()
+    load(y, rec(content="ledger ledger ledger", summary="ledger"),
+         rec(content="ledger and many other unrelated words here today", summary="other"),
+         rec(content="x"), rec(content="y"), rec(content="z"))
+    hits = recall(y, text="ledger")
+    assert len(hits) == 2
+    assert hits[0]["explain"]["relevance"] == 1.0
+    assert 0 < hits[1]["explain"]["relevance"] < 1.0
+
+
+# ----------------------------------------------------------------------- ties and limits
+
+
+def test_tie_break_by_memory_id_descending_within_a_mount(open_ynm):
+    """Equal scores within one mount: the larger memoryId (the later-created memory) first.
+    Both share ``updatedAt``, so the cross-mount ``updatedAt`` tie-break (§2.2) cannot decide;
+    they are loaded larger id first so storage order does not decide either."""
+    y = open_ynm()
+    small = rec(3, type="reference", id=ulid(NOW - 50 * DAY))
+    large = rec(3, type="reference", id=ulid(NOW - 40 * DAY))
+    load(y, large, small)
+    assert large["id"] > small["id"] and large["recordedAt"] == small["recordedAt"]
+    for q in ({}, {"text": "content"}):
+        hits = recall(y, **q)
+        assert hits[0]["score"] == hits[1]["score"]
+        assert [h["memoryId"] for h in hits] == [large["id"], small["id"]]
+
+
+def test_tie_across_mounts_goes_to_newer_updated_at(open_ynm, git_repo):
+    from ynm.service.config import load_config
+    from ynm.service.setup import init_project
+
+    init_project(load_config(git_repo), git_repo)
+    y = open_ynm(git_repo)
+    # personal has the larger id but the older update; project the newer update
+    proj = rec(1, level="distributed", type="reference", id=ulid(NOW - 60 * DAY))
+    pers = rec(3, type="reference", id=ulid(NOW - 30 * DAY))
+    load(y, pers, proj)
+    hits = recall(y)
+    assert hits[0]["score"] == hits[1]["score"]
+    assert [(h["mount"], h["memoryId"]) for h in hits] == [("project", proj["id"]),
+                                                           ("personal", pers["id"])]
+
+
+def test_higher_score_wins_across_mounts(open_ynm, git_repo):
+    from ynm.service.config import load_config
+    from ynm.service.setup import init_project
+
+    init_project(load_config(git_repo), git_repo)
+    y = open_ynm(git_repo)
+    proj = rec(0, level="distributed", type="reference", importance=0.9)
+    pers = rec(0, type="reference", importance=0.1)
+    load(y, pers, proj)
+    assert [h["mount"] for h in recall(y)] == ["project", "personal"]
+    assert [h["mount"] for h in recall(y, level=["personal"])] == ["personal"]
+    assert [h["mount"] for h in recall(y, mount="project")] == ["project"]
+
+
+def test_limit_respected(open_ynm):
+    y = open_ynm()
+    objs = [rec(0, type="reference", importance=i / 20) for i in range(15)]
+    load(y, *objs)
+    hits = recall(y, limit=3)
+    assert [h["memoryId"] for h in hits] == [o["id"] for o in reversed(objs)][:3]
+    assert len(recall(y)) == 10
+    assert len(recall(y, limit=200)) == 15
+
+
+def test_filter_only_candidates_are_the_newest_k(open_ynm):
+    """K = max(4 * limit, 40) newest candidates per mount; an older memory outside them is
+    never ranked, however important (§2.3.2)."""
+    y = open_ynm()
+    old = rec(100, type="reference", importance=1.0, pinned=True)
+    newer = [rec(i / 10, type="reference") for i in range(40)]
+    load(y, old, *newer)
+    assert old["id"] not in [h["memoryId"] for h in recall(y, limit=1)]
+    assert recall(y, limit=11)[0]["memoryId"] == old["id"]
+
+
+def test_hit_shape_without_explain(open_ynm):
+    y = open_ynm()
+    a = rec(0, content="alpha", tags=["t"])
+    load(y, a)
+    (h,) = y.recall(RecallQuery(text="alpha"))
+    assert list(h) == ["memoryId", "mount", "score", "type", "level", "namespace", "tags",
+                       "summary", "content", "pinned", "importance", "updatedAt"]
+    assert not math.isnan(h["score"])
