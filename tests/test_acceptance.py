@@ -152,3 +152,37 @@ def test_four_processes_writing_to_one_shard_lose_nothing(repo, env, tmp_path):
     fsck = subprocess.run(["git", "-C", str(repo), "fsck", "--strict"], env=env,
                           capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_worktree_shares_its_main_repository_store(repo, env, tmp_path):
+    ynm(repo, "init", env=env)
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "side", env=env)
+    ynm(wt, "remember", "--type", "semantic", "--level", "distributed",
+        "--content", "Written from the worktree", env=env)
+    hits = json.loads(ynm(repo, "recall", "worktree", "--json", env=env).stdout)
+    assert [h["content"] for h in hits] == ["Written from the worktree"]
+    assert not (wt / ".ynm" / "index").exists()  # one cache, in the main work tree
+
+
+def test_a_configured_org_store_takes_writes_and_is_recalled(repo, env, tmp_path):
+    out = json.loads(ynm(repo, "init", "--bare", str(tmp_path / "org.git"), "--json",
+                         env=env).stdout)
+    assert out["created"] is True
+    home = Path(env["YNM_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"mounts": [{
+        "id": "org", "level": "distributed", "provider": "git-notes",
+        "path": str(tmp_path / "org.git"), "anchor": out["anchor"]}]}))
+    w = json.loads(ynm(repo, "remember", "--type", "procedural", "--level", "distributed",
+                       "--mount", "org", "--content", "Rotate the signing keys every quarter",
+                       "--json", env=env).stdout)
+    assert w["mount"] == "org"
+    hits = json.loads(ynm(repo, "recall", "signing keys", "--json", env=env).stdout)
+    assert [(h["memoryId"], h["mount"]) for h in hits] == [(w["memoryId"], "org")]
+    refs = git(tmp_path / "org.git", "for-each-ref", "--format=%(refname)", env=env).split()
+    assert any(r.startswith("refs/notes/ynm/distributed/common/procedural/") for r in refs)
+    # a personal write never lands in the org store
+    ynm(repo, "remember", "--type", "semantic", "--content", "my own note", env=env)
+    refs = git(tmp_path / "org.git", "for-each-ref", "--format=%(refname)", env=env).split()
+    assert not any("/personal/" in r for r in refs)
