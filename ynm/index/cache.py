@@ -190,8 +190,8 @@ class MountCache:
             data = log.read_blob(blob_id) if blob_id else b""
             parsed = parse_jsonl(data)
             self._store_problems(ref, parsed.problems, replace=False)
-            for r in parsed.records:
-                record_rows.append((r.id, r.memory_id, ref, r.recorded_at, r.op, dumps_record(r)))
+            for r, line in zip(parsed.records, parsed.lines):
+                record_rows.append((r.id, r.memory_id, ref, r.recorded_at, r.op, line.strip()))
             all_records.extend(parsed.records)
             self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
             report.shards_full += 1
@@ -225,8 +225,8 @@ class MountCache:
                 tail = data[old.bytes:]
                 parsed = parse_jsonl(tail, first_line=old.lines + 1)
                 self._store_problems(ref, parsed.problems, replace=False)
-                for r in parsed.records:
-                    self._add_record(r, ref, batch)
+                for r, line in zip(parsed.records, parsed.lines):
+                    self._add_record(r, ref, batch, line)
                 report.shards_tail += 1
             else:
                 self._reread_shard(ref, data, batch)
@@ -253,10 +253,10 @@ class MountCache:
             self.conn.execute("SELECT id, memory_id FROM records WHERE ref = ?", (ref,)).fetchall()
         )
         new_ids = set()
-        for r in parsed.records:
+        for r, line in zip(parsed.records, parsed.lines):
             new_ids.add(r.id)
             if r.id not in have:
-                self._add_record(r, ref, batch)
+                self._add_record(r, ref, batch, line)
         for record_id, memory_id in have.items():
             if record_id not in new_ids:
                 batch.removed.add(record_id)
@@ -272,9 +272,9 @@ class MountCache:
         self.conn.execute("DELETE FROM problems WHERE ref = ?", (ref,))
 
     @staticmethod
-    def _add_record(r: Record, ref: str, batch: _Batch) -> None:
+    def _add_record(r: Record, ref: str, batch: _Batch, line: str | None = None) -> None:
         if r.id not in batch.added:
-            batch.added[r.id] = (r, dumps_record(r), ref)
+            batch.added[r.id] = (r, line.strip() if line is not None else dumps_record(r), ref)
             batch.touched.add(r.memory_id)
 
     def _put_shard(
@@ -305,11 +305,18 @@ class MountCache:
 
     # -- own writes ------------------------------------------------------------------------
 
-    def apply_append(self, log: ShardLog, appended: Sequence[Any], records: Sequence[Record]) -> None:
+    def apply_append(
+        self,
+        log: ShardLog,
+        appended: Sequence[Any],
+        records: Sequence[Record],
+        lines: dict[str, str] | None = None,
+    ) -> None:
         """Update the cache for records this process just appended, without re-reading blobs.
 
         ``appended`` are the store's results (``ref``, ``revision``, ``previous``, ``blob_id``,
-        ``previous_blob_id``) and ``records`` what was written. When the cache was built from
+        ``previous_blob_id``) and ``records`` what was written (``lines``: their serialised
+        lines by record id, when the caller has them). When the cache was built from
         exactly the commit each append started from, the records are added and their memories
         folded again in the same call; otherwise (another writer got in between) the cache
         falls back to a refresh, which reads what it missed.
@@ -326,9 +333,10 @@ class MountCache:
                 by_ref: dict[str, list[Record]] = {}
                 for r in records:
                     by_ref.setdefault(_ref_of(r), []).append(r)
+                text = lines if lines is not None else {r.id: dumps_record(r) for r in records}
                 for a in appended:
                     recs = by_ref.get(a.ref, [])
-                    payload = sum(len(line.encode()) + 1 for line in (dumps_record(r) for r in recs))
+                    payload = sum(len(text[r.id].encode()) + 1 for r in recs)
                     old = stored.get(a.ref)
                     size = (old.bytes if old else 0) + payload
                     lines = (old.lines if old else 0) + len(recs)
@@ -340,7 +348,7 @@ class MountCache:
                         (a.ref, a.revision, a.blob_id, size, lines),
                     )
                     for r in recs:
-                        self._add_record(r, a.ref, batch)
+                        self._add_record(r, a.ref, batch, text[r.id])
                     conn.execute(
                         "UPDATE shards SET records = records + ? WHERE ref = ?", (len(recs), a.ref)
                     )
@@ -367,15 +375,18 @@ class MountCache:
         if not batch.touched:
             return 0
         fresh = {rid: rec for rid, (rec, _, _) in batch.added.items()}
+        groups: dict[str, list[Record]] = {memory_id: [] for memory_id in batch.touched}
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (memory_id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM touched")
+        conn.executemany("INSERT INTO touched VALUES (?)", [(m,) for m in groups])
+        for memory_id, rid, line in conn.execute(
+            "SELECT r.memory_id, r.id, r.line FROM records r JOIN touched t USING (memory_id)"
+        ):
+            rec = fresh.get(rid)
+            groups[memory_id].append(rec if rec is not None else parse_line(line))
         folded = []
         gone = []
-        for memory_id in batch.touched:
-            recs = []
-            for rid, line in conn.execute(
-                "SELECT id, line FROM records WHERE memory_id = ?", (memory_id,)
-            ):
-                rec = fresh.get(rid)
-                recs.append(rec if rec is not None else parse_line(line))
+        for memory_id, recs in groups.items():
             m = fold(recs).memories.get(memory_id)
             if m is None:
                 gone.append(memory_id)

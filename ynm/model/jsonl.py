@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring  # C-accelerated, leaves non-ASCII as is
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +50,12 @@ class Problem:
 
 @dataclass(slots=True)
 class ParseResult:
-    """Records in text order (duplicates by id removed) and the problems met on the way."""
+    """Records in text order (duplicates by id removed) and the problems met on the way.
+    ``lines[i]`` is the text line ``records[i]`` was read from."""
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
 
 def parse_obj(obj: Any) -> Record:
@@ -114,6 +117,7 @@ def parse_jsonl(text: str | bytes, first_line: int = 1) -> ParseResult:
             continue
         seen.add(record.id)
         out.records.append(record)
+        out.lines.append(raw)
     return out
 
 
@@ -166,10 +170,10 @@ def _dumps_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return js_number(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return encode_basestring(value)
     if isinstance(value, dict):
         return "{" + ",".join(
-            json.dumps(str(k), ensure_ascii=False) + ":" + _dumps_value(v) for k, v in value.items()
+            encode_basestring(str(k)) + ":" + _dumps_value(v) for k, v in value.items()
         ) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_dumps_value(v) for v in value) + "]"

@@ -116,14 +116,15 @@ class Ynm:
         groups: dict[ShardKey, list[Record]] = {}
         for r in records:
             groups.setdefault(ShardKey(r.level, r.namespace, r.type, r.bucket), []).append(r)
+        lines = {r.id: dumps_record(r) for r in records}
         batches = {
-            key: ("".join(dumps_record(r) + "\n" for r in recs).encode(), len(recs))
+            key: ("".join(lines[r.id] + "\n" for r in recs).encode(), len(recs))
             for key, recs in groups.items()
         }
         appended = mount.log.append(batches)
         if progress:
             progress("append", len(records), len(records))
-        mount.cache.apply_append(mount.log, appended, records)
+        mount.cache.apply_append(mount.log, appended, records, lines)
         return AppendOutcome(records, appended[-1].revision if appended else "")
 
     def _gate(self, level: str, texts: list[str | None]) -> None:
@@ -207,7 +208,9 @@ class Ynm:
         """
         from ynm.index.search import SearchQuery, search
 
-        match = fts_query(tokenize(q.text or ""))
+        tokens = tokenize(q.text or "")
+        match = fts_query(tokens)
+        phrases = [fts_query([t]) for t in tokens]
         has_text = match is not None
         k = max(q.limit * 4, 40)
         now = self._now_ms()
@@ -215,7 +218,7 @@ class Ynm:
         for mount in self._select(q.mount, q.level):
             cache = mount.fresh_cache()
             sq = SearchQuery(
-                match=match, types=q.type, levels=q.level, namespace=q.namespace,
+                match=match, phrases=phrases, types=q.type, levels=q.level, namespace=q.namespace,
                 subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
                 until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
                 limit=k,
