@@ -102,3 +102,14 @@ def test_round_trip_into_another_home(project, cli_run, tmp_path, monkeypatch, l
     out = cli_run("import", dump, "--json")
     assert json.loads(out.stdout) == {"imported": 1, "problems": []}
     assert cli_run("export", "--level", "personal").stdout == dump.read_text()
+
+
+def test_export_since_accepts_a_month(project, cli_run):
+    result = cli_run("export", "--since", "2026-11", "--until", "2026-12")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_an_unknown_mount_on_a_read_warns_on_stderr(project, cli_run):
+    result = cli_run("export", "--mount", "nope")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert 'warning: no mount "nope"' in result.stderr

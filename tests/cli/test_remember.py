@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from .conftest import USER, make_record
 
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -358,3 +360,20 @@ def test_data_schema_too_long(project, cli_run):
                      "--data-schema", "a" * 101)
     assert result.exit_code == 2
     assert err(result).startswith("Error: invalid input: dataSchema: ")
+
+
+@pytest.mark.parametrize("flag", ["--tags", "--subject", "--source", "--session", "--summary"])
+def test_redaction_reads_every_text_of_a_distributed_record(project, cli_run, flag):
+    """ynm gates every text a record carries, not only content, summary and data (README)."""
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP"
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                     "--content", "harmless", flag, f"x-{secret}")
+    assert result.exit_code == 2
+    assert "refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}" in result.stderr
+    assert cli_run("list", "--json", "--level", "distributed").stdout.strip() == "[]"
+
+
+def test_a_non_number_importance_says_so(project, cli_run):
+    result = cli_run("remember", "--type", "semantic", "--content", "x", "--importance", "abc")
+    assert result.exit_code == 2
+    assert "invalid input: importance: expected a number" in result.stderr

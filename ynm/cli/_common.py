@@ -33,6 +33,14 @@ def open_ynm(cwd: Path | None) -> Ynm:
     return Ynm.open(cwd or Path.cwd())
 
 
+def warn_unknown_mount(ynm: Ynm, mount_id: str | None) -> None:
+    """Reads with an unknown ``--mount`` give an empty result and exit 0, as the reference
+    does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store."""
+    if mount_id is not None and ynm.mount(mount_id) is None:
+        have = ", ".join(m.id for m in ynm.mounts) or "none"
+        click.echo(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
+
+
 def _js_number(x: float | int) -> str:
     from ynm.model.jsonl import js_number
 
@@ -95,14 +103,24 @@ def json_flag(name: str, raw: str | None) -> Any:
         raise InvalidInput(f"--{name}: not valid JSON ({err})") from None
 
 
-def number_flag(raw: str | None) -> float | None:
-    """A numeric flag: a non-number becomes NaN and fails validation (cli.md §1.3)."""
+def number_flag(name: str, raw: str | None) -> float | None:
+    """A numeric flag (cli.md §1.3).
+
+    Raises:
+        InvalidInput: ``invalid input: <name>: expected a number`` for anything that is not a
+            finite number.
+    """
+    from ynm.errors import InvalidInput
+
     if raw is None:
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        return math.nan
+        value = math.nan
+    if not math.isfinite(value):
+        raise InvalidInput(f"{name}: expected a number, got {raw!r}")
+    return value
 
 
 def drop_none(**kwargs: Any) -> dict[str, Any]:

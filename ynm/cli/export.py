@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, drop_none, open_ynm
+from ynm.cli._common import warn_unknown_mount, common_options, drop_none, open_ynm
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -18,16 +18,17 @@ LEVELS = ("personal", "distributed")
 @click.option("--level", type=click.Choice(LEVELS), help="Only mounts of this level.")
 @click.option("--type", "type_", type=click.Choice(TYPES), help="Only shards of this type.")
 @click.option("--namespace", help="Namespace prefix (whole segments).")
-@click.option("--since", help="From this month (whole month buckets).")
-@click.option("--until", help="Up to this month (whole month buckets).")
+@click.option("--since", help="From this month: YYYY-MM or a date (whole month buckets).")
+@click.option("--until", help="Up to this month: YYYY-MM or a date (whole month buckets).")
 @click.option("--needs-review/--no-needs-review", default=None,
               help="Accepted for compatibility; records are exported whole.")
 @click.option("--mount", help="Only this mount.")
 @common_options
 def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: bool | None,
            **rest: Any) -> None:
-    """Write the raw log (history and tombstones included) as JSONL to stdout.
-    ``--json`` is accepted and ignored.
+    """Write every record, history and tombstones included, as JSONL.
+
+    --json is accepted and ignored: the output is always JSONL.
 
     \b
     Example:
@@ -37,5 +38,6 @@ def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: boo
 
     q = parse_input(ExportQuery, drop_none(type=type_, **rest))
     with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, q.mount)
         for line in ynm.export(q):
             sys.stdout.write(line + "\n")

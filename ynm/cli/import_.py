@@ -24,7 +24,8 @@ def format_import(r: dict[str, Any]) -> str:
 @click.option("--mount", help="Put every record in this mount (its level must match).")
 @common_options
 def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:
-    """Import records (the export format) from FILE, or from stdin when FILE is omitted.
+    """Import records in the export format from FILE or stdin.
+
     Ids are kept; records already present are skipped; bad lines are reported, not fatal.
 
     \b

@@ -36,16 +36,19 @@ def format_init(r: dict[str, Any]) -> str:
 @click.option("--bare", "bare_path", type=click.Path(path_type=Path),
               help="Create or adopt a dedicated bare memory repository at this path.")
 @click.option("--remote", help="Remote for the distributed fetch refspec (default origin).")
-@click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook (with sync).")
+@click.option("--hooks/--no-hooks", default=None, help="Accepted; the pre-push hook arrives with `ynm sync`.")
 @click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
-@click.option("--clients/--no-clients", default=True, help="Configure agent clients (later).")
-@click.option("--client", multiple=True, help="Configure exactly these agent clients (later).")
+@click.option("--clients/--no-clients", default=True, help="Accepted; agent client setup arrives with the MCP server.")
+@click.option("--client", multiple=True, help="Accepted; agent client setup arrives with the MCP server.")
 @common_options
 def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None,
          remote: str | None, hooks: bool | None, anchor: str | None, clients: bool,
          client: tuple[str, ...]) -> None:
-    """Set up ynm in this repository: choose the anchor, write .ynm/config.json, exclude the
-    cache from git. Changes no branch, tag or tracked file.
+    """Set up ynm in this repository.
+
+    Chooses the anchor (the root commit), writes .ynm/config.json and keeps the cache out of
+    git. Changes no branch, tag or tracked file; only an empty repository gets an empty root
+    commit to serve as the anchor.
 
     \b
     Examples:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, drop_none, emit, open_ynm
+from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -51,5 +51,6 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, **rest: Any) -> No
 
     q = parse_input(ListQuery, drop_none(type=type_, **rest))
     with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, q.mount)
         memories = ynm.list(q)
     emit(memories, as_json, format_memories)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, drop_none, emit, open_ynm, split_tags
+from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm, split_tags
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -46,7 +46,7 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
               help="Include forgotten memories.")
 @click.option("--limit", type=int, default=10, show_default=True, help="Hits to return (1..200).")
 @click.option("--explain/--no-explain", default=False, help="Show the score's parts.")
-@click.option("--rerank/--no-rerank", default=None, help="Judge-backed rerank (needs a judge).")
+@click.option("--rerank/--no-rerank", default=None, help="Judge-backed rerank; no judge is configured yet, so this changes nothing.")
 @click.option("--mount", help="Only this mount.")
 @common_options
 def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | None,
@@ -70,5 +70,6 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         tags=split_tags(tags), **rest,
     ))
     with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, q.mount)
         hits = ynm.recall(q)
     emit(hits, as_json, format_hits)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import TerminalProgress, common_options, emit, open_ynm
+from ynm.cli._common import warn_unknown_mount, TerminalProgress, common_options, emit, open_ynm
 
 
 @click.command()
@@ -21,6 +21,7 @@ def reindex(as_json: bool, cwd: Path | None, mount: str | None) -> None:
     """
     progress = TerminalProgress()
     with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, mount)
         result = ynm.reindex(mount, progress)
     progress.finish()
     emit(result, as_json,

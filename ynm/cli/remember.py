@@ -46,8 +46,8 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
 
     inp = parse_input(RememberInput, drop_none(
         type=type_, tags=split_tags(tags), data=json_flag("data", data),
-        links=json_flag("links", links), importance=number_flag(importance),
-        confidence=number_flag(confidence), **rest,
+        links=json_flag("links", links), importance=number_flag("importance", importance),
+        confidence=number_flag("confidence", confidence), **rest,
     ))
     with open_ynm(cwd) as ynm:
         result = ynm.remember(inp)

@@ -41,7 +41,13 @@ def format_status(s: dict[str, Any]) -> str:
 @click.command()
 @common_options
 def status(as_json: bool, cwd: Path | None) -> None:
-    """Show mounts, shard counts, cache freshness and bad lines."""
+    """Show mounts, shard counts, cache freshness and bad lines.
+
+    \b
+    Example:
+      ynm status
+      ynm status --json
+    """
     with open_ynm(cwd) as ynm:
         result = ynm.status()
     emit(result, as_json, format_status)

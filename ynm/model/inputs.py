@@ -8,6 +8,7 @@ Validation failures become ``invalid input: <path>: <message>`` (exit 2) through
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -147,7 +148,8 @@ class ListQuery(_Input):
 
 
 class ExportQuery(_Input):
-    """Input of ``export`` (reference/cli.md §4.6). ``since``/``until`` prune whole months."""
+    """Input of ``export`` (reference/cli.md §4.6). ``since``/``until`` prune whole months, so
+    a month ``YYYY-MM`` is accepted beside a date-time."""
 
     level: Level | None = None
     type: MemoryType | None = None
@@ -156,7 +158,12 @@ class ExportQuery(_Input):
     until: str | None = None
     mount: str | None = None
 
-    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    @field_validator("since", "until")
+    @classmethod
+    def _month_or_datetime(cls, v: str | None) -> str | None:
+        if v is not None and re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", v):
+            return v
+        return _check_datetime(v)
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )

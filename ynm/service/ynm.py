@@ -18,7 +18,7 @@ from ynm.errors import ShareRequired, UnknownMemory
 from ynm.model.durations import DEFAULT_WORKING_TTL
 from ynm.model.ids import Clock
 from ynm.model.inputs import ExportQuery, ListQuery, RecallQuery, RememberInput
-from ynm.model.jsonl import dumps_obj, dumps_record, parse_jsonl, parse_obj
+from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
 from ynm.model.namespaces import COMMON, namespace_matches
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
@@ -127,9 +127,9 @@ class Ynm:
         mount.cache.apply_append(mount.log, appended, records, lines)
         return AppendOutcome(records, appended[-1].revision if appended else "")
 
-    def _gate(self, level: str, texts: list[str | None]) -> None:
-        if level == "distributed":
-            redaction.check(texts, self.config.redaction)
+    def _gate(self, record: Record) -> None:
+        if record.level == "distributed":
+            redaction.check_record(record, self.config.redaction)
 
     # -- remember --------------------------------------------------------------------------
 
@@ -154,8 +154,6 @@ class Ynm:
             namespace = COMMON
         mount = route(self.mounts, level, inp.mount)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
-        self._gate(level, [inp.content, summary,
-                           dumps_obj(inp.data) if inp.data is not None else None])
         fields: dict[str, Any] = {
             "op": "create", "type": inp.type, "level": level, "namespace": namespace,
             "subject": inp.subject, "tags": inp.tags, "content": inp.content, "summary": summary,
@@ -166,6 +164,7 @@ class Ynm:
         }
         fields = {k: v for k, v in fields.items() if v is not None}
         record = self._stamp(fields, session=inp.session, source=inp.source)
+        self._gate(record)
         out = self._append(mount, [record])
         result = {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
                   "revision": out.revision}
@@ -322,7 +321,7 @@ class Ynm:
         targets: dict[str, Mount] = {}
         for r in parsed.records:
             mount = route(self.mounts, r.level, mount_id)
-            self._gate(r.level, [r.content, r.summary])
+            self._gate(r)
             targets[mount.id] = mount
             by_mount.setdefault(mount.id, []).append(r)
         imported = 0
