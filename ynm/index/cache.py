@@ -15,12 +15,12 @@ The store object handed in is a :class:`ynm.store.gitnotes.GitNotesLog` (duck-ty
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import pygit2
 import sqlean as sqlite3
 
 from ynm.index import schema
@@ -69,6 +69,7 @@ class _ShardRow:
     bytes: int
     lines: int
     ends_nl: bool
+    crc: int
 
 
 @dataclass(slots=True)
@@ -78,6 +79,7 @@ class _Batch:
     added: dict[str, tuple[Record, str, str]] = field(default_factory=dict)  # id -> rec, line, ref
     removed: set[str] = field(default_factory=set)
     touched: set[str] = field(default_factory=set)  # memory ids
+    refs: set[str] = field(default_factory=set)  # shards that lost records
 
 
 def indexed_content(memory: Memory) -> str:
@@ -111,9 +113,9 @@ class MountCache:
 
     def _stored_shards(self) -> dict[str, _ShardRow]:
         rows = self.conn.execute(
-            "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl FROM shards"
+            "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl, crc FROM shards"
         ).fetchall()
-        return {r[0]: _ShardRow(r[0], r[1], r[2], r[3], r[4], bool(r[5])) for r in rows}
+        return {r[0]: _ShardRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6]) for r in rows}
 
     def is_fresh(self, log: ShardLog, tips: dict[str, Any] | None = None) -> bool:
         """True when every shard ref points where the cache was built from, and the anchor
@@ -235,14 +237,16 @@ class MountCache:
         report.records_added = len(batch.added)
         report.records_removed = len(batch.removed)
         report.memories_folded = self._apply_batch(batch)
-        self._recount(tips.keys())
+        self._recount({ref for _, _, ref in batch.added.values()} | batch.refs)
         return report
 
     @staticmethod
     def _is_tail(log: ShardLog, old: _ShardRow, new_commit: str, data: bytes) -> bool:
+        """The new blob only appends to the old one: the old commit is an ancestor of the new,
+        and the new blob starts with the old bytes (same length, same CRC-32)."""
         if old.blob_id is None or not old.ends_nl or len(data) < old.bytes:
             return False
-        if str(pygit2.hash(data[: old.bytes])) != old.blob_id:
+        if zlib.crc32(memoryview(data)[: old.bytes]) != old.crc:
             return False
         return log.is_ancestor(old.commit_id, new_commit)
 
@@ -261,6 +265,7 @@ class MountCache:
             if record_id not in new_ids:
                 batch.removed.add(record_id)
                 batch.touched.add(memory_id)
+                batch.refs.add(ref)
 
     def _drop_shard(self, ref: str, batch: _Batch) -> None:
         for record_id, memory_id in self.conn.execute(
@@ -281,17 +286,19 @@ class MountCache:
         self, ref: str, commit: str, blob_id: str | None, data: bytes, records: int | None
     ) -> None:
         self.conn.execute(
-            "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, records) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
+            "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
             "commit_id = excluded.commit_id, blob_id = excluded.blob_id, bytes = excluded.bytes, "
-            "lines = excluded.lines, ends_nl = excluded.ends_nl",
+            "lines = excluded.lines, ends_nl = excluded.ends_nl, crc = excluded.crc",
             (ref, commit, blob_id, len(data), data.count(b"\n"),
-             int(not data or data.endswith(b"\n")), records or 0),
+             int(not data or data.endswith(b"\n")), zlib.crc32(data), records or 0),
         )
 
     def _recount(self, refs: Iterable[str]) -> None:
-        self.conn.execute(
-            "UPDATE shards SET records = (SELECT count(*) FROM records WHERE records.ref = shards.ref)"
+        self.conn.executemany(
+            "UPDATE shards SET records = (SELECT count(*) FROM records WHERE records.ref = ?) "
+            "WHERE ref = ?",
+            [(ref, ref) for ref in refs],
         )
 
     def _store_problems(self, ref: str, problems: Sequence[Problem], *, replace: bool) -> None:
@@ -336,16 +343,18 @@ class MountCache:
                 text = lines if lines is not None else {r.id: dumps_record(r) for r in records}
                 for a in appended:
                     recs = by_ref.get(a.ref, [])
-                    payload = sum(len(text[r.id].encode()) + 1 for r in recs)
+                    payload = "".join(text[r.id] + "\n" for r in recs).encode()
                     old = stored.get(a.ref)
-                    size = (old.bytes if old else 0) + payload
+                    size = (old.bytes if old else 0) + len(payload)
                     lines = (old.lines if old else 0) + len(recs)
+                    crc = zlib.crc32(payload, old.crc if old else 0)
                     conn.execute(
-                        "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, records) "
-                        "VALUES (?, ?, ?, ?, ?, 1, 0) ON CONFLICT(ref) DO UPDATE SET "
+                        "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, crc, "
+                        "records) VALUES (?, ?, ?, ?, ?, 1, ?, 0) ON CONFLICT(ref) DO UPDATE SET "
                         "commit_id = excluded.commit_id, blob_id = excluded.blob_id, "
-                        "bytes = excluded.bytes, lines = excluded.lines, ends_nl = 1",
-                        (a.ref, a.revision, a.blob_id, size, lines),
+                        "bytes = excluded.bytes, lines = excluded.lines, ends_nl = 1, "
+                        "crc = excluded.crc",
+                        (a.ref, a.revision, a.blob_id, size, lines, crc),
                     )
                     for r in recs:
                         self._add_record(r, a.ref, batch, text[r.id])

@@ -4,7 +4,8 @@ migrations (DESIGN.md, "The cache").
 Tables:
 - ``meta(key, value)``: ``schema_version``, ``anchor``, ``mount``.
 - ``shards``: per shard ref, the commit and note blob the cache was built from, the blob's
-  byte length, newline count and whether it ends in a newline (for tail reads).
+  byte length, newline count, whether it ends in a newline and its CRC-32 (for tail reads:
+  CRC-32 extends over appended bytes without re-reading the old ones).
 - ``records``: every valid record line, by record id, with its memory id and shard ref.
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
@@ -27,7 +28,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """
@@ -39,6 +40,7 @@ CREATE TABLE shards (
   bytes INTEGER NOT NULL DEFAULT 0,
   lines INTEGER NOT NULL DEFAULT 0,
   ends_nl INTEGER NOT NULL DEFAULT 1,
+  crc INTEGER NOT NULL DEFAULT 0,
   records INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE records (

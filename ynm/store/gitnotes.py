@@ -21,6 +21,7 @@ import pygit2
 from ynm.errors import MountLevelMismatch, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
+from ynm.store.objects import write_blob
 from ynm.store.repo import open_repository, repo_common_dir, signature
 
 MAX_CAS_RETRIES = 5
@@ -371,7 +372,7 @@ class GitNotesLog:
             raise MountLevelMismatch(self.mount_id, self.level, key.level)
         try:
             old_tree = self._commit_tree(expected) if expected is not None else None
-            blob_id = self.repo.create_blob(data)
+            blob_id = write_blob(self.repo, self.common_dir / "objects", data)
             tree_id = self._notes_tree(old_tree, blob_id)
             parents = [] if forget_history or expected is None else [expected]
             commit_id = self._commit(tree_id, parents, message)
@@ -396,7 +397,7 @@ class GitNotesLog:
                 # A foreign writer may have left no final newline; never fuse two lines.
                 separator = b"\n" if old and not old.endswith(b"\n") else b""
                 content = old + separator + payload
-                blob_id = self.repo.create_blob(content)
+                blob_id = write_blob(self.repo, self.common_dir / "objects", content)
                 tree_id = self._notes_tree(old_tree, blob_id)
                 parents = [previous] if previous is not None else []
                 commit_id = self._commit(tree_id, parents, message)
