@@ -389,7 +389,8 @@ class MountCache:
         conn.execute("DELETE FROM touched")
         conn.executemany("INSERT INTO touched VALUES (?)", [(m,) for m in groups])
         for memory_id, rid, line in conn.execute(
-            "SELECT r.memory_id, r.id, r.line FROM records r JOIN touched t USING (memory_id)"
+            "SELECT memory_id, id, line FROM records "
+            "WHERE memory_id IN (SELECT memory_id FROM touched)"
         ):
             rec = fresh.get(rid)
             groups[memory_id].append(rec if rec is not None else parse_line(line))
