@@ -13,7 +13,8 @@ Tables:
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
   the ``memories`` rowid. Rows are removed with FTS5's ``'delete'`` command and the old values
   (kept in ``memories``), which undoes their share of the BM25 statistics exactly, so a cache
-  updated in place ranks exactly as a rebuilt one. It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
+  updated in place ranks exactly as a rebuilt one. FTS5's ``secure-delete`` option is on, so a
+  deleted row's terms leave the index pages too (a purge leaves no trace in the file). It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
   summary 2.0, content 1.0, subject 1.5, tags 1.0 as intended (reference/algorithms.md §8.1
   notes the reference's weights land one column off).
 - Room is left for a sqlite-vec ``vec0`` table sharing the same rowid, and an embedding store
@@ -28,7 +29,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """
@@ -83,6 +84,7 @@ CREATE VIRTUAL TABLE fts USING fts5(
   summary, content, subject, tags,
   tokenize = 'porter unicode61', content = ''
 );
+INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
 """
 
 

@@ -212,3 +212,32 @@ def serialize_records(records: Iterable[Record]) -> str:
     """Records as JSONL: one line each plus a final newline; ``""`` for no records."""
     lines = [dumps_record(r) for r in records]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def without_memory(text: bytes, memory_id: str) -> tuple[bytes, int]:
+    """Shard text with every line of one memory removed, and how many records went.
+
+    A line goes when it is a JSON object whose ``memoryId`` is ``memory_id`` (valid record or
+    not, so a damaged line of the memory cannot keep its content alive); every other line,
+    bad lines included, stays byte for byte. Used by purge (reference/storage.md §3.9, which
+    re-serialises the kept records; ynm keeps them as written).
+    """
+    kept: list[bytes] = []
+    gone: set[str] = set()
+    dropped = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(b"{"):
+            try:
+                obj = json.loads(stripped)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("memoryId") == memory_id:
+                record_id = obj.get("id")
+                if not isinstance(record_id, str) or record_id not in gone:
+                    dropped += 1
+                if isinstance(record_id, str):
+                    gone.add(record_id)
+                continue
+        kept.append(line)
+    return b"".join(kept), dropped

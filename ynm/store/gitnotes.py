@@ -383,6 +383,68 @@ class GitNotesLog:
             raise StoreError(f"cannot write {key.ref}: {exc}") from exc
         return str(commit_id) if won else None
 
+    def purge(
+        self, memory_id: str, refs: Iterable[str] | None = None, *, forget_history: bool = False
+    ) -> tuple[int, list[ShardKey]]:
+        """Rewrite every shard holding a memory's lines without them.
+
+        Under ``ynm.lock``, for each shard (all of them, or only ``refs``): read the tip, drop
+        the memory's lines (others stay byte for byte, see ``without_memory``), and replace the
+        blob with a commit ``ynm: purge <id> from <shard id>[ (history dropped)]`` by
+        compare-and-swap, retried up to 5 times. With ``forget_history`` the commit has no
+        parent and the ref's reflog is deleted, so the purged bytes are reachable from no ref
+        (they stay in the object store until git gc prunes them, and on other clones).
+
+        Returns:
+            (records removed, shard keys rewritten).
+
+        Raises:
+            StoreConflict: a shard kept moving under us for 5 attempts.
+            LockTimeout, StoreError: as for ``append``.
+
+        Source: reference/storage.md §3.9.
+        """
+        from ynm.model.jsonl import without_memory
+
+        suffix = " (history dropped)" if forget_history else ""
+        removed = 0
+        touched: list[ShardKey] = []
+        with self.lock():
+            tips = self.tips()
+            targets = [tips[r] for r in refs if r in tips] if refs is not None else list(tips.values())
+            for tip in targets:
+                for _attempt in range(MAX_CAS_RETRIES):
+                    current = self._ref_target(tip.ref)
+                    if current is None:
+                        break
+                    blob_id = self.note_blob_id(current)
+                    data = self.read_blob(blob_id) if blob_id is not None else b""
+                    kept, dropped = without_memory(data, memory_id)
+                    if dropped == 0 and kept == data:
+                        break
+                    message = f"ynm: purge {memory_id} from {tip.key.shard_id}{suffix}"
+                    if self.write_shard(tip.key, kept, message=message, expected=current,
+                                        forget_history=forget_history):
+                        removed += dropped
+                        touched.append(tip.key)
+                        if forget_history:
+                            self._drop_reflog(tip.ref)
+                        break
+                else:
+                    raise StoreConflict(
+                        f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {tip.ref}"
+                    )
+        return removed, touched
+
+    def _drop_reflog(self, ref: str) -> None:
+        # The files backend keeps a ref's old values in logs/<ref>; they would keep purged
+        # commits reachable for git (reflog entries count as reachable until they expire).
+        path = self.common_dir / "logs" / ref
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
     # ----------------------------------------------------------------------------- internals
 
     def _append_shard(self, key: ShardKey, payload: bytes, count: int) -> AppendedShard:

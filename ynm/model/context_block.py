@@ -1,0 +1,91 @@
+"""The context block: pinned memories first, then ranked ones, packed into a token budget.
+
+Source: reference/algorithms.md §3.3 and reference/cli.md §3.4, §4.3.
+
+- header ``## Memory\\n``; one line per memory:
+  ``- (<type>[, pinned]) <summary or first content line>[ [tag1, tag2]]``;
+- tokens are estimated as ``ceil(length / 4)`` per line (length in UTF-16 units, as the
+  reference counts), the header counted first;
+- pinned memories go in importance order (then newest); the first that does not fit ends the
+  pinned phase (``truncated``), but ranked memories may still fill what is left;
+- ranked memories follow in score order, skipping those already in; the first that does not
+  fit stops packing;
+- memories tagged ``occurrence`` never enter, pinned or not;
+- nothing packed gives ``{"markdown": "", "included": [], "tokens": 0, ...}``: never a bare
+  heading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ynm.model.records import OCCURRENCE_TAG, js_length
+
+HEADER = "## Memory\n"
+DEFAULT_BUDGET_TOKENS = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A memory as the block shows it."""
+
+    memory_id: str
+    type: str
+    pinned: bool
+    summary: str
+    content: str
+    tags: tuple[str, ...]
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: ``ceil(length / 4)``."""
+    return math.ceil(js_length(text) / 4)
+
+
+def line_of(e: Entry) -> str:
+    """``- (<type>[, pinned]) <summary or first content line>[ [tags]]``."""
+    text = e.summary or (e.content.split("\n", 1)[0] if e.content else "")
+    tags = f" [{', '.join(e.tags)}]" if e.tags else ""
+    return f"- ({e.type}{', pinned' if e.pinned else ''}) {text}{tags}"
+
+
+def pack(pinned: Iterable[Entry], ranked: Iterable[Entry], budget_tokens: int) -> dict[str, Any]:
+    """Pack entries into ``{"markdown", "included", "tokens", "truncated"}`` (cli.md §3.4).
+
+    ``pinned`` must already be in importance-then-newest order and ``ranked`` in score order.
+    """
+    tokens = estimate_tokens(HEADER)
+    lines: list[str] = []
+    included: list[str] = []
+    truncated = False
+    for e in pinned:
+        if OCCURRENCE_TAG in e.tags:
+            continue
+        line = line_of(e)
+        cost = estimate_tokens(line)
+        if tokens + cost > budget_tokens:
+            truncated = True
+            break
+        lines.append(line)
+        included.append(e.memory_id)
+        tokens += cost
+    seen = set(included)
+    for e in ranked:
+        if e.memory_id in seen or OCCURRENCE_TAG in e.tags:
+            continue
+        line = line_of(e)
+        cost = estimate_tokens(line)
+        if tokens + cost > budget_tokens:
+            truncated = True
+            break
+        lines.append(line)
+        included.append(e.memory_id)
+        seen.add(e.memory_id)
+        tokens += cost
+    if not lines:
+        return {"markdown": "", "included": [], "tokens": 0, "truncated": truncated}
+    return {"markdown": HEADER + "\n".join(lines) + "\n", "included": included,
+            "tokens": tokens, "truncated": truncated}
