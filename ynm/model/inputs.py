@@ -195,3 +195,120 @@ def parse_input(model: type[_Input], data: dict[str, Any]) -> Any:
         return model.model_validate(data)
     except ValidationError as err:
         raise to_invalid_input(err) from None
+
+
+def _check_ulid(v: str) -> str:
+    if not is_ulid(v):
+        raise ValueError("must be a ULID")
+    return v
+
+
+class SupersedeInput(_Input):
+    """Input of ``supersede`` (reference/cli.md §4.25). Unlike the reference, importance,
+    confidence, pinned and needs-review are written only when given (never reset to defaults),
+    and ``ttl`` may be given; a working memory otherwise keeps its ttl."""
+
+    memory_id: str
+    content: str = Field(min_length=1, max_length=CONTENT_MAX_CHARS)
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
+    subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
+    tags: list[str] = Field(default_factory=list)
+    data: dict[str, Any] | None = None
+    data_schema: str | None = Field(default=None, max_length=DATA_SCHEMA_MAX_CHARS)
+    importance: float | None = Field(default=None, ge=0, le=1)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    pinned: bool | None = None
+    needs_review: bool | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    ttl: str | None = None
+    session: str | None = None
+    source: str | None = None
+    links: list[Link] = Field(default_factory=list)
+
+    _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
+    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _dates = field_validator("valid_from", "valid_to")(
+        classmethod(lambda cls, v: _check_datetime(v))
+    )
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, v: str | None) -> str | None:
+        if v is not None and not is_duration(v):
+            raise ValueError("must be an ISO 8601 duration")
+        return v
+
+
+class AnnotateInput(_Input):
+    """Input of ``annotate`` (reference/cli.md §4.1): adds tags and links, sets the scalars
+    given; content is never changed."""
+
+    memory_id: str
+    tags: list[str] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
+    importance: float | None = Field(default=None, ge=0, le=1)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    pinned: bool | None = None
+    needs_review: bool | None = None
+    reason: str | None = Field(default=None, max_length=1000)
+    session: str | None = None
+    data: dict[str, Any] | None = None
+
+    _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
+    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+
+
+class ForgetInput(_Input):
+    """Input of ``forget`` (reference/cli.md §4.7): a tombstone with an optional reason."""
+
+    memory_id: str
+    reason: str | None = Field(default=None, max_length=1000)
+    session: str | None = None
+
+    _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
+
+
+class PurgeInput(_Input):
+    """Input of ``purge`` (reference/cli.md §4.17)."""
+
+    memory_id: str
+    reason: str = Field(min_length=1, max_length=1000)
+    forget_history: bool = False
+
+    _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
+
+
+class ContextQuery(_Input):
+    """Input of ``context`` (reference/algorithms.md §3.1)."""
+
+    namespace: str | None = None
+    level: list[Level] = Field(default_factory=list)
+    type: list[MemoryType] = Field(default_factory=list)
+    text: str | None = Field(default=None, max_length=TEXT_MAX_CHARS)
+    budget_tokens: int = Field(default=1500, ge=1, le=50_000)
+    mount: str | None = None
+
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+
+class SessionStartInput(_Input):
+    """Input of ``session start`` (reference/cli.md §4.23)."""
+
+    session_id: str | None = None
+    namespace: str | None = None
+    budget_tokens: int = Field(default=1500, ge=1, le=50_000)
+    ttl: str = "PT8H"
+
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, v: str) -> str:
+        if not is_duration(v):
+            raise ValueError("must be an ISO 8601 duration")
+        return v

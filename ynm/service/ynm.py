@@ -14,12 +14,29 @@ from pathlib import Path
 from typing import Any
 
 from ynm import __version__
-from ynm.errors import ShareRequired, UnknownMemory
+from ynm.errors import InvalidInput, ShareRequired, UnknownMemory, YnmError
 from ynm.model.durations import DEFAULT_WORKING_TTL
 from ynm.model.ids import Clock
-from ynm.model.inputs import ExportQuery, ListQuery, RecallQuery, RememberInput
+from ynm.model.inputs import (
+    AnnotateInput,
+    ContextQuery,
+    ExportQuery,
+    ForgetInput,
+    ListQuery,
+    PurgeInput,
+    RecallQuery,
+    RememberInput,
+    SessionStartInput,
+    SupersedeInput,
+)
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
-from ynm.model.namespaces import COMMON, namespace_matches
+from ynm.model.namespaces import (
+    COMMON,
+    SESSION_PREFIX,
+    namespace_matches,
+    namespace_problem,
+    normalize_session_id,
+)
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
 from ynm.model.shards import ShardKey
@@ -194,6 +211,227 @@ class Ynm:
         return (f"{len(similar)} similar {verb}: {listed}. If one of them is the same fact, "
                 "prefer `ynm supersede` over a duplicate.")
 
+    # -- edits (reference/cli.md §4.1, §4.7, §4.15, §4.16, §4.25) ------------------------
+
+    def _edit(self, memory_id: str, fields: dict[str, Any], *, session: str | None = None,
+              source: str | None = None,
+              found: tuple[Mount, dict[str, Any]] | None = None) -> tuple[Mount, Record, str]:
+        """Append one record to the memory's own mount, type/level/namespace from its folded
+        state unless ``fields`` says otherwise. Returns the mount, the record and the revision.
+
+        Raises:
+            UnknownMemory: no mount holds the memory.
+            Refused: a distributed record matched a redaction pattern.
+        """
+        mount, state = found or self.find(memory_id)
+        base = {"memoryId": memory_id, "type": state["type"], "level": state["level"],
+                "namespace": state["namespace"], "tags": [], "links": []}
+        base.update({k: v for k, v in fields.items() if v is not None})
+        record = self._stamp(base, session=session, source=source)
+        self._gate(record)
+        out = self._append(mount, [record])
+        return mount, record, out.revision
+
+    @staticmethod
+    def _write_result(mount: Mount, record: Record, revision: str) -> dict[str, Any]:
+        return {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
+                "revision": revision}
+
+    def supersede(self, inp: SupersedeInput) -> dict[str, Any]:
+        """A new version of a memory (op ``supersede``): new content, summary (derived when not
+        given), data; subject kept unless given; tags and links added; revives a tombstoned
+        memory. Returns a WriteResult.
+
+        Unlike the reference (reference/storage.md §7.18), importance, confidence, pinned and
+        needsReview are written only when given, so a supersede never resets them, and a
+        working memory keeps its ttl unless a new one is given.
+
+        Raises:
+            UnknownMemory, Refused.
+        """
+        found = self.find(inp.memory_id)
+        state = found[1]
+        ttl = inp.ttl or state["current"].get("ttl")
+        fields = {
+            "op": "supersede", "subject": inp.subject or state.get("subject"),
+            "tags": inp.tags, "content": inp.content,
+            "summary": inp.summary if inp.summary is not None else summarize(inp.content),
+            "data": inp.data, "dataSchema": inp.data_schema, "importance": inp.importance,
+            "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
+            "validFrom": inp.valid_from, "validTo": inp.valid_to, "ttl": ttl,
+            "links": [{"rel": "supersedes", "to": inp.memory_id},
+                      *(link.model_dump() for link in inp.links)],
+        }
+        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
+                                              source=inp.source, found=found))
+
+    def annotate(self, inp: AnnotateInput) -> dict[str, Any]:
+        """Add tags and links, set importance/confidence/pinned/needsReview, record a reason
+        or data; content never changes (op ``annotate``). Returns a WriteResult.
+
+        Raises:
+            UnknownMemory, Refused.
+        """
+        fields = {
+            "op": "annotate", "tags": inp.tags,
+            "links": [link.model_dump() for link in inp.links], "importance": inp.importance,
+            "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
+            "reason": inp.reason, "data": inp.data,
+        }
+        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session))
+
+    def forget(self, inp: ForgetInput) -> dict[str, Any]:
+        """Tombstone a memory: hidden from recall, list and context; history kept.
+
+        Raises:
+            UnknownMemory.
+        """
+        fields = {"op": "tombstone", "reason": inp.reason}
+        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session))
+
+    def pin(self, memory_id: str, unpin: bool = False) -> dict[str, Any]:
+        """Pin (or unpin) a memory: an annotate with ``pinned`` and reason ``pinned`` or
+        ``unpinned`` (reference/cli.md §4.15)."""
+        return self.annotate(AnnotateInput(memory_id=memory_id, pinned=not unpin,
+                                           reason="unpinned" if unpin else "pinned"))
+
+    def review_clear(self, memory_id: str) -> dict[str, Any]:
+        """Clear the review flag: annotate ``needsReview: false``, reason ``reviewed``."""
+        return self.annotate(AnnotateInput(memory_id=memory_id, needs_review=False,
+                                           reason="reviewed"))
+
+    def review_list(self, mount_id: str | None = None) -> list[dict[str, Any]]:
+        """Live memories flagged for review, newest first (reference/algorithms.md §4.15)."""
+        return self.list(ListQuery(needs_review=True, mount=mount_id))
+
+    def promote(self, memory_id: str, mount_id: str | None = None) -> dict[str, Any]:
+        """Copy a personal memory into a distributed mount as a new memory that
+        ``derives-from`` it; ``user/...`` namespaces become ``common``. The original is
+        untouched. Returns the new memory's WriteResult (reference/cli.md §4.16).
+
+        Raises:
+            UnknownMemory; YnmError ``memory <id> is already distributed``; Refused;
+            UnknownMount, MountLevelMismatch, NoMount.
+        """
+        source_mount, state = self.find(memory_id)
+        if state["level"] != "personal":
+            raise YnmError(f"memory {memory_id} is already distributed")
+        target = route(self.mounts, "distributed", mount_id)
+        current = state["current"]
+        ns = state["namespace"]
+        fields = {
+            "op": "create", "type": state["type"], "level": "distributed",
+            "namespace": COMMON if ns == "user" or ns.startswith("user/") else ns,
+            "subject": state.get("subject"), "tags": state["tags"],
+            "content": current.get("content"), "summary": current.get("summary"),
+            "data": current.get("data"), "dataSchema": current.get("dataSchema"),
+            "importance": state["importance"], "confidence": state["confidence"],
+            "links": [{"rel": "derives-from", "to": memory_id}],
+        }
+        record = self._stamp({k: v for k, v in fields.items() if v is not None},
+                             source=f"promoted:{source_mount.id}")
+        self._gate(record)
+        out = self._append(target, [record])
+        return self._write_result(target, record, out.revision)
+
+    def purge(self, inp: PurgeInput) -> dict[str, Any]:
+        """Remove a memory's records from every shard of its mount, then append an audited
+        ``purge-marker`` (reference/storage.md §3.9). With ``forget_history`` each rewritten
+        shard's history restarts, so no ref reaches the purged bytes. The cache drops them in
+        the same call (with SQLite's secure delete, so freed pages do not keep them).
+
+        Returns ``{"memoryId", "removed", "mount"}``.
+
+        Raises:
+            UnknownMemory: no mount holds the memory (an already purged one included).
+        """
+        mount, state = self.find(inp.memory_id)
+        refs = [row[0] for row in mount.cache.conn.execute(
+            "SELECT DISTINCT ref FROM records WHERE memory_id = ?", (inp.memory_id,))]
+        removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
+        reason = inp.reason + (" (history dropped)" if inp.forget_history else "")
+        marker = self._stamp({"op": "purge-marker", "memoryId": inp.memory_id,
+                              "type": state["type"], "level": state["level"],
+                              "namespace": state["namespace"], "tags": [], "links": [],
+                              "reason": reason})
+        mount.cache.conn.execute("PRAGMA secure_delete = ON")
+        self._append(mount, [marker])
+        mount.cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return {"memoryId": inp.memory_id, "removed": removed, "mount": mount.id}
+
+    # -- sessions and context (reference/algorithms.md §3, §6) ------------------------------
+
+    def context(self, q: ContextQuery) -> dict[str, Any]:
+        """The context block (see :mod:`ynm.model.context_block`): pinned memories of the
+        selected mounts (up to 200 each) by importance then newest, then up to 100 ranked
+        candidates per mount in one score order; occurrences left out at search time."""
+        from ynm.index.search import SearchQuery
+        from ynm.model.context_block import pack
+
+        pinned: list[tuple[float, str, Entry]] = []
+        ranked: list[tuple[Any, dict[str, Any]]] = []
+        for mount in self._select(q.mount, q.level):
+            base = dict(types=q.type, levels=q.level, namespace=q.namespace,
+                        exclude_tags=["occurrence"])
+            for _, row in self._ranked(mount, SearchQuery(pinned_only=True, limit=200, **base),
+                                       None):
+                pinned.append((row["importance"], row["updated_at"], _entry(row)))
+            ranked.extend(self._ranked(mount, SearchQuery(limit=100, **base), q.text))
+        pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
+        ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
+        ranked.sort(key=lambda h: h[0].total, reverse=True)
+        return pack([p[2] for p in pinned], [_entry(row) for _, row in ranked], q.budget_tokens)
+
+    def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
+        """Start a session: its id (given, normalised; or a new lowercase ULID), working
+        namespace ``session/<id>``, the ttl to write working memory with, and the context
+        block. Nothing is written.
+
+        Raises:
+            InvalidInput: the id normalises to an invalid namespace (``a..b``, ``x.lock``).
+        """
+        raw = inp.session_id if inp.session_id is not None else self.clock.stamp()[0]
+        session_id = normalize_session_id(raw)
+        namespace = SESSION_PREFIX + session_id
+        problem = namespace_problem(namespace)
+        if problem:
+            raise InvalidInput(f"sessionId: {problem}")
+        block = self.context(ContextQuery(namespace=inp.namespace,
+                                          budget_tokens=inp.budget_tokens))
+        return {"sessionId": session_id, "namespace": namespace, "ttl": inp.ttl,
+                "context": block}
+
+    def session_end(self, session_id: str, expire: bool = True) -> dict[str, Any]:
+        """End a session: with ``expire``, tombstone its working memories whose ttl has run
+        out (``updatedAt + ttl <= now``, reason ``expired``). Returns ``{"sessionId"`` as
+        given, ``"expired": [memoryId, ...]}``."""
+        expired = self.expire(SESSION_PREFIX + normalize_session_id(session_id)) if expire else []
+        return {"sessionId": session_id, "expired": expired}
+
+    def expire(self, namespace: str | None = None) -> list[str]:
+        """The expire pass: tombstone each live working memory (in ``namespace``, a prefix)
+        whose current record has a ttl that has run out. Returns the ids tombstoned.
+        Source: reference/algorithms.md §4.6."""
+        from ynm.index.search import SearchQuery, filter_sql
+        from ynm.model.durations import duration_ms
+
+        now = self._now_ms()
+        out = []
+        for mount in self.mounts:
+            cache = mount.fresh_cache()
+            cond, args = filter_sql(SearchQuery(types=["working"], namespace=namespace))
+            due = []
+            for memory_id, updated_at, state in cache.conn.execute(
+                f"SELECT memory_id, updated_at, state FROM memories m WHERE {cond}", args
+            ):
+                ttl = json.loads(state)["current"].get("ttl")
+                if ttl and iso_to_ms(updated_at) + duration_ms(ttl) <= now:
+                    due.append(memory_id)
+            for memory_id in sorted(due):
+                self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
+                out.append(memory_id)
+        return out
+
     # -- recall ----------------------------------------------------------------------------
 
     def recall(self, q: RecallQuery) -> list[dict[str, Any]]:
@@ -205,41 +443,47 @@ class Ynm:
         vanish is ranked as a filter-only query (the reference keeps the text weights there,
         algorithms.md §8.4, which gives every hit the same 0.6 relevance term).
         """
-        from ynm.index.search import SearchQuery, search
+        from ynm.index.search import SearchQuery
 
-        tokens = tokenize(q.text or "")
-        match = fts_query(tokens)
-        phrases = [fts_query([t]) for t in tokens]
-        has_text = match is not None
         k = max(q.limit * 4, 40)
-        now = self._now_ms()
         hits: list[dict[str, Any]] = []
         for mount in self._select(q.mount, q.level):
-            cache = mount.fresh_cache()
             sq = SearchQuery(
-                match=match, phrases=phrases, types=q.type, levels=q.level, namespace=q.namespace,
+                types=q.type, levels=q.level, namespace=q.namespace,
                 subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
                 until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
                 limit=k,
             )
-            candidates = search(cache.conn, sq)
-            if not candidates:
-                continue
-            rows = _rows_by_rowid(cache.conn, [c.rowid for c in candidates])
-            mount_hits = []
-            for c in candidates:
-                row = rows[c.rowid]
-                s = score(relevance=c.relevance, memory_type=row["type"],
-                          updated_at_ms=iso_to_ms(row["updated_at"]),
-                          importance=row["importance"], pinned=bool(row["pinned"]),
-                          has_text=has_text, now_ms=now)
-                mount_hits.append((s, row, mount.id))
-            mount_hits.sort(key=lambda h: h[1]["memory_id"], reverse=True)
-            mount_hits.sort(key=lambda h: h[0].total, reverse=True)
-            hits.extend(_hit(s, row, mount_id, q.explain) for s, row, mount_id in mount_hits)
+            ranked = self._ranked(mount, sq, q.text)
+            hits.extend(_hit(s, row, mount.id, q.explain) for s, row in ranked)
         hits.sort(key=lambda h: h["updatedAt"], reverse=True)
         hits.sort(key=lambda h: h["score"], reverse=True)
         return hits[: q.limit]
+
+    def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
+        """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
+        descending, then memoryId descending."""
+        from ynm.index.search import search
+
+        tokens = tokenize(text or "")
+        sq.match = fts_query(tokens)
+        sq.phrases = [fts_query([t]) for t in tokens]
+        cache = mount.fresh_cache()
+        candidates = search(cache.conn, sq)
+        if not candidates:
+            return []
+        rows = _rows_by_rowid(cache.conn, [c.rowid for c in candidates])
+        now = self._now_ms()
+        out = []
+        for c in candidates:
+            row = rows[c.rowid]
+            s = score(relevance=c.relevance, memory_type=row["type"],
+                      updated_at_ms=iso_to_ms(row["updated_at"]), importance=row["importance"],
+                      pinned=bool(row["pinned"]), has_text=sq.match is not None, now_ms=now)
+            out.append((s, row))
+        out.sort(key=lambda h: h[1]["memory_id"], reverse=True)
+        out.sort(key=lambda h: h[0].total, reverse=True)
+        return out
 
     # -- list ------------------------------------------------------------------------------
 
@@ -386,6 +630,13 @@ def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
     ):
         out[row[0]] = dict(zip(cols, row))
     return out
+
+
+def _entry(row: dict[str, Any]) -> Any:
+    from ynm.model.context_block import Entry
+
+    return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
+                 row["content"], tuple(json.loads(row["tags"])))
 
 
 def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, Any]:
