@@ -11,14 +11,23 @@ from ynm import __version__
 
 # command name -> "module:attribute"; every command module keeps its imports light.
 COMMANDS = {
+    "annotate": "ynm.cli.edit:annotate",
+    "context": "ynm.cli.session:context",
     "export": "ynm.cli.export:export",
+    "forget": "ynm.cli.edit:forget",
     "import": "ynm.cli.import_:import_",
     "init": "ynm.cli.init:init",
     "list": "ynm.cli.list_:list_",
+    "pin": "ynm.cli.edit:pin",
+    "promote": "ynm.cli.edit:promote",
+    "purge": "ynm.cli.edit:purge",
     "recall": "ynm.cli.recall:recall",
     "reindex": "ynm.cli.reindex:reindex",
     "remember": "ynm.cli.remember:remember",
+    "review": "ynm.cli.session:review",
+    "session": "ynm.cli.session:session",
     "status": "ynm.cli.status:status",
+    "supersede": "ynm.cli.edit:supersede",
 }
 
 

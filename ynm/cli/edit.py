@@ -1,0 +1,179 @@
+"""Commands that change an existing memory: supersede, annotate, forget, pin, promote, purge
+(reference/cli.md §4.1, §4.7, §4.15, §4.16, §4.17, §4.25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import (
+    common_options,
+    drop_none,
+    emit,
+    json_flag,
+    number_flag,
+    open_ynm,
+    split_tags,
+)
+
+
+def _id(memory_id: str) -> str:
+    from ynm.model.inputs import check_memory_id
+
+    return check_memory_id(memory_id)
+
+
+@click.command()
+@click.option("--memory-id", required=True, help="The memory to replace.")
+@click.option("--content", required=True, help="The new content (markdown).")
+@click.option("--summary", help="One line; derived from the content when omitted.")
+@click.option("--subject", help="New subject (kept when omitted).")
+@click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
+@click.option("--data", help="New structured payload (JSON object); omitted means none.")
+@click.option("--data-schema", help="Name of the shape of --data.")
+@click.option("--importance", help="0..1; kept when omitted.")
+@click.option("--confidence", help="0..1; kept when omitted.")
+@click.option("--pinned/--no-pinned", default=None, help="Pin or unpin; kept when omitted.")
+@click.option("--needs-review/--no-needs-review", default=None,
+              help="Flag or clear review; kept when omitted.")
+@click.option("--valid-from", help="When it became true (ISO 8601).")
+@click.option("--valid-to", help="When it stopped being true (ISO 8601).")
+@click.option("--ttl", help="New ttl (ISO 8601 duration); a working memory keeps its own.")
+@click.option("--session", help="Session id for provenance.")
+@click.option("--source", help="Source reference: URL, file, ticket.")
+@click.option("--links", help='More links: JSON array of {"rel", "to"}.')
+@common_options
+def supersede(as_json: bool, cwd: Path | None, tags: tuple[str, ...], data: str | None,
+              links: str | None, importance: str | None, confidence: str | None,
+              **rest: Any) -> None:
+    """Write a new version of a memory.
+
+    \b
+    Example:
+      ynm supersede --memory-id 01K... --content "Deploys moved to Wednesdays"
+    """
+    from ynm.model.inputs import SupersedeInput, parse_input
+
+    inp = parse_input(SupersedeInput, drop_none(
+        tags=split_tags(tags), data=json_flag("data", data), links=json_flag("links", links),
+        importance=number_flag("importance", importance),
+        confidence=number_flag("confidence", confidence), **rest))
+    with open_ynm(cwd) as ynm:
+        result = ynm.supersede(inp)
+    emit(result, as_json, lambda r: f"superseded {r['memoryId']} (record {r['recordId']})")
+
+
+@click.command()
+@click.option("--memory-id", required=True, help="The memory to annotate.")
+@click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
+@click.option("--links", help='Links to add: JSON array of {"rel", "to"}.')
+@click.option("--importance", help="New importance, 0..1.")
+@click.option("--confidence", help="New confidence, 0..1.")
+@click.option("--pinned/--no-pinned", default=None, help="Pin or unpin.")
+@click.option("--needs-review/--no-needs-review", default=None, help="Flag or clear review.")
+@click.option("--reason", help="Why.")
+@click.option("--session", help="Session id for provenance.")
+@click.option("--data", help="Structured annotation data (JSON object).")
+@common_options
+def annotate(as_json: bool, cwd: Path | None, tags: tuple[str, ...], links: str | None,
+             data: str | None, importance: str | None, confidence: str | None,
+             **rest: Any) -> None:
+    """Add tags or links, or set importance, confidence, pin or review; content stays.
+
+    \b
+    Example:
+      ynm annotate --memory-id 01K... --tags ledger --importance 0.9
+    """
+    from ynm.model.inputs import AnnotateInput, parse_input
+
+    inp = parse_input(AnnotateInput, drop_none(
+        tags=split_tags(tags), links=json_flag("links", links), data=json_flag("data", data),
+        importance=number_flag("importance", importance),
+        confidence=number_flag("confidence", confidence), **rest))
+    with open_ynm(cwd) as ynm:
+        result = ynm.annotate(inp)
+    emit(result, as_json, lambda r: f"annotated {r['memoryId']} (record {r['recordId']})")
+
+
+@click.command()
+@click.option("--memory-id", required=True, help="The memory to forget.")
+@click.option("--reason", help="Why.")
+@click.option("--session", help="Session id for provenance.")
+@common_options
+def forget(as_json: bool, cwd: Path | None, **rest: Any) -> None:
+    """Forget a memory (a tombstone): hidden from recall, list and context; history kept.
+
+    \b
+    Example:
+      ynm forget --memory-id 01K... --reason "wrong"
+    """
+    from ynm.model.inputs import ForgetInput, parse_input
+
+    inp = parse_input(ForgetInput, drop_none(**rest))
+    with open_ynm(cwd) as ynm:
+        result = ynm.forget(inp)
+    emit(result, as_json, lambda r: f"forgot {r['memoryId']} (record {r['recordId']})")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--unpin", is_flag=True, default=False, help="Unpin instead.")
+@common_options
+def pin(as_json: bool, cwd: Path | None, memory_id: str, unpin: bool) -> None:
+    """Pin a memory: always in the context block (unless tagged occurrence).
+
+    \b
+    Example:
+      ynm pin 01K...
+      ynm pin 01K... --unpin
+    """
+    with open_ynm(cwd) as ynm:
+        result = ynm.pin(_id(memory_id), unpin)
+    emit(result, as_json, lambda r: f"{'unpinned' if unpin else 'pinned'} {r['memoryId']}")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--mount", help="Target distributed mount (default: project).")
+@common_options
+def promote(as_json: bool, cwd: Path | None, memory_id: str, mount: str | None) -> None:
+    """Copy a personal memory into shared (distributed) memory; the original stays.
+
+    \b
+    Example:
+      ynm promote 01K...
+    """
+    with open_ynm(cwd) as ynm:
+        result = ynm.promote(_id(memory_id), mount)
+    emit(result, as_json,
+         lambda r: f"promoted {memory_id} -> {r['memoryId']} in {r['mount']}")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--reason", required=True, help="Why (kept in the purge marker).")
+@click.option("--forget-history", is_flag=True, default=False,
+              help="Restart the history of every rewritten shard, so no ref reaches the bytes.")
+@click.option("--yes", is_flag=True, default=False, help="Confirm: purge is irreversible.")
+@common_options
+def purge(as_json: bool, cwd: Path | None, memory_id: str, reason: str, forget_history: bool,
+          yes: bool) -> None:
+    """Physically remove a memory's records and append an audited purge marker.
+
+    \b
+    Example:
+      ynm purge 01K... --reason "customer data" --forget-history --yes
+    """
+    from ynm.errors import Refused
+    from ynm.model.inputs import PurgeInput, parse_input
+
+    if not yes:
+        raise Refused("purge is irreversible; re-run with --yes to confirm")
+    inp = parse_input(PurgeInput, {"memory_id": memory_id, "reason": reason,
+                                   "forget_history": forget_history})
+    with open_ynm(cwd) as ynm:
+        result = ynm.purge(inp)
+    emit(result, as_json, lambda r: (
+        f"purged {r['memoryId']}: {r['removed']} record(s) removed from {r['mount']}"))

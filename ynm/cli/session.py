@@ -1,0 +1,131 @@
+"""``ynm session``, ``ynm context`` and ``ynm review`` (reference/cli.md §4.3, §4.21, §4.23)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, drop_none, emit, open_ynm, warn_unknown_mount
+
+TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
+LEVELS = ("personal", "distributed")
+
+
+def block_text(block: dict[str, Any]) -> str:
+    """The markdown as is, or why there is none."""
+    if block["markdown"]:
+        return block["markdown"]
+    if block["truncated"]:
+        return "no memory fits the token budget; raise --budget-tokens"
+    return "no memory yet"
+
+
+@click.command()
+@click.option("--namespace", help="Namespace prefix.")
+@click.option("--level", multiple=True, type=click.Choice(LEVELS), help="Levels (repeatable).")
+@click.option("--type", "type_", multiple=True, type=click.Choice(TYPES),
+              help="Types (repeatable).")
+@click.option("--text", help="Focus text for the ranked part.")
+@click.option("--budget-tokens", type=int, default=1500, show_default=True,
+              help="Approximate budget (1..50000).")
+@click.option("--mount", help="Only this mount.")
+@common_options
+def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tuple[str, ...],
+            **rest: Any) -> None:
+    """Print the memory block an agent gets at session start: pinned first, then ranked.
+
+    \b
+    Example:
+      ynm context --namespace team/payments --budget-tokens 800
+    """
+    from ynm.model.inputs import ContextQuery, parse_input
+
+    q = parse_input(ContextQuery, drop_none(level=list(level), type=list(type_), **rest))
+    with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, q.mount)
+        block = ynm.context(q)
+    emit(block, as_json, block_text)
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["start", "end"]))
+@click.argument("session_id", required=False)
+@click.option("--namespace", help="Namespace prefix for the context block.")
+@click.option("--budget-tokens", type=int, default=1500, show_default=True,
+              help="Context budget (1..50000).")
+@click.option("--ttl", default="PT8H", show_default=True,
+              help="The ttl to write working memory with (ISO 8601 duration).")
+@click.option("--expire/--no-expire", default=True, show_default=True,
+              help="On end, forget the session's working memory whose ttl ran out.")
+@common_options
+def session(as_json: bool, cwd: Path | None, action: str, session_id: str | None,
+            namespace: str | None, budget_tokens: int, ttl: str, expire: bool) -> None:
+    """Start a session (working namespace and context block) or end one.
+
+    \b
+    Examples:
+      ynm session start            # a new id
+      ynm session start my-task
+      ynm session end my-task
+    """
+    from ynm.errors import Refused
+    from ynm.model.inputs import SessionStartInput, parse_input
+
+    if action == "end":
+        if not session_id:
+            raise Refused("session end needs a sessionId")
+        with open_ynm(cwd) as ynm:
+            result = ynm.session_end(session_id, expire)
+        n = len(result["expired"])
+        emit(result, as_json, lambda r: (
+            f"ended {r['sessionId']}; expired {n} working "
+            f"{'memory' if n == 1 else 'memories'}"))
+        return
+    inp = parse_input(SessionStartInput, drop_none(
+        session_id=session_id, namespace=namespace, budget_tokens=budget_tokens, ttl=ttl))
+    with open_ynm(cwd) as ynm:
+        result = ynm.session_start(inp)
+    emit(result, as_json, lambda r: (
+        f"session {r['sessionId']}\nworking namespace {r['namespace']} (ttl {r['ttl']})\n\n"
+        + block_text(r["context"])))
+
+
+def format_review(memories: list[dict[str, Any]]) -> str:
+    """``<id>  <type:10> <mount:9> <summary>`` per memory, or ``nothing to review``."""
+    if not memories:
+        return "nothing to review"
+    return "\n".join(f"{m['memoryId']}  {m['type']:<10} {m['mount']:<9} "
+                     f"{m['current'].get('summary', '')}" for m in memories)
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["list", "clear"]))
+@click.argument("memory_id", required=False)
+@click.option("--mount", help="Only this mount (list).")
+@common_options
+def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
+           mount: str | None) -> None:
+    """List memories flagged for review, or clear one's flag.
+
+    \b
+    Examples:
+      ynm review list
+      ynm review clear 01K...
+    """
+    from ynm.errors import Refused
+    from ynm.model.inputs import check_memory_id
+
+    if action == "clear":
+        if not memory_id:
+            raise Refused("memoryId required")
+        check_memory_id(memory_id)
+        with open_ynm(cwd) as ynm:
+            result = ynm.review_clear(memory_id)
+        emit(result, as_json, lambda r: f"cleared review flag on {r['memoryId']}")
+        return
+    with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, mount)
+        memories = ynm.review_list(mount)
+    emit(memories, as_json, format_review)
