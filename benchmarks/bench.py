@@ -12,7 +12,12 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   log object), which reads only the appended tail;
 - recall (cache): ``Ynm.recall`` over corpus queries that match, through a fresh cache;
 - recall (fold): the same question answered without the cache: load, parse, fold, score;
-- ynm recall process: the whole ``ynm recall "<query>"`` command as a new process.
+- ynm recall process: the whole ``ynm recall "<query>"`` command as a new process;
+- sync@1000: one new record, then ``ynm sync`` (fetch, merge, push) against a local bare remote
+  holding 1k memories;
+- refresh after sync: a sync brings 100 new records (written by another clone into the
+  existing month shards) into the store; the cache refresh that follows, against the full
+  reindex of the same store.
 
 Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20]
 Percentiles are nearest-rank over the samples; the machine is what it is (2 cores here).
@@ -127,7 +132,7 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
         mount = y.mount("project")
         log = mount.log
         rows.append((f"bulk import@{size}", f"{seed_s * 1000:.0f}", "", "one-time seeding"))
-        reindex = timed(lambda: mount.cache.rebuild(log), 2)
+        reindex = timed(lambda: mount.cache.rebuild(log), 2 if size < 100_000 else 1)
         row("full reindex", reindex, f"{mount.cache.counts()['memories']} memories")
         row("load+fold", timed(lambda: fold(
             r for b in log.read_all().values() for r in parse_jsonl(b.data).records), 3))
@@ -167,11 +172,84 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
         fold_recall = timed(lambda: recall_by_folding(log, queries[0], now), 3)
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
+    if size >= 100_000:
+        rows.extend(refresh_after_sync(repo, root, env, reindex))
     ynm = str(Path(sys.executable).with_name("ynm"))
     proc = timed(lambda: subprocess.run([ynm, "recall", queries[1], "--cwd", str(repo)], env=env,
                                         check=True, capture_output=True), 10)
     row("ynm recall process", proc, "whole command, new process")
     return rows
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    env = {**os.environ, **GIT_ENV}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def refresh_after_sync(repo: Path, root: Path, env: dict[str, str],
+                       reindex: list[float]) -> list[tuple[str, str, str, str]]:
+    """Another clone adds 100 records to the shared shards; we sync (fast-forward) and time
+    the cache refresh that follows, against the full reindex."""
+    origin = root / "origin-100k.git"
+    subprocess.run(["rm", "-rf", str(origin)], check=True)
+    git("clone", "-q", "--mirror", str(repo), str(origin))
+    with Ynm.open(repo, env=env) as y:
+        mount = y.mount("project")
+        subprocess.run(["git", "-C", str(repo), "remote", "remove", "origin"],
+                       capture_output=True)
+        git("-C", str(repo), "remote", "add", "origin", str(origin))
+        mount.cache.refresh(mount.log)
+        theirs = GitNotesLog(origin, level="distributed", anchor=mount.log.anchor)
+        extra = generate_corpus(seed=9, count=100, level="distributed", namespaces=("common",))
+        groups: dict[ShardKey, list] = {}
+        for r in extra.records:
+            groups.setdefault(ShardKey(r.level, r.namespace, r.type, r.bucket), []).append(r)
+        theirs.append({k: ("".join(dumps_record(r) + "\n" for r in rs).encode(), len(rs))
+                       for k, rs in groups.items()})
+        t = time.perf_counter()
+        result = y.sync(push=False)
+        sync_ms = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        report = mount.cache.refresh(mount.log)
+        refresh_ms = (time.perf_counter() - t) * 1000
+    share = refresh_ms / pct(reindex, 50) * 100
+    return [
+        ("sync pull of 100 records@100000", f"{sync_ms:.1f}", "",
+         f"{len(result['project']['merged'])} shards fast-forwarded"),
+        ("refresh after that sync@100000", f"{refresh_ms:.1f}", "",
+         f"{report.shards_tail} tail reads, {report.memories_folded} memories folded; "
+         f"{share:.2f}% of a full reindex"),
+    ]
+
+
+def bench_sync(root: Path, samples: int) -> list[tuple[str, str, str, str]]:
+    """One new record, then a full sync against a local bare remote holding 1k memories."""
+    base = root / "sync-1000"
+    subprocess.run(["rm", "-rf", str(base)], check=True)
+    origin, clone = base / "origin.git", base / "clone"
+    git("init", "-q", "--bare", "-b", "main", str(origin))
+    git("clone", "-q", str(origin), str(clone))
+    git("commit", "-q", "--allow-empty", "-m", "root", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=clone)
+    env = {**os.environ, **GIT_ENV, "YNM_HOME": str(base / "home")}
+    subprocess.run([sys.executable, "-m", "ynm", "init", "--no-hooks", "--cwd", str(clone)],
+                   check=True, env=env, capture_output=True)
+    corpus = generate_corpus(seed=3, count=1000, level="distributed", namespaces=("common",))
+    with Ynm.open(clone, env=env) as y:
+        y.import_jsonl("".join(dumps_record(r) + "\n" for r in corpus.records))
+        y.sync()
+        i = iter(range(10**9))
+
+        def one() -> None:
+            y.remember(RememberInput(type="semantic", level="distributed",
+                                     content=f"sync bench {next(i)}"))
+            result = y.sync()
+            assert result["project"]["pushed"], result
+
+        xs = timed(one, samples)
+    return [("sync@1000", f"{pct(xs, 50):.1f}", f"{pct(xs, 95):.1f}",
+             "remember + fetch, merge, push to a local bare remote")]
 
 
 def main() -> None:
@@ -186,6 +264,8 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"seeding and measuring {size} memories ...", file=sys.stderr)
         rows.extend(bench_size(size, args.samples, root))
+    print("measuring sync ...", file=sys.stderr)
+    rows.extend(bench_sync(root, max(5, args.samples // 2)))
     print(f"| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
     for r in rows:
         print(f"| {' | '.join(r)} |")

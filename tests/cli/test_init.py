@@ -77,19 +77,20 @@ def test_human_output(in_repo, cli_run, git):
     result = cli_run("init")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[:7] == [
+    assert lines[:8] == [
         f"initialised {in_repo}",
         f"  anchor    {anchor} (root-commit)",
         f"  config    {in_repo / '.ynm' / 'config.json'}",
+        f"  hooks     {in_repo / '.git' / 'hooks' / 'pre-push'}",
         f"  note      {EXCLUDE_NOTE}",
         f"  note      {NO_REMOTE_NOTE}",
         "  commit    .ynm/config.json",
         "            the team shares these; commit them so every clone gets the same setup",
     ]
-    assert lines[7] == ("  memory    lives in git notes, not in files; `ynm sync` and the "
+    assert lines[8] == ("  memory    lives in git notes, not in files; `ynm sync` and the "
                         "pre-push hook share it")
-    assert lines[8].startswith('next: `ynm remember --type semantic --content "..."` and `ynm ')
-    assert len(lines) == 9
+    assert lines[9].startswith('next: `ynm remember --type semantic --content "..."` and `ynm ')
+    assert len(lines) == 10
 
 
 def test_twice_reports_config_unchanged(in_repo, cli_run, run_json):

@@ -56,7 +56,8 @@ def test_human(project, cli_run, load, ynm_home):
         f"config: {project / '.ynm' / 'config.json'}\n"
         f"  personal   personal     git-notes  1 shard(s)  index fresh (1)  "
         f"{ynm_home / 'store.git'}\n"
-        f"  project    distributed  git-notes  1 shard(s)  index fresh (1)  {project}\n"
+        f"  project    distributed  git-notes  1 shard(s)  index fresh (1)  {project}  "
+        "remote origin\n"
     )
 
 

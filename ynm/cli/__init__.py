@@ -28,6 +28,7 @@ COMMANDS = {
     "session": "ynm.cli.session:session",
     "status": "ynm.cli.status:status",
     "supersede": "ynm.cli.edit:supersede",
+    "sync": "ynm.cli.sync:sync",
 }
 
 

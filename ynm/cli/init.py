@@ -36,7 +36,7 @@ def format_init(r: dict[str, Any]) -> str:
 @click.option("--bare", "bare_path", type=click.Path(path_type=Path),
               help="Create or adopt a dedicated bare memory repository at this path.")
 @click.option("--remote", help="Remote for the distributed fetch refspec (default origin).")
-@click.option("--hooks/--no-hooks", default=None, help="Accepted; the pre-push hook arrives with `ynm sync`.")
+@click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook that runs `ynm sync` (default: config hooks, true).")
 @click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
 @click.option("--clients/--no-clients", default=True, help="Accepted; agent client setup arrives with the MCP server.")
 @click.option("--client", multiple=True, help="Accepted; agent client setup arrives with the MCP server.")
@@ -72,5 +72,5 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
         emit(result, as_json, lambda r: (
             f"personal store {'created' if r['created'] else 'ready'} at {r['repo']}"))
         return
-    result = init_project(loaded, where, anchor=anchor, remote=remote)
+    result = init_project(loaded, where, anchor=anchor, remote=remote, hooks=hooks)
     emit(result, as_json, format_init)

@@ -29,6 +29,8 @@ def format_status(s: dict[str, Any]) -> str:
         if e is not None:
             cols.append(f"index {'fresh' if e['fresh'] else 'stale'} ({e['indexed']})")
         cols.append(m["location"])
+        if m.get("remote"):
+            cols.append(f"remote {m['remote']}")
         if m.get("badLines"):
             cols.append(f"{m['badLines']} bad line(s)")
         lines.append(head + "  ".join(cols))

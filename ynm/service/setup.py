@@ -16,11 +16,35 @@ from ynm.errors import YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 EXCLUDES = (".ynm/wiki/", ".ynm/index/")
+PRE_PUSH_HOOK = """#!/bin/sh
+# ynm: sync shared memory notes alongside code pushes (installed by `ynm init`)
+[ -n "$YNM_SYNC_IN_PROGRESS" ] && exit 0
+command -v ynm >/dev/null 2>&1 && ynm sync --quiet || true
+exit 0
+"""
 
 
-def fetch_refspec(remote: str) -> str:
-    """``+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/<remote>/distributed/*``."""
-    return f"+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/{remote}/distributed/*"
+def install_pre_push_hook(repo: Any, work_tree: Path) -> tuple[str | None, str | None]:
+    """Install the pre-push hook that runs ``ynm sync --quiet`` (reference/cli.md §4.10 step
+    5) in ``core.hooksPath`` or ``<git common dir>/hooks``.
+
+    Returns ``(path installed, None)``, ``(None, None)`` when ynm's hook is already there, or
+    ``(None, note)`` when another pre-push hook exists and was left alone.
+    """
+    try:
+        hooks_path = Path(str(repo.config["core.hooksPath"])).expanduser()
+        hooks_dir = hooks_path if hooks_path.is_absolute() else work_tree / hooks_path
+    except KeyError:
+        hooks_dir = Path(repo.path) / "hooks"
+    path = hooks_dir / "pre-push"
+    if path.exists():
+        if "ynm sync" in path.read_text(errors="replace"):
+            return None, None
+        return None, f"pre-push hook exists and was left alone: {path}"
+    hooks_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(PRE_PUSH_HOOK)
+    path.chmod(0o755)
+    return str(path), None
 
 
 def _excluded(lines: list[str], entry: str) -> bool:
@@ -49,6 +73,7 @@ def init_project(
     *,
     anchor: str | None = None,
     remote: str | None = None,
+    hooks: bool | None = None,
 ) -> dict[str, Any]:
     """Initialise the repository containing the configuration's cwd.
 
@@ -61,6 +86,7 @@ def init_project(
     """
     from ynm.store.anchor import select_anchor
     from ynm.store.repo import open_repository
+    from ynm.store.sync import fetch_refspec
 
     if loaded.repo is None or loaded.bare:
         raise YnmError(f"{cwd} is not inside a git repository")
@@ -94,6 +120,13 @@ def init_project(
     else:
         notes.append(f'no remote "{remote_name}" yet; distributed memory stays in this clone '
                      "until you add one, then `ynm sync` shares it")
+    installed: list[str] = []
+    if loaded.config.hooks if hooks is None else hooks:
+        hook, note = install_pre_push_hook(repo, repo_path)
+        if hook:
+            installed.append(hook)
+        if note:
+            notes.append(note)
     config_file = project_config_path(repo_path)
     commit = []
     rel = str(config_file.relative_to(repo_path))
@@ -103,7 +136,7 @@ def init_project(
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
         "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
-        "hooksInstalled": [], "notes": notes, "clients": [], "commit": commit, "local": [],
+        "hooksInstalled": installed, "notes": notes, "clients": [], "commit": commit, "local": [],
     }
 
 

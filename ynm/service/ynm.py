@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ynm import __version__
-from ynm.errors import InvalidInput, ShareRequired, UnknownMemory, YnmError
+from ynm.errors import InvalidInput, Refused, ShareRequired, UnknownMemory, YnmError
 from ynm.model.durations import DEFAULT_WORKING_TTL
 from ynm.model.ids import Clock
 from ynm.model.inputs import (
@@ -432,6 +432,36 @@ class Ynm:
                 out.append(memory_id)
         return out
 
+    # -- sync (reference/storage.md §4, cli.md §4.26) --------------------------------------
+
+    def sync(self, mount_id: str | None = None, remote: str | None = None, *, push: bool = True,
+             pull: bool = True, dry_run: bool = False) -> dict[str, Any]:
+        """Fetch, merge and push memory with git remotes. Without ``mount_id`` every
+        distributed mount syncs; the personal store syncs only when named, and only with an
+        explicit ``remote`` (personal memory never goes to a project's remote). Returns
+        ``{mount id: SyncResult JSON}``; the caches catch up on the next read, reading only
+        the shards that moved.
+
+        Raises:
+            Refused: ``--mount personal`` without a remote.
+            StoreError: a git failure other than a rejected push.
+        """
+        from ynm.store.sync import sync_log
+
+        if mount_id is not None:
+            mounts = self._select(mount_id)
+            if any(m.level == "personal" for m in mounts) and not remote:
+                raise Refused("syncing the personal store needs an explicit --remote: "
+                              "personal memory never goes to a project's remote")
+        else:
+            mounts = [m for m in self.mounts if m.level == "distributed"]
+        out: dict[str, Any] = {}
+        for mount in mounts:
+            name = remote or mount.remote or self.config.remote
+            out[mount.id] = sync_log(mount.log, name, push=push, pull=pull,
+                                     dry_run=dry_run).to_obj()
+        return out
+
     # -- recall ----------------------------------------------------------------------------
 
     def recall(self, q: RecallQuery) -> list[dict[str, Any]]:
@@ -593,7 +623,8 @@ class Ynm:
 
     def status(self) -> dict[str, Any]:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
-        ``badLines`` per mount and ``problems`` as ``<ref>:<line> <message>``)."""
+        ``badLines`` and the sync ``remote`` per mount, and ``problems`` as
+        ``<ref>:<line> <message>``)."""
         mounts: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
         problems: list[str] = []
@@ -601,9 +632,12 @@ class Ynm:
             reason = m.cache.stale_reason(m.log)
             cache = m.fresh_cache()
             counts = cache.counts()
-            mounts.append({"id": m.id, "level": m.level, "provider": m.provider,
-                           "location": m.location, "shards": len(m.log.tips()),
-                           "badLines": counts["badLines"]})
+            entry_m: dict[str, Any] = {"id": m.id, "level": m.level, "provider": m.provider,
+                                       "location": m.location, "shards": len(m.log.tips()),
+                                       "badLines": counts["badLines"]}
+            if m.remote:
+                entry_m["remote"] = m.remote
+            mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}
             if reason is not None:

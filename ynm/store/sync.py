@@ -1,0 +1,266 @@
+"""Sync a git-notes shard log with a remote, the way code moves: fetch, merge, push.
+
+Source: reference/storage.md §4 and §7.23; seed 000 ("Sync fetches remote shards into
+refs/notes/ynm-remote/<remote>/... and merges them with git notes merge -s cat_sort_uniq").
+
+- Remote shards are fetched into ``refs/notes/ynm-remote/<remote>/<level>/*`` (forced there,
+  never into ``refs/notes/ynm/*``, so unpushed local records can never be lost).
+- Each tracking ref is then brought into its local shard: fast-forward when the local tip is
+  missing or an ancestor; nothing when local is ahead; otherwise a merge computed in-process
+  that gives the same blob as ``git notes merge -s cat_sort_uniq`` (both blobs' lines, empty
+  ones dropped, byte-sorted, duplicates removed) and the same two-parent commit shape
+  (parents local then remote, message ``Merged notes from <remote ref> into <local ref>``).
+- Local shards are pushed without force; a rejected push (someone pushed in between) is fetched,
+  merged and pushed again, three rounds at most.
+- Transport runs the ``git`` executable, so credential helpers, SSH keys and proxies work; every
+  call carries ``YNM_SYNC_IN_PROGRESS=1`` so the pre-push hook does not re-enter.
+- A remote that is not configured is a report (``skipped``), not a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from ynm.errors import StoreError
+from ynm.model.shards import NOTES_PREFIX, REMOTE_PREFIX, key_from_ref
+from ynm.store.gitnotes import GitNotesLog
+from ynm.store.objects import write_blob
+from ynm.store.repo import signature
+
+MAX_ROUNDS = 3
+GIT_TIMEOUT_S = 120
+_REJECTED = re.compile(r"rejected|fetch first|non-fast-forward|failed to push", re.IGNORECASE)
+
+
+@dataclass
+class SyncResult:
+    """What one sync did (reference/cli.md §4.26): tracking refs fetched, local refs merged or
+    fast-forwarded, refs pushed, conflicts, push retries; ``skipped`` when there was nothing to
+    sync with; ``refspecAdded`` when the fetch refspec was added to the remote's config."""
+
+    fetched: int = 0
+    merged: list[str] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    retries: int = 0
+    skipped: str | None = None
+    refspec_added: str | None = None
+
+    def to_obj(self) -> dict[str, Any]:
+        """JSON shape: ``{fetched, merged, pushed, conflicts, skipped?, retries,
+        refspecAdded?}``."""
+        out: dict[str, Any] = {"fetched": self.fetched, "merged": self.merged,
+                               "pushed": self.pushed, "conflicts": self.conflicts}
+        if self.skipped is not None:
+            out["skipped"] = self.skipped
+        out["retries"] = self.retries
+        if self.refspec_added is not None:
+            out["refspecAdded"] = self.refspec_added
+        return out
+
+
+def cat_sort_uniq(ours: bytes, theirs: bytes) -> bytes:
+    """The note git's ``cat_sort_uniq`` strategy makes of two notes: every line of both,
+    empty lines dropped, sorted by bytes, duplicates removed, each ending in a newline
+    (git notes.c, ``combine_notes_cat_sort_uniq``)."""
+    lines = {line for line in ours.split(b"\n") + theirs.split(b"\n") if line}
+    return b"".join(line + b"\n" for line in sorted(lines))
+
+
+def fetch_refspec(remote: str, level: str = "distributed") -> str:
+    """``+refs/notes/ynm/<level>/*:refs/notes/ynm-remote/<remote>/<level>/*``."""
+    return f"+{NOTES_PREFIX}/{level}/*:{REMOTE_PREFIX}/{remote}/{level}/*"
+
+
+class Transport:
+    """Runs the ``git`` executable in a repository with ``YNM_SYNC_IN_PROGRESS=1``."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+        self.env = {**os.environ, "YNM_SYNC_IN_PROGRESS": "1"}
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``git --git-dir=<repo> <args>``.
+
+        Raises:
+            StoreError: git failed (with ``check``) or could not run.
+        """
+        try:
+            proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], env=self.env,
+                                  capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise StoreError(f"git {args[0]} failed: {exc}") from exc
+        if check and proc.returncode != 0:
+            raise StoreError(f"git {' '.join(args[:1])} failed: {proc.stderr.strip()}")
+        return proc
+
+
+def _config_get(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        return str(repo.config[name])
+    except KeyError:
+        return None
+
+
+def merge_shard(log: GitNotesLog, local_ref: str, remote_ref: str, local: str,
+                remote: str) -> str:
+    """Write the merge of two diverged notes commits (see the module docstring) and return the
+    new commit id; no ref is moved.
+
+    Per note path: the same blob on both sides, or a side equal to the merge base, takes the
+    other side as is (as git does); notes changed on both sides are combined by
+    :func:`cat_sort_uniq`.
+    """
+    repo = log.repo
+    base_oid = repo.merge_base(local, remote)
+    trees = [repo[local].peel(pygit2.Tree), repo[remote].peel(pygit2.Tree)]
+    base_tree = repo[base_oid].peel(pygit2.Tree) if base_oid is not None else None
+    notes = [_notes_by_object(t) for t in trees]
+    base_notes = _notes_by_object(base_tree) if base_tree is not None else {}
+    merged: dict[str, pygit2.Oid] = {}
+    for obj in sorted(notes[0].keys() | notes[1].keys()):
+        ours, theirs, base = notes[0].get(obj), notes[1].get(obj), base_notes.get(obj)
+        if ours == theirs or theirs == base:
+            pick = ours
+        elif ours == base:
+            pick = theirs
+        elif ours is None or theirs is None:
+            pick = ours or theirs
+        else:
+            data = cat_sort_uniq(repo[ours].data, repo[theirs].data)
+            pick = write_blob(repo, log.common_dir / "objects", data)
+        if pick is not None:
+            merged[obj] = pick
+    builder = repo.TreeBuilder()
+    for obj, blob in merged.items():
+        builder.insert(obj, blob, pygit2.enums.FileMode.BLOB)
+    tree_id = builder.write()
+    message = f"Merged notes from {remote_ref} into {local_ref}"
+    return str(repo.create_commit(None, signature(repo, "AUTHOR"), signature(repo, "COMMITTER"),
+                                  message, tree_id, [local, remote]))
+
+
+def _notes_by_object(tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
+    """Annotated object id -> note blob, reading flat and fanned-out paths alike."""
+    out: dict[str, pygit2.Oid] = {}
+    for entry in tree:
+        name = prefix + entry.name  # a fan-out path's parts join into the object id
+        if isinstance(entry, pygit2.Tree):
+            out.update(_notes_by_object(entry, name))
+        else:
+            out[name] = entry.id
+    return out
+
+
+def sync_log(
+    log: GitNotesLog,
+    remote: str,
+    *,
+    push: bool = True,
+    pull: bool = True,
+    dry_run: bool = False,
+    before_push: Callable[[int], None] | None = None,
+) -> SyncResult:
+    """Fetch, merge and push every shard of ``log``'s level with ``remote`` (module docstring).
+
+    Args:
+        log: the shard log (its level decides which refs move).
+        remote: a remote name configured in the repository.
+        push, pull, dry_run: as the ``ynm sync`` flags.
+        before_push: test seam, called with the round number just before each push.
+
+    Raises:
+        StoreError: a git failure other than a rejected push.
+    """
+    repo = log.repo
+    result = SyncResult()
+    git = Transport(str(log.common_dir))
+    url = _config_get(repo, f"remote.{remote}.url")
+    if not url:
+        result.skipped = f'remote "{remote}" not configured; nothing to sync'
+        result.conflicts.append(f'remote "{remote}" is not configured; add it with '
+                                f"`git remote add {remote} <url>` and sync again")
+        return result
+    mirror = (_config_get(repo, f"remote.{remote}.mirror") or "").lower() == "true"
+    target = url if mirror else remote
+    level = log.level
+    local_prefix = f"{NOTES_PREFIX}/{level}/"
+    tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{level}/"
+    if level == "distributed" and not mirror and not dry_run:
+        spec = fetch_refspec(remote, level)
+        if spec not in repo.remotes[remote].fetch_refspecs:
+            repo.remotes.add_fetch(remote, spec)
+            result.refspec_added = spec
+    with log.lock():
+        for round_ in range(MAX_ROUNDS):
+            if pull:
+                git.run("fetch", "--quiet", target,
+                        f"+{local_prefix}*:{tracking_prefix}*", check=False)
+                tracking = _refs_under(repo, tracking_prefix)
+                result.fetched = len(tracking)
+                for tref, tsha in sorted(tracking.items()):
+                    suffix = tref[len(tracking_prefix):]
+                    lref = local_prefix + suffix
+                    if key_from_ref(lref) is None:
+                        continue
+                    lsha = log._ref_target(lref)
+                    if lsha == tsha:
+                        continue
+                    if dry_run:
+                        result.merged.append(lref)
+                        continue
+                    if lsha is None or repo.descendant_of(tsha, lsha):
+                        if log._compare_and_swap(lref, lsha, pygit2.Oid(hex=tsha),
+                                                 f"ynm sync: fast-forward from {tref}"):
+                            result.merged.append(lref)
+                        else:
+                            result.conflicts.append(f"{lref}: moved during sync")
+                        continue
+                    if repo.descendant_of(lsha, tsha):
+                        continue  # local is ahead: the push below brings the remote up
+                    new = merge_shard(log, lref, tref, lsha, tsha)
+                    if log._compare_and_swap(lref, lsha, pygit2.Oid(hex=new),
+                                             f"ynm sync: merged {tref}"):
+                        result.merged.append(lref)
+                    else:
+                        result.conflicts.append(f"{lref}: moved during sync")
+            if not push or dry_run:
+                return result
+            local = sorted(_refs_under(repo, local_prefix))
+            if not local:
+                return result
+            if before_push is not None:
+                before_push(round_)
+            proc = git.run("push", "--quiet", target, f"{local_prefix}*:{local_prefix}*",
+                           check=False)
+            if proc.returncode == 0:
+                result.pushed = local
+                return result
+            if _REJECTED.search(proc.stderr) and pull:
+                result.retries += 1
+                continue
+            raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
+    result.conflicts.append(f"push to {remote} still rejected after {MAX_ROUNDS} rounds")
+    return result
+
+
+def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
+    out = {}
+    raw_prefix = prefix.encode()
+    for raw in repo.raw_listall_references():
+        if raw.startswith(raw_prefix):
+            name = raw.decode("utf-8", errors="replace")
+            try:
+                target = repo.lookup_reference(name).resolve().target
+            except (KeyError, pygit2.GitError):
+                continue
+            out[name] = str(target)
+    return out
