@@ -35,6 +35,7 @@ from ynm.store.objects import write_blob
 from ynm.store.repo import signature
 
 MAX_ROUNDS = 3
+GIT_TRUE = ("true", "yes", "on", "1")  # git's spellings of a true boolean
 GIT_TIMEOUT_S = 120
 _REJECTED = re.compile(r"rejected|fetch first|non-fast-forward|failed to push", re.IGNORECASE)
 
@@ -189,7 +190,7 @@ def sync_log(
         result.conflicts.append(f'remote "{remote}" is not configured; add it with '
                                 f"`git remote add {remote} <url>` and sync again")
         return result
-    mirror = (_config_get(repo, f"remote.{remote}.mirror") or "").lower() == "true"
+    mirror = (_config_get(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
     target = url if mirror else remote
     level = log.level
     local_prefix = f"{NOTES_PREFIX}/{level}/"
@@ -244,7 +245,7 @@ def sync_log(
             if proc.returncode == 0:
                 result.pushed = local
                 return result
-            if _REJECTED.search(proc.stderr) and pull:
+            if _REJECTED.search(proc.stderr):
                 result.retries += 1
                 continue
             raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")

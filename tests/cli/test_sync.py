@@ -1,0 +1,397 @@
+"""``ynm sync`` (reference/cli.md §4.26, §4.10 hook and refspec; storage.md §4, §7.23).
+
+Real git throughout: a bare ``origin.git`` with one commit and clones made with ``git clone``,
+each set up with ``ynm init``. Clones that act as different people get their own ``YNM_HOME``.
+Commands run in-process through the CLI with ``--cwd``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SPEC = "+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/origin/distributed/*"
+PERSONAL_REFUSAL = ("syncing the personal store needs an explicit --remote: personal memory "
+                    "never goes to a project's remote")
+
+
+@dataclass
+class Clone:
+    path: Path
+    home: Path
+
+
+class Net:
+    """A bare origin with one commit, clones of it, and ``ynm`` run as each clone's person."""
+
+    def __init__(self, tmp_path: Path, git, cli_run, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tmp, self.git, self.cli_run, self.mp = tmp_path, git, cli_run, monkeypatch
+        seed = tmp_path / "seed"
+        seed.mkdir()
+        git(seed, "init", "-q", "-b", "main")
+        (seed / "README").write_text("hello\n")
+        git(seed, "add", "README")
+        git(seed, "commit", "-q", "-m", "initial")
+        self.origin = tmp_path / "origin.git"
+        git(tmp_path, "clone", "-q", "--bare", str(seed), str(self.origin))
+        self.anchor = git(self.origin, "rev-list", "--max-parents=0", "main")
+
+    def clone(self, name: str, *init_args: str) -> Clone:
+        path = self.tmp / name
+        self.git(self.tmp, "clone", "-q", str(self.origin), str(path))
+        c = Clone(path, self.tmp / f"home-{name}")
+        result = self.ynm(c, "init", "--no-clients", *init_args)
+        assert result.exit_code == 0, result.stderr
+        return c
+
+    def ynm(self, c: Clone, *args: str):
+        self.mp.setenv("YNM_HOME", str(c.home))
+        return self.cli_run(*args, "--cwd", c.path)
+
+    def ok(self, c: Clone, *args: str):
+        result = self.ynm(c, *args)
+        assert result.exit_code == 0, (args, result.stdout, result.stderr)
+        return result
+
+    def json(self, c: Clone, *args: str):
+        return json.loads(self.ok(c, *args, "--json").stdout)
+
+    def remember(self, c: Clone, content: str, type_: str = "semantic",
+                 namespace: str = "common", level: str | None = "distributed") -> str:
+        args = ["remember", "--type", type_, "--content", content]
+        if level:
+            args += ["--level", level, "--namespace", namespace]
+        return self.json(c, *args)["recordId"]
+
+    def sync(self, c: Clone, *args: str) -> dict:
+        return self.json(c, "sync", *args)["project"]
+
+    def export(self, c: Clone) -> list[str]:
+        return self.ok(c, "export", "--level", "distributed").stdout.splitlines()
+
+    def refs(self, repo: Path, prefix: str = "refs/notes/") -> dict[str, str]:
+        out = self.git(repo, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        return dict(row.split(" ") for row in out.splitlines())
+
+    def ids_on(self, repo: Path) -> list[str]:
+        """Every record id in every ynm note blob of ``repo`` (a clone or the bare origin)."""
+        ids = []
+        for ref in self.refs(repo, "refs/notes/ynm/"):
+            blob = self.git(repo, "cat-file", "blob", f"{ref}:{self.anchor}")
+            ids += [json.loads(raw)["id"] for raw in blob.splitlines() if raw.strip()]
+        return ids
+
+
+@pytest.fixture
+def net(tmp_path, git, cli_run, monkeypatch) -> Net:
+    return Net(tmp_path, git, cli_run, monkeypatch)
+
+
+def ids_of(lines: list[str]) -> list[str]:
+    return [json.loads(raw)["id"] for raw in lines]
+
+
+def fsck(repo: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "fsck", "--strict", "--no-dangling", "--no-progress"],
+                          cwd=repo, capture_output=True, text=True, timeout=60)
+
+
+# ------------------------------------------------------------------------------ round trips
+
+
+def test_two_clones_exchange_records_both_ways(net):
+    a, b = net.clone("a"), net.clone("b")
+    ra = [net.remember(a, "Deploys go out on Tuesdays"),
+          net.remember(a, "Run the linter before pushing", "procedural")]
+    rb = [net.remember(b, "The ledger service owns refunds"),
+          net.remember(b, "Payments uses idempotency keys", namespace="team/payments")]
+
+    first = net.sync(a)
+    assert first["fetched"] == 0 and first["merged"] == [] and first["conflicts"] == []
+    assert len(first["pushed"]) == 2
+    second = net.sync(b)
+    # a's procedural shard fast-forwards, the semantic shard both wrote merges
+    assert second["fetched"] == 2 and len(second["merged"]) == 2
+    assert second["conflicts"] == [] and second["retries"] == 0 and len(second["pushed"]) == 3
+    third = net.sync(a)
+    # both fast-forwards: b's merge commit and b's team/payments shard
+    assert third["fetched"] == 3 and len(third["merged"]) == 2 and third["conflicts"] == []
+    assert net.sync(a)["merged"] == [] and net.sync(b)["merged"] == []
+
+    exported_a, exported_b = net.export(a), net.export(b)
+    assert set(exported_a) == set(exported_b)
+    assert sorted(ids_of(exported_a)) == sorted(ra + rb)
+    assert net.ok(a, "list", "--json").stdout == net.ok(b, "list", "--json").stdout
+    assert len(json.loads(net.ok(a, "list", "--json").stdout)) == 4
+    assert net.refs(a.path, "refs/notes/ynm/") == net.refs(b.path, "refs/notes/ynm/") \
+        == net.refs(net.origin)
+
+
+def test_human_output(net):
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    result = net.ok(a, "sync")
+    assert result.stdout == "project: fetched 0, merged 0, pushed 1, retries 0\n"
+    net.remember(b, "The ledger service owns refunds")
+    result = net.ok(b, "sync")
+    assert result.stdout == "project: fetched 1, merged 1, pushed 1, retries 0\n"
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("seed", [20260901])
+def test_three_clones_in_random_order_converge(net, seed):
+    rng = random.Random(seed)
+    clones = [net.clone(n) for n in ("a", "b", "c")]
+    written: list[str] = []
+    for i in range(36):
+        c = rng.choice(clones)
+        written.append(net.remember(c, f"fact number {i} about the build",
+                                    rng.choice(["semantic", "episodic"]),
+                                    rng.choice(["common", "team/build"])))
+        if rng.random() < 0.35:
+            net.sync(rng.choice(clones))
+    for _ in range(4):  # until a whole pass is quiet
+        merged = [net.sync(c)["merged"] for c in clones]
+        if not any(merged):
+            break
+    else:
+        pytest.fail("sync did not settle in four passes")
+    assert len(set(written)) == 36
+    for c in clones:
+        lines = net.export(c)
+        assert sorted(ids_of(lines)) == sorted(written)  # every id exactly once
+        assert sorted(net.ids_on(c.path)) == sorted(written)
+        proc = fsck(c.path)
+        assert proc.returncode == 0 and proc.stdout == proc.stderr == "", proc.stderr
+    assert sorted(net.ids_on(net.origin)) == sorted(written)
+    proc = fsck(net.origin)
+    assert proc.returncode == 0 and proc.stdout == proc.stderr == "", proc.stderr
+    assert len(net.refs(net.origin)) == 4  # 2 types x 2 namespaces, one month
+    lists = {net.ok(c, "list", "--json").stdout for c in clones}
+    assert len(lists) == 1
+
+
+def test_no_push_keeps_the_unpushed_record_and_takes_the_remotes(net):
+    a, b = net.clone("a"), net.clone("b")
+    theirs = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    mine = net.remember(b, "The ledger service owns refunds")
+    result = net.sync(b, "--no-push")
+    assert result["pushed"] == [] and len(result["merged"]) == 1
+    assert sorted(ids_of(net.export(b))) == sorted([theirs, mine])
+    assert net.ids_on(net.origin) == [theirs]
+
+
+def test_no_pull_pushes_without_fetching(net):
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    result = net.sync(a, "--no-pull")
+    assert result["fetched"] == 0 and len(result["pushed"]) == 1
+    assert len(net.refs(net.origin)) == 1
+
+
+# ---------------------------------------------------------------------------------- personal
+
+
+def test_personal_memory_never_reaches_the_origin(net):
+    a = net.clone("a")
+    net.remember(a, "I prefer tabs", level=None)
+    net.remember(a, "Deploys go out on Tuesdays")
+    result = net.sync(a)
+    assert [r.split("/")[3] for r in result["pushed"]] == ["distributed"]
+    assert net.refs(net.origin, "refs/notes/ynm/personal/") == {}
+    assert net.refs(a.path, "refs/notes/ynm/personal/") == {}
+    assert len(net.refs(a.home / "store.git", "refs/notes/ynm/personal/")) == 1
+
+
+def test_personal_sync_needs_an_explicit_remote(net):
+    a = net.clone("a")
+    result = net.ynm(a, "sync", "--mount", "personal")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert PERSONAL_REFUSAL in result.stderr
+    assert not (a.home / "store.git").exists()  # refused before opening the store
+    assert net.ynm(a, "sync", "--mount", "personal", "--json").exit_code == 2
+
+
+def test_personal_sync_goes_to_the_named_private_remote_only(net, git, tmp_path):
+    a = net.clone("a")
+    mine = net.remember(a, "I prefer tabs", level=None)
+    shared = net.remember(a, "Deploys go out on Tuesdays")
+    store = a.home / "store.git"
+    backup = tmp_path / "backup.git"
+    git(tmp_path, "init", "-q", "--bare", str(backup))
+    git(tmp_path, f"--git-dir={store}", "remote", "add", "backup", str(backup))
+
+    out = net.json(a, "sync", "--mount", "personal", "--remote", "backup")
+    assert list(out) == ["personal"]
+    assert out["personal"]["conflicts"] == []
+    personal_refs = list(net.refs(backup))
+    assert out["personal"]["pushed"] == personal_refs
+    assert len(personal_refs) == 1 and personal_refs[0].startswith(
+        "refs/notes/ynm/personal/user/tester/semantic/")
+    anchor = git(tmp_path, f"--git-dir={store}", "rev-list", "--max-parents=0",
+                 "--exclude=refs/notes/*", "--exclude=refs/ynm/*", "--all")
+    blob = git(tmp_path, f"--git-dir={backup}", "cat-file", "blob", f"{personal_refs[0]}:{anchor}")
+    assert [json.loads(raw)["id"] for raw in blob.splitlines()] == [mine]
+    assert net.refs(net.origin) == {}  # neither the personal nor the unsynced shared record
+    net.sync(a)
+    assert net.ids_on(net.origin) == [shared]
+    assert net.refs(backup, "refs/notes/ynm/distributed/") == {}
+
+
+# --------------------------------------------------------------------------- missing remote
+
+
+def test_missing_remote_is_a_report_not_a_failure(project, cli_run):
+    cli_run("remember", "--type", "semantic", "--level", "distributed", "--content", "x y")
+    result = cli_run("sync")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == 'project: remote "origin" not configured; nothing to sync\n'
+    result = cli_run("sync", "--json")
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert out == {"project": {
+        "fetched": 0, "merged": [], "pushed": [],
+        "conflicts": ['remote "origin" is not configured; add it with '
+                      "`git remote add origin <url>` and sync again"],
+        "skipped": 'remote "origin" not configured; nothing to sync',
+        "retries": 0,
+    }}
+    assert list(out["project"]) == ["fetched", "merged", "pushed", "conflicts", "skipped",
+                                    "retries"]
+    assert cli_run("sync", "--quiet").stdout == ""
+
+
+def test_no_replicating_mount(git_repo, cli_run):
+    result = cli_run("sync", "--cwd", git_repo)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "nothing to sync (no replicating distributed mount)\n"
+    result = cli_run("sync", "--json", "--cwd", git_repo)
+    assert result.exit_code == 0 and json.loads(result.stdout) == {}
+
+
+def test_a_named_remote_that_does_not_exist(net):
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    result = net.ok(a, "sync", "--remote", "upstream")
+    assert result.stdout == 'project: remote "upstream" not configured; nothing to sync\n'
+    assert net.refs(net.origin) == {}
+
+
+# ------------------------------------------------------------------ dry run, quiet, refspec
+
+
+def test_dry_run_reports_and_changes_no_ref(net):
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    net.remember(b, "The ledger service owns refunds")
+    before_b, before_origin = net.refs(b.path, "refs/notes/ynm/"), net.refs(net.origin)
+    result = net.sync(b, "--dry-run")
+    assert result["merged"] == list(before_b) and result["pushed"] == []
+    assert result["fetched"] == 1 and result["conflicts"] == []
+    assert net.refs(b.path, "refs/notes/ynm/") == before_b
+    assert net.refs(net.origin) == before_origin
+    human = net.ok(b, "sync", "--dry-run").stdout
+    assert human == "project: fetched 1, merged 1, pushed 0, retries 0\n"
+
+
+def test_quiet_prints_nothing_on_success(net):
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    result = net.ok(a, "sync", "--quiet")
+    assert result.stdout == "" and result.stderr == ""
+    assert len(net.refs(net.origin)) == 1
+    assert net.ok(a, "sync", "--quiet", "--json").stdout == ""
+
+
+def test_quiet_still_reports_a_failure(net):
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    net.remember(b, "The ledger service owns refunds")
+    result = net.ynm(b, "sync", "--quiet", "--no-pull")  # behind origin and not fetching
+    assert result.exit_code == 1
+    assert "rejected" in result.stdout + result.stderr
+
+
+def test_fetch_refspec_added_by_init_and_restored_by_sync(net, git):
+    a = net.clone("a")
+
+    def fetch() -> list[str]:
+        return git(a.path, "config", "--get-all", "remote.origin.fetch").splitlines()
+
+    assert fetch() == ["+refs/heads/*:refs/remotes/origin/*", SPEC]
+    git(a.path, "config", "--unset", "remote.origin.fetch", r"^\+refs/notes/")
+    assert SPEC not in fetch()
+    net.sync(a, "--dry-run")
+    assert SPEC not in fetch()  # a dry run changes no configuration
+    net.sync(a)
+    assert fetch() == ["+refs/heads/*:refs/remotes/origin/*", SPEC]
+    net.sync(a)
+    assert fetch().count(SPEC) == 1
+
+
+# ------------------------------------------------------------------------------------ hooks
+
+
+def test_init_installs_the_pre_push_hook(net):
+    a = net.clone("a")
+    hook = a.path / ".git" / "hooks" / "pre-push"
+    assert stat.S_IMODE(hook.stat().st_mode) == 0o755
+    text = hook.read_text()
+    assert text.startswith("#!/bin/sh\n")
+    assert "ynm sync --quiet" in text
+    assert '[ -n "$YNM_SYNC_IN_PROGRESS" ] && exit 0' in text
+    assert text.index("YNM_SYNC_IN_PROGRESS") < text.index("ynm sync --quiet")
+    again = net.json(a, "init", "--no-clients")
+    assert again["hooksInstalled"] == [] and not any("pre-push" in n for n in again["notes"])
+    # the hook exits early (and successfully) while a sync is running
+    proc = subprocess.run([str(hook)], cwd=a.path, capture_output=True, text=True,
+                          env={**os.environ, "YNM_SYNC_IN_PROGRESS": "1", "PATH": "/nonexistent"})
+    assert proc.returncode == 0 and proc.stdout == proc.stderr == ""
+
+
+def test_foreign_pre_push_hook_is_left_alone(net, git, tmp_path):
+    path = tmp_path / "a"
+    git(tmp_path, "clone", "-q", str(net.origin), str(path))
+    hook = path / ".git" / "hooks" / "pre-push"
+    hook.write_text("#!/bin/sh\necho mine\n")
+    c = Clone(path, tmp_path / "home-a")
+    out = net.json(c, "init", "--no-clients")
+    assert out["hooksInstalled"] == []
+    assert f"pre-push hook exists and was left alone: {hook}" in out["notes"]
+    assert hook.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_no_hooks_installs_nothing(net):
+    a = net.clone("a", "--no-hooks")
+    assert not (a.path / ".git" / "hooks" / "pre-push").exists()
+    out = net.json(a, "init", "--no-clients", "--no-hooks")
+    assert out["hooksInstalled"] == []
+
+
+def test_git_push_with_the_hook_pushes_the_notes_too(net, git):
+    a = net.clone("a")
+    rid = net.remember(a, "Deploys go out on Tuesdays")
+    (a.path / "new.txt").write_text("new\n")
+    git(a.path, "add", "new.txt")
+    git(a.path, "commit", "-q", "-m", "code change")
+    bindir = Path(sys.executable).parent
+    assert (bindir / "ynm").exists()
+    env = {**os.environ, "YNM_HOME": str(a.home),
+           "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=a.path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert git(net.origin, "rev-parse", "main") == git(a.path, "rev-parse", "HEAD")
+    assert net.ids_on(net.origin) == [rid]
