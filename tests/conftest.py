@@ -24,13 +24,16 @@ IDENTITY = {
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """``YNM_HOME`` in tmp_path, no other ``YNM_*`` variable leaking in, a fixed git identity and
-    no global or system git configuration. Returns the ynm home."""
+    """``YNM_HOME`` in tmp_path, no other ``YNM_*`` variable leaking in (``YNM_EMBEDDER=none``),
+    a fixed git identity and no global or system git configuration. Returns the ynm home."""
     for name in list(os.environ):
         if name.startswith("YNM_"):
             monkeypatch.delenv(name)
     home = tmp_path / "ynm-home"
     monkeypatch.setenv("YNM_HOME", str(home))
+    # Full-text only unless a test asks for vectors (tests/index/test_vectors.py does): loading
+    # the embedding model in every CLI test would cost seconds each.
+    monkeypatch.setenv("YNM_EMBEDDER", "none")
     for name, value in IDENTITY.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

@@ -58,6 +58,7 @@ def test_human(project, cli_run, load, ynm_home):
         f"{ynm_home / 'store.git'}\n"
         f"  project    distributed  git-notes  1 shard(s)  index fresh (1)  {project}  "
         "remote origin\n"
+        "vectors: off (embedder is none: full-text recall only)\n"
     )
 
 

@@ -33,7 +33,13 @@ def format_status(s: dict[str, Any]) -> str:
             cols.append(f"remote {m['remote']}")
         if m.get("badLines"):
             cols.append(f"{m['badLines']} bad line(s)")
+        if e is not None and "vectors" in e:
+            cols.append(f"{e['vectors']} vector(s)")
         lines.append(head + "  ".join(cols))
+    vec = s.get("vectors")
+    if vec is not None:
+        lines.append(f"vectors: {vec['embedder']}" if vec["enabled"]
+                     else f"vectors: off ({vec.get('reason', 'unavailable')})")
     if s.get("problems"):
         lines.append("bad lines (skipped; every other record is read):")
         lines.extend(f"  {p}" for p in s["problems"])

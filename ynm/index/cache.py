@@ -181,6 +181,8 @@ class MountCache:
         for table in ("shards", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
+        if self.has_vectors:
+            conn.execute("DELETE FROM vec")
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
         report = RefreshReport(rebuilt=True)
@@ -468,7 +470,90 @@ class MountCache:
             "VALUES ('delete', ?, ?, ?, ?, ?)",
             (rowid, summary, content, subject or "", " ".join(json.loads(tags))),
         )
+        if self.has_vectors:
+            self.conn.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
         return rowid
+
+    # -- vectors ---------------------------------------------------------------------------
+
+    @property
+    def has_vectors(self) -> bool:
+        """True when this cache holds a vector table (sqlite-vec ``vec0``)."""
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'vec'").fetchone() is not None
+
+    def vector_problem(self) -> str | None:
+        """Why this cache cannot hold vectors here, or None."""
+        return self.conn.vec_problem
+
+    def vectors_ready(self, embedder: Any, progress: Progress | None = None) -> int:
+        """Give every memory a vector from ``embedder``; returns how many texts were embedded.
+
+        The vector table is (re)created when the model changes (and says so on stderr); texts
+        already embedded by this model are taken from the embeddings store, so a rebuild or a
+        re-fold never embeds the same text twice. Embedding runs in batches with progress.
+
+        Raises:
+            EmbedderUnavailable: the embedder failed (e.g. its server is down).
+        """
+        import sys
+
+        from ynm.index.embedders import content_hash
+
+        if self.conn.vec_problem is not None:
+            return 0
+        conn = self.conn
+        model = schema.get_meta(conn, "vec_model")
+        if model != embedder.name or not self.has_vectors:
+            if model is not None and model != embedder.name:
+                print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
+                      f"{self.mount_id}", file=sys.stderr)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DROP TABLE IF EXISTS vec")
+                conn.execute(f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{embedder.dim}] "
+                             "distance_metric=cosine)")
+                schema.set_meta(conn, "vec_model", embedder.name)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        missing = conn.execute(
+            "SELECT rowid, summary, content FROM memories WHERE rowid NOT IN (SELECT rowid FROM vec)"
+        ).fetchall()
+        if not missing:
+            return 0
+        texts = {row[0]: embedding_text(row[1], row[2]) for row in missing}
+        hashes = {rowid: content_hash(embedder.name, text) for rowid, text in texts.items()}
+        known: dict[str, bytes] = {}
+        wanted = list(set(hashes.values()))
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i: i + 500]
+            for h, blob in conn.execute(
+                "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN "
+                f"({', '.join('?' * len(chunk))})", (embedder.name, *chunk)
+            ):
+                known[h] = blob
+        todo: dict[str, str] = {}
+        for rowid, h in hashes.items():
+            if h not in known and h not in todo:
+                todo[h] = texts[rowid]
+        if todo:
+            vectors = embedder.embed_all(list(todo.values()), progress)
+            for h, vector in zip(todo, vectors):
+                known[h] = vector.astype("float32").tobytes()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)",
+                             [(embedder.name, h, known[h]) for h in todo])
+            present = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
+            conn.executemany("INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)",
+                             [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return len(todo)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -515,6 +600,13 @@ class MountCache:
             "SELECT state FROM memories WHERE memory_id = ?", (memory_id,)
         ).fetchone()
         return json.loads(row[0]) if row else None
+
+
+def embedding_text(summary: str, content: str) -> str:
+    """What a memory's vector is computed from: its summary and indexed content."""
+    if summary and not content.startswith(summary):
+        return f"{summary}\n{content}"
+    return content
 
 
 def _in_step(old: _ShardRow | None, a: Any) -> bool:

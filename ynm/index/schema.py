@@ -17,8 +17,10 @@ Tables:
   deleted row's terms leave the index pages too (a purge leaves no trace in the file). It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
   summary 2.0, content 1.0, subject 1.5, tags 1.0 as intended (reference/algorithms.md §8.1
   notes the reference's weights land one column off).
-- Room is left for a sqlite-vec ``vec0`` table sharing the same rowid, and an embedding store
-  keyed by (model, content hash); they are created by the vector feature when enabled.
+- ``embeddings``: every vector ever computed, keyed by (model, content hash), so a rebuild or a
+  re-fold never embeds the same text twice.
+- ``vec``: a sqlite-vec ``vec0`` table sharing the memories rowid, created with the embedder's
+  dimension when vector search is on (``meta.vec_model`` names the model).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """
@@ -85,10 +87,16 @@ CREATE VIRTUAL TABLE fts USING fts5(
   tokenize = 'porter unicode61', content = ''
 );
 INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
+CREATE TABLE embeddings (
+  model TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  vector BLOB NOT NULL,
+  PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
 """
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
+def connect(path: Path | str) -> CacheConnection:
     """Open (creating if needed) a cache file with WAL, a busy timeout and the current schema.
 
     A file that is not a database, or holds another schema version, is deleted and created
@@ -113,13 +121,50 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
-def _open(path: Path | str) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+class CacheConnection(sqlite3.Connection):
+    """A connection that remembers whether sqlite-vec loaded (``vec_problem`` is None then)."""
+
+    vec_problem: str | None = "not tried"
+
+
+def _open(path: Path | str) -> CacheConnection:
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           factory=CacheConnection)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
+    load_vec(conn)
+    has_vec_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'vec'").fetchone() is not None
+    if has_vec_table and not vec_loaded(conn):
+        # A vector table this process cannot maintain: the file is derived, start afresh.
+        conn.close()
+        raise sqlite3.DatabaseError("cache has a vector table but sqlite-vec cannot load")
     return conn
+
+
+def load_vec(conn: CacheConnection) -> str | None:
+    """Load the sqlite-vec extension into ``conn``; returns why not, or None when loaded."""
+    try:
+        import sqlite_vec
+    except ImportError:
+        conn.vec_problem = "sqlite-vec is not installed (pip install 'ynm[vector]')"
+        return conn.vec_problem
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except (AttributeError, sqlite3.Error) as err:
+        conn.vec_problem = f"sqlite-vec cannot load: {err}"
+        return conn.vec_problem
+    conn.vec_problem = None
+    return None
+
+
+def vec_loaded(conn: sqlite3.Connection) -> bool:
+    """True when sqlite-vec is loaded into ``conn``."""
+    return getattr(conn, "vec_problem", "not tried") is None
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:

@@ -13,6 +13,7 @@ a data key present; ``updatedAt`` within since/until (inclusive, as strings); pi
 from __future__ import annotations
 
 import math
+from json import dumps as json_dumps
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,3 +184,31 @@ def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
         return [Candidate(r[0], r[1], 1.0) for r in rows]
     best = -rows[0][2]
     return [Candidate(r[0], r[1], (-r[2]) / best if best > 0 else 1.0) for r in rows]
+
+
+def vector_search(conn: sqlite3.Connection, q: SearchQuery, query_vector: bytes,
+                  k: int) -> list[tuple[int, str, float]]:
+    """The ``k`` memories nearest to ``query_vector`` (float32 bytes) that pass ``q``'s
+    filters: ``(rowid, memory id, cosine similarity)``, nearest first.
+
+    The vec0 index answers for the whole mount (asking for 4k neighbours to leave room for
+    the filters); when filters leave fewer than ``k`` of those, an exact scan of the filtered
+    memories takes over, so filters never hide a near memory.
+    """
+    cond, args = filter_sql(q)
+    fetch = min(max(k * 4, 64), 4096)
+    near = conn.execute(
+        "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ?", (query_vector, fetch)
+    ).fetchall()
+    if near:
+        rows = {r[0]: r[1] for r in conn.execute(
+            f"SELECT m.rowid, m.memory_id FROM memories m WHERE m.rowid IN "
+            f"(SELECT value FROM json_each(?)) AND {cond}",
+            (json_dumps([r[0] for r in near]), *args))}
+        out = [(rowid, rows[rowid], 1.0 - dist) for rowid, dist in near if rowid in rows]
+        if len(out) >= k or len(near) < fetch:
+            return out[:k]
+    return [(r[0], r[1], 1.0 - r[2]) for r in conn.execute(
+        f"SELECT m.rowid, m.memory_id, vec_distance_cosine(v.embedding, ?) AS d "
+        f"FROM memories m JOIN vec v ON v.rowid = m.rowid WHERE {cond} ORDER BY d LIMIT ?",
+        (query_vector, *args, k))]

@@ -75,6 +75,7 @@ ENV_KEYS: dict[str, str] = {
     "YNM_ACTOR": "actor",
     "YNM_INDEX": "index",
     "YNM_EMBEDDER": "embedder",
+    "YNM_EMBEDDER_KEY_ENV": "embedderKeyEnv",
 }
 """Environment variable -> top-level config key it replaces (cli.md §5.7). ``YNM_MOUNTS`` is
 handled apart because it holds JSON. ``YNM_EMBEDDER`` is ours, reserved for vector search."""
@@ -269,7 +270,8 @@ class Config(BaseModel):
     ``personal_store``, ``user_id`` and ``actor`` are None in a layer that does not set them;
     :func:`load_config` fills them with the runtime defaults of §5.1. ``redaction`` replaces the
     six defaults of §5.5 when set; a pattern starting ``(?i)`` is case-insensitive. ``embedder``
-    is ours (not in the reference), reserved for vector search; ``auto`` by default.
+    and ``embedderKeyEnv`` are ours (not in the reference): the embedding model for vector
+    search (see :mod:`ynm.index.embedders`) and the variable holding an HTTP provider's key.
     Unknown keys anywhere are errors.
     """
 
@@ -287,6 +289,7 @@ class Config(BaseModel):
     index: Literal["sqlite-fts", "memory"] = "sqlite-fts"
     dream: DreamConfig = Field(default_factory=DreamConfig)
     embedder: str = "auto"
+    embedder_key_env: str = "OPENAI_API_KEY"
 
     @field_validator("redaction")
     @classmethod

