@@ -52,6 +52,8 @@ from ynm.store.gitnotes import GitNotesLog  # noqa: E402
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+# This table measures the full-text paths; benchmarks/hybrid.py measures vector search.
+LEXICAL = {"YNM_EMBEDDER": "none"}
 
 
 def pct(samples: list[float], p: float) -> float:
@@ -77,7 +79,7 @@ def seed_store(size: int, root: Path) -> tuple[Path, list[str], float]:
     queries = [q.text for q in corpus.queries[:20]]
     if marker.exists():
         return repo, queries, float(marker.read_text())
-    env = {**os.environ, **GIT_ENV}
+    env = {**os.environ, **GIT_ENV, **LEXICAL}
     subprocess.run(["rm", "-rf", str(repo)], check=True)
     repo.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
@@ -122,7 +124,7 @@ def recall_by_folding(log: GitNotesLog, text: str, now: int) -> list[str]:
 
 def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str, str]]:
     repo, queries, seed_s = seed_store(size, root)
-    env = {**os.environ, **GIT_ENV, "YNM_HOME": str(root / "home")}
+    env = {**os.environ, **GIT_ENV, **LEXICAL, "YNM_HOME": str(root / "home")}
     rows: list[tuple[str, str, str, str]] = []
 
     def row(name: str, xs: list[float], note: str = "") -> None:
@@ -232,7 +234,7 @@ def bench_sync(root: Path, samples: int) -> list[tuple[str, str, str, str]]:
     git("clone", "-q", str(origin), str(clone))
     git("commit", "-q", "--allow-empty", "-m", "root", cwd=clone)
     git("push", "-q", "origin", "HEAD:main", cwd=clone)
-    env = {**os.environ, **GIT_ENV, "YNM_HOME": str(base / "home")}
+    env = {**os.environ, **GIT_ENV, **LEXICAL, "YNM_HOME": str(base / "home")}
     subprocess.run([sys.executable, "-m", "ynm", "init", "--no-hooks", "--cwd", str(clone)],
                    check=True, env=env, capture_output=True)
     corpus = generate_corpus(seed=3, count=1000, level="distributed", namespaces=("common",))

@@ -183,6 +183,8 @@ class MountCache:
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         if self.has_vectors:
             conn.execute("DELETE FROM vec")
+            conn.execute("DELETE FROM vectors")
+        self._bump()
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
         report = RefreshReport(rebuilt=True)
@@ -385,6 +387,7 @@ class MountCache:
             )
         if not batch.touched:
             return 0
+        self._bump()
         fresh = {rid: rec for rid, (rec, _, _) in batch.added.items()}
         groups: dict[str, list[Record]] = {memory_id: [] for memory_id in batch.touched}
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (memory_id TEXT PRIMARY KEY)")
@@ -472,7 +475,13 @@ class MountCache:
         )
         if self.has_vectors:
             self.conn.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
         return rowid
+
+    def _bump(self) -> None:
+        """Count a change to the memories table (vector sync compares against it)."""
+        version = int(schema.get_meta(self.conn, "memories_version") or "0") + 1
+        schema.set_meta(self.conn, "memories_version", version)
 
     # -- vectors ---------------------------------------------------------------------------
 
@@ -504,24 +513,36 @@ class MountCache:
             return 0
         conn = self.conn
         model = schema.get_meta(conn, "vec_model")
-        if model != embedder.name or not self.has_vectors:
+        has_floats = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone() is not None
+        if model != embedder.name or not self.has_vectors or not has_floats:
             if model is not None and model != embedder.name:
                 print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
                       f"{self.mount_id}", file=sys.stderr)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.execute("DROP TABLE IF EXISTS vec")
-                conn.execute(f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{embedder.dim}] "
-                             "distance_metric=cosine)")
+                conn.execute("DROP TABLE IF EXISTS vectors")
+                # vec: sign bits of each vector, scanned for candidates; vectors: the float32
+                # vectors that rescore them exactly (see ynm.index.search.vector_search).
+                conn.execute(f"CREATE VIRTUAL TABLE vec USING vec0(embedding bit[{embedder.dim}])")
+                conn.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, "
+                             "embedding BLOB NOT NULL)")
                 schema.set_meta(conn, "vec_model", embedder.name)
+                schema.set_meta(conn, "vec_synced", "")
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        version = schema.get_meta(conn, "memories_version") or "0"
+        if schema.get_meta(conn, "vec_synced") == version:
+            return 0
         missing = conn.execute(
-            "SELECT rowid, summary, content FROM memories WHERE rowid NOT IN (SELECT rowid FROM vec)"
+            "SELECT rowid, summary, content FROM memories "
+            "WHERE rowid NOT IN (SELECT rowid FROM vectors)"
         ).fetchall()
         if not missing:
+            schema.set_meta(conn, "vec_synced", version)
             return 0
         texts = {row[0]: embedding_text(row[1], row[2]) for row in missing}
         hashes = {rowid: content_hash(embedder.name, text) for rowid, text in texts.items()}
@@ -547,8 +568,14 @@ class MountCache:
             conn.executemany("INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)",
                              [(embedder.name, h, known[h]) for h in todo])
             present = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
-            conn.executemany("INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)",
-                             [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present])
+            rows = [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present]
+            conn.executemany("INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
+                             rows)
+            conn.executemany("DELETE FROM vec WHERE rowid = ?", [(r,) for r, _ in rows])
+            conn.executemany("INSERT INTO vec(rowid, embedding) VALUES (?, vec_quantize_binary(?))",
+                             rows)
+            if (schema.get_meta(conn, "memories_version") or "0") == version:
+                schema.set_meta(conn, "vec_synced", version)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -23,7 +23,8 @@ import sqlean as sqlite3
 # Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
 BM25_K1 = 1.2  # FTS5's bm25 constant
-PRUNE_FROM_ROWS = 2000  # below this many phrase hits, scoring every match is cheap enough
+PRUNE_FROM_ROWS = 2000
+COARSE_CANDIDATES = 400  # sign-bit neighbours rescored exactly by vector_search  # below this many phrase hits, scoring every match is cheap enough
 
 
 @dataclass(slots=True)
@@ -191,24 +192,26 @@ def vector_search(conn: sqlite3.Connection, q: SearchQuery, query_vector: bytes,
     """The ``k`` memories nearest to ``query_vector`` (float32 bytes) that pass ``q``'s
     filters: ``(rowid, memory id, cosine similarity)``, nearest first.
 
-    The vec0 index answers for the whole mount (asking for 4k neighbours to leave room for
-    the filters); when filters leave fewer than ``k`` of those, an exact scan of the filtered
-    memories takes over, so filters never hide a near memory.
+    Two steps: the vec0 table of sign bits (one bit per dimension, Hamming distance) gives
+    :data:`COARSE_CANDIDATES` candidates for the whole mount at a fraction of a float scan's
+    cost; their float32 vectors are then rescored exactly by cosine, after the filters. When
+    the filters leave fewer than ``k`` of them, an exact scan of the filtered memories takes
+    over, so filters never hide a near memory.
     """
     cond, args = filter_sql(q)
-    fetch = min(max(k * 4, 64), 4096)
-    near = conn.execute(
-        "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ?", (query_vector, fetch)
-    ).fetchall()
-    if near:
-        rows = {r[0]: r[1] for r in conn.execute(
-            f"SELECT m.rowid, m.memory_id FROM memories m WHERE m.rowid IN "
-            f"(SELECT value FROM json_each(?)) AND {cond}",
-            (json_dumps([r[0] for r in near]), *args))}
-        out = [(rowid, rows[rowid], 1.0 - dist) for rowid, dist in near if rowid in rows]
-        if len(out) >= k or len(near) < fetch:
-            return out[:k]
+    fetch = max(k * 10, COARSE_CANDIDATES)
+    coarse = [r[0] for r in conn.execute(
+        "SELECT rowid FROM vec WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
+        (query_vector, fetch))]
+    if coarse:
+        out = [(r[0], r[1], 1.0 - r[2]) for r in conn.execute(
+            f"SELECT m.rowid, m.memory_id, vec_distance_cosine(v.embedding, ?) AS d "
+            f"FROM memories m JOIN vectors v ON v.rowid = m.rowid "
+            f"WHERE m.rowid IN (SELECT value FROM json_each(?)) AND {cond} ORDER BY d LIMIT ?",
+            (query_vector, json_dumps(coarse), *args, k))]
+        if len(out) >= k or len(coarse) < fetch:
+            return out
     return [(r[0], r[1], 1.0 - r[2]) for r in conn.execute(
         f"SELECT m.rowid, m.memory_id, vec_distance_cosine(v.embedding, ?) AS d "
-        f"FROM memories m JOIN vec v ON v.rowid = m.rowid WHERE {cond} ORDER BY d LIMIT ?",
+        f"FROM memories m JOIN vectors v ON v.rowid = m.rowid WHERE {cond} ORDER BY d LIMIT ?",
         (query_vector, *args, k))]

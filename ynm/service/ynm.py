@@ -503,8 +503,10 @@ class Ynm:
         sq.match = fts_query(tokens)
         sq.phrases = [fts_query([t]) for t in tokens]
         cache = mount.fresh_cache()
+        query_vector = self._vector_query(mount, text) if text else None
         lexical = search(cache.conn, sq)
-        near = self._vector_candidates(mount, sq, text) if text else []
+        near = (self._vector_candidates(cache.conn, sq, query_vector)
+                if query_vector is not None else [])
         fused = fuse(lexical if sq.match is not None else [], near)
         if not near:
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
@@ -549,28 +551,34 @@ class Ynm:
             self._query_vectors[text] = vector
         return vector
 
-    def _vector_candidates(self, mount: Mount, sq: Any, text: str) -> list[tuple[int, float]]:
-        """``(rowid, cosine similarity)`` of the memories nearest to ``text`` that pass the
-        filters, nearest first; [] when vector search is off here."""
-        import dataclasses
-
+    def _vector_query(self, mount: Mount, text: str) -> bytes | None:
+        """Make the mount's vectors current and embed ``text``; None when vector search is
+        off or cannot run here (the reason lands in ``embedder_problem``)."""
         from ynm.index.embedders import EmbedderUnavailable
-        from ynm.index.search import vector_search
 
         cache = mount.cache
         if self.config.embedder == "none" or cache.vector_problem() is not None:
-            return []
+            return None
         embedder = self.embedder
         if embedder is None:
-            return []
+            return None
         try:
             cache.vectors_ready(embedder)
-            qv = self._query_vector(text)
+            return self._query_vector(text)
         except EmbedderUnavailable as err:
             self.embedder_problem = str(err)
-            return []
+            return None
+
+    @staticmethod
+    def _vector_candidates(conn: Any, sq: Any, query_vector: bytes) -> list[tuple[int, float]]:
+        """``(rowid, cosine similarity)`` of the memories nearest to the query vector that
+        pass the filters, nearest first."""
+        import dataclasses
+
+        from ynm.index.search import vector_search
+
         filters = dataclasses.replace(sq, match=None, phrases=())
-        return [(rowid, sim) for rowid, _, sim in vector_search(cache.conn, filters, qv,
+        return [(rowid, sim) for rowid, _, sim in vector_search(conn, filters, query_vector,
                                                                 sq.limit)]
 
     # -- list ------------------------------------------------------------------------------
