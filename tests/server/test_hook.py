@@ -1,0 +1,105 @@
+"""``ynm hook session-start | prompt | stop`` on sample Claude Code payloads
+(reference/server.md §4.3): one compact JSON line, exit 0, ``{}`` on anything odd."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ynm.cli.hook import SESSION_PREFIX_LINE
+from ynm.server.intent import NUDGE, has_remember_intent
+
+
+def hook(*args: str, stdin: str | bytes = "", cwd: Path | None = None) -> tuple[dict, str]:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "ynm", "hook", *args], input=data,
+                          capture_output=True, env=dict(os.environ), cwd=cwd, timeout=10)
+    assert time.monotonic() - start < 5
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1, proc.stdout
+    assert lines[0] == json.dumps(json.loads(lines[0]), separators=(",", ":"),
+                                  ensure_ascii=False)
+    return json.loads(lines[0]), proc.stderr.decode()
+
+
+def payload(project: Path, event: str, **extra) -> str:
+    return json.dumps({"session_id": "9f1c2d3e-ABCD", "transcript_path": "/tmp/t.jsonl",
+                       "cwd": str(project), "hook_event_name": event, **extra})
+
+
+def test_session_start_with_and_without_memory(project, cli_run):
+    out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="startup"))
+    assert out == {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                          "additionalContext": SESSION_PREFIX_LINE}}
+    assert cli_run("remember", "--type", "semantic", "--content", "We ship on Fridays",
+                   "--cwd", project).exit_code == 0
+    out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="resume"))
+    ctx = out["hookSpecificOutput"]["additionalContext"]
+    assert ctx.startswith(SESSION_PREFIX_LINE + "\n\n") and "We ship on Fridays" in ctx
+
+
+@pytest.mark.parametrize("prompt, nudged", [
+    ("Remember that the staging DB is read-only", True),
+    ("from now on, use pnpm", True),
+    ("ok please don’t forget to run the linter", True),
+    ("Call me Sam", True),
+    ("fix the failing test in ledger.py", False),
+    ("I never use that flag", False),
+])
+def test_prompt_nudges_on_remember_intent(project, prompt, nudged):
+    out, _ = hook("prompt", stdin=payload(project, "UserPromptSubmit", prompt=prompt))
+    if nudged:
+        assert out == {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": NUDGE}}
+    else:
+        assert out == {}
+    assert has_remember_intent(prompt) is nudged
+
+
+def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_home):
+    assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
+                   "--ttl", "PT0S", "--content", "scratch", "--cwd", project).exit_code == 0
+    out, _ = hook("stop", stdin=payload(project, "Stop"))
+    assert out == {}
+    assert (ynm_home / "hooks" / "stop-9f1c2d3e-abcd").exists()
+    listed = cli_run("list", "--json", "--cwd", project)
+    assert json.loads(listed.stdout) == []  # the working memory was forgotten
+    # throttled: a second stop within 5 minutes does nothing (and still answers {})
+    assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
+                   "--ttl", "PT0S", "--content", "more", "--cwd", project).exit_code == 0
+    hook("stop", stdin=payload(project, "Stop"))
+    assert len(json.loads(cli_run("list", "--json", "--cwd", project).stdout)) == 1
+
+
+@pytest.mark.parametrize("args, stdin", [
+    (("prompt",), "not json"),
+    (("prompt",), ""),
+    (("prompt",), "[1, 2]"),
+    (("prompt",), b"\xff\xfe garbage"),
+    (("stop",), "{}"),
+    (("bogus-event",), "{}"),
+    ((), "{}"),
+    (("prompt", "--what"), "{}"),
+])
+def test_garbage_gives_empty_object_and_exit_0(project, args, stdin):
+    out, _ = hook(*args, stdin=stdin)
+    assert out == {}
+
+
+def test_session_start_reads_garbage_as_an_empty_payload(project):
+    out, _ = hook("session-start", stdin=b"\xff\xfe garbage", cwd=project)
+    assert out["hookSpecificOutput"]["additionalContext"] == SESSION_PREFIX_LINE
+
+
+def test_session_start_outside_a_repo_is_still_a_json_line(tmp_path):
+    out, err = hook("session-start", stdin=json.dumps({"session_id": "x", "cwd": str(tmp_path)}),
+                    cwd=tmp_path)
+    assert isinstance(out, dict)

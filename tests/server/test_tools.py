@@ -1,0 +1,277 @@
+"""Every MCP tool with valid and invalid input, in process (reference/server.md §1.3, §1.4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.server.conftest import USER, text
+from ynm.errors import ShareRequired
+from ynm.server.tools import TOOL_SPECS
+
+BAD_ID = "not-a-ulid"
+
+
+def call_tool(mcp_call, name, args):
+    return mcp_call(lambda c: c.call_tool(name, args))
+
+
+def ok(result):
+    assert not result.is_error, text(result)
+    data = result.structured_content["data"]
+    body = text(result)
+    head = body.split("\n\nGuidance: ")[0]
+    assert json.loads(head) == data
+    guidance = result.structured_content["guidance"]
+    if guidance is None:
+        assert "\n\nGuidance: " not in body
+    else:
+        assert body.endswith(f"\n\nGuidance: {guidance}")
+    return data
+
+
+def err(result):
+    assert result.is_error
+    assert result.structured_content is None
+    return text(result)
+
+
+def remember(mcp_call, **args):
+    return ok(call_tool(mcp_call, "memory_remember", {"type": "semantic", **args}))
+
+
+def test_list_tools_schemas_and_annotations(mcp_call):
+    tools = {t.name: t for t in mcp_call(lambda c: c.list_tools()).tools}
+    assert set(tools) == set(TOOL_SPECS)
+    for name, tool in tools.items():
+        spec = TOOL_SPECS[name]
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.annotations.read_only_hint is spec.read_only
+        assert tool.annotations.idempotent_hint is spec.read_only
+        assert tool.annotations.destructive_hint is (name == "memory_forget")
+    assert "memoryId" in tools["memory_forget"].input_schema["properties"]
+    assert "budgetTokens" in tools["memory_context"].input_schema["properties"]
+
+
+def test_initialize_identity_and_instructions(service):
+    from mcp import Client
+
+    from tests.server.conftest import run
+    from ynm.server.app import build_server
+
+    async def go():
+        async with Client(build_server(service)) as c:
+            return c.server_info, c.instructions, c.server_capabilities
+
+    info, instructions, caps = run(go)
+    assert (info.name, info.title) == ("ynm", "ynm: your named memory")
+    assert "memory_remember" in instructions and "memory_recall" in instructions
+    assert "personal (private" in instructions
+    assert caps.tools is not None and caps.resources is not None and caps.prompts is not None
+
+
+def test_remember_then_recall(mcp_call):
+    data = remember(mcp_call, content="Ledger deploys go out on Tuesdays", tags=["deploy"])
+    assert set(data) == {"memoryId", "recordId", "mount", "revision"}
+    assert data["mount"] == "personal"
+    hits = ok(call_tool(mcp_call, "memory_recall", {"text": "ledger deploys", "limit": 5}))
+    assert hits[0]["memoryId"] == data["memoryId"]
+    assert hits[0]["namespace"] == f"user/{USER}"
+
+
+def test_remember_similar_gives_guidance_naming_memory_supersede(mcp_call):
+    first = remember(mcp_call, content="Ledger deploys go out on Tuesdays after standup")
+    result = call_tool(mcp_call, "memory_remember",
+                       {"type": "semantic", "content": "Ledger deploys go out on Tuesdays"})
+    ok(result)
+    guidance = result.structured_content["guidance"]
+    assert first["memoryId"] in guidance
+    assert "memory_supersede" in guidance and "ynm supersede" not in guidance
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"type": "working", "content": "x"},
+     "invalid input: namespace: working memory must live in session/<id>"),
+    ({"type": "semantic"}, "invalid input: content: Field required"),
+    ({"type": "semantic", "content": "x", "importance": 2},
+     "invalid input: importance: Input should be less than or equal to 1"),
+    ({"type": "semantic", "content": "x", "namespace": "Bad NS"}, None),
+    ({"type": "semantic", "content": "x", "bogus": 1},
+     "invalid input: bogus: Extra inputs are not permitted"),
+    ({"type": "semantic", "content": "x", "data_schema": "s"},
+     "invalid input: data_schema: Extra inputs are not permitted"),
+])
+def test_remember_invalid_input_is_the_cli_message(mcp_call, cli_run, args, message):
+    got = err(call_tool(mcp_call, "memory_remember", args))
+    assert got.startswith("invalid input: ")
+    if message is not None:
+        assert got == message
+
+
+def test_same_message_as_the_cli(mcp_call, cli_run):
+    got = err(call_tool(mcp_call, "memory_remember", {"type": "working", "content": "x"}))
+    cli = cli_run("remember", "--type", "working", "--content", "x")
+    assert cli.exit_code == 2
+    assert cli.stderr.strip() == f"Error: {got}"
+
+
+def test_recall_and_context(mcp_call):
+    remember(mcp_call, content="Use tabs in Makefiles", level="distributed",
+             namespace="common")
+    assert ok(call_tool(mcp_call, "memory_recall", {"text": "makefiles tabs"}))
+    none = call_tool(mcp_call, "memory_recall", {"text": "zebra quantum"})
+    assert ok(none) == [] and none.structured_content["guidance"]
+    block = ok(call_tool(mcp_call, "memory_context", {"budgetTokens": 500}))
+    assert "Use tabs in Makefiles" in block["markdown"]
+    assert set(block) >= {"markdown", "included", "tokens", "truncated"}
+    assert err(call_tool(mcp_call, "memory_recall", {"limit": 0})).startswith(
+        "invalid input: limit:")
+    assert err(call_tool(mcp_call, "memory_context", {"budgetTokens": 0})).startswith(
+        "invalid input: budgetTokens:")
+    assert err(call_tool(mcp_call, "memory_recall", {"type": ["nope"]})).startswith(
+        "invalid input: type.0:")
+
+
+def test_supersede_annotate_forget(mcp_call):
+    mid = remember(mcp_call, content="Deploys on Tuesdays")["memoryId"]
+    out = ok(call_tool(mcp_call, "memory_supersede",
+                       {"memoryId": mid, "content": "Deploys on Wednesdays"}))
+    assert out["memoryId"] == mid
+    ok(call_tool(mcp_call, "memory_annotate", {"memoryId": mid, "tags": ["deploy"],
+                                               "pinned": True}))
+    hits = ok(call_tool(mcp_call, "memory_recall", {"text": "deploys"}))
+    assert hits[0]["content"] == "Deploys on Wednesdays" and hits[0]["pinned"]
+    assert hits[0]["tags"] == ["deploy"]
+    ok(call_tool(mcp_call, "memory_forget", {"memoryId": mid, "reason": "wrong"}))
+    assert ok(call_tool(mcp_call, "memory_recall", {"text": "deploys"})) == []
+
+
+@pytest.mark.parametrize("tool, extra", [
+    ("memory_supersede", {"content": "x"}), ("memory_annotate", {}), ("memory_forget", {}),
+])
+def test_edits_with_bad_or_unknown_ids(mcp_call, tool, extra):
+    assert err(call_tool(mcp_call, tool, {"memoryId": BAD_ID, **extra})) == \
+        "invalid input: memoryId: must be a ULID"
+    unknown = "01K00000000000000000000000"
+    assert err(call_tool(mcp_call, tool, {"memoryId": unknown, **extra})) == \
+        f"unknown memory {unknown}"
+
+
+def test_session_start_and_end(mcp_call):
+    start = call_tool(mcp_call, "memory_session", {"action": "start", "sessionId": "My Task!"})
+    data = ok(start)
+    assert data["sessionId"] == "my-task-" and data["namespace"] == "session/my-task-"
+    assert data["ttl"] == "PT8H" and "markdown" in data["context"]
+    assert "session/my-task-" in start.structured_content["guidance"]
+    remember(mcp_call, type="working", content="scratch", namespace="session/my-task-",
+             ttl="PT0S")
+    end = ok(call_tool(mcp_call, "memory_session", {"action": "end", "sessionId": "My Task!"}))
+    assert end["sessionId"] == "My Task!" and len(end["expired"]) == 1
+    assert err(call_tool(mcp_call, "memory_session", {"action": "end"})) == \
+        "session end needs a sessionId"
+    assert err(call_tool(mcp_call, "memory_session", {"action": "pause"})).startswith(
+        "invalid input: action:")
+    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == \
+        "invalid input: ttl: must be an ISO 8601 duration"
+    generated = ok(call_tool(mcp_call, "memory_session", {"action": "start"}))
+    assert generated["namespace"] == "session/" + generated["sessionId"]
+
+
+def test_consolidate_runs_expire_only(mcp_call):
+    mid = remember(mcp_call, type="working", content="old scratch", namespace="session/s1",
+                   ttl="PT0S")["memoryId"]
+    dry = call_tool(mcp_call, "memory_consolidate", {"dryRun": True})
+    data = ok(dry)
+    assert data["dryRun"] is True
+    assert data["passes"]["expire"] == {"candidates": 1, "changed": [], "due": [mid]}
+    assert data["passes"]["dedupe"]["available"] is False
+    assert "expire" in dry.structured_content["guidance"]
+    real = ok(call_tool(mcp_call, "memory_consolidate", {"passes": ["expire"]}))
+    assert real == {"dryRun": False, "passes": {"expire": {"candidates": 1, "changed": [mid]}}}
+    again = ok(call_tool(mcp_call, "memory_consolidate", {"passes": ["expire"]}))
+    assert again["passes"]["expire"]["changed"] == []
+    assert err(call_tool(mcp_call, "memory_consolidate", {"passes": ["sleep"]})).startswith(
+        "invalid input: passes.0:")
+    assert err(call_tool(mcp_call, "memory_consolidate", {"maxPairs": 0})).startswith(
+        "invalid input: maxPairs:")
+
+
+def test_sync_and_status(mcp_call):
+    result = ok(call_tool(mcp_call, "memory_sync", {"dryRun": True}))
+    assert "project" in result and result["project"]["skipped"]  # no remote configured
+    assert err(call_tool(mcp_call, "memory_sync", {"mount": "personal"})).startswith(
+        "syncing the personal store needs an explicit --remote")
+    assert err(call_tool(mcp_call, "memory_sync", {"push": "maybe"})).startswith(
+        "invalid input: push:")
+    status = ok(call_tool(mcp_call, "memory_status", {}))
+    assert [m["id"] for m in status["mounts"]] == ["personal", "project"]
+    assert err(call_tool(mcp_call, "memory_status", {"x": 1})) == \
+        "invalid input: x: Extra inputs are not permitted"
+
+
+def test_resources_and_prompts(mcp_call):
+    mid = remember(mcp_call, content="Pinned rule", level="distributed")["memoryId"]
+    ok(call_tool(mcp_call, "memory_annotate", {"memoryId": mid, "pinned": True}))
+
+    async def body(c):
+        ctx = await c.read_resource("memory://context")
+        status = await c.read_resource("memory://status")
+        one = await c.read_resource(f"memory://project/{mid}")
+        prompts = await c.list_prompts()
+        prompt = await c.get_prompt("memory-when-to-remember")
+        return ctx, status, one, prompts, prompt
+
+    ctx, status, one, prompts, prompt = mcp_call(body)
+    assert "Pinned rule" in ctx.contents[0].text
+    assert ctx.contents[0].mime_type == "text/markdown"
+    assert json.loads(status.contents[0].text)["mounts"]
+    memory = json.loads(one.contents[0].text)
+    assert memory["memoryId"] == mid and memory["mount"] == "project"
+    assert {p.name for p in prompts.prompts} == {
+        "memory-session-start", "memory-when-to-remember", "memory-when-to-promote"}
+    assert all(p.description.startswith("ynm guidance: ") for p in prompts.prompts)
+    assert "memory_remember" in prompt.messages[0].content.text
+
+
+def test_no_personal_refuses_a_levelless_remember(project):
+    from mcp import Client
+
+    from tests.server.conftest import run
+    from ynm.server.app import MemoryService, build_server
+    from ynm.service.ynm import Ynm
+
+    svc = MemoryService(project, personal=False)
+    svc.open()
+    try:
+        server = build_server(svc)
+        assert "shared with every user" in server.instructions
+
+        async def go():
+            async with Client(server) as c:
+                refused = await c.call_tool("memory_remember",
+                                            {"type": "semantic", "content": "secret-ish"})
+                shared = await c.call_tool("memory_remember", {
+                    "type": "semantic", "content": "team fact", "level": "distributed"})
+                return refused, shared
+
+        refused, shared = run(go)
+    finally:
+        svc.close()
+    assert err(refused) == str(ShareRequired())
+    assert ok(shared)["mount"] == "project"
+    with Ynm.open(project) as ynm:
+        contents = [h["content"] for h in ynm.recall(
+            __import__("ynm.model.inputs", fromlist=["RecallQuery"]).RecallQuery(limit=50))]
+    assert contents == ["team fact"]
+
+
+def test_a_service_failure_is_a_tool_error_not_a_crash(service, mcp_call, monkeypatch):
+    from ynm.service.ynm import Ynm
+
+    def boom(self, q):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Ynm, "recall", boom)
+    assert "disk on fire" in err(call_tool(mcp_call, "memory_recall", {}))
+    assert ok(call_tool(mcp_call, "memory_status", {}))  # still serving

@@ -1,0 +1,222 @@
+"""``ynm serve`` end to end with the SDK's own client: stdio (a subprocess) and streamable HTTP
+(a subprocess on 127.0.0.1 and a free port). Reference: server.md §1.1, §2.1-§2.5."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.server.conftest import run, text
+from ynm.errors import ShareRequired
+
+TOKEN = "s3cret-token"
+
+
+def _stdio_params(repo: Path, *extra: str):
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "ynm", "serve", "--cwd", str(repo), *extra],
+                                 env=dict(os.environ), cwd=str(repo))
+
+
+def test_stdio_serves_every_tool_kind(project):
+    from mcp import Client
+
+    async def go():
+        async with Client(_stdio_params(project)) as c:
+            tools = await c.list_tools()
+            wrote = await c.call_tool("memory_remember",
+                                      {"type": "semantic", "content": "stdio works"})
+            bad = await c.call_tool("memory_remember", {"type": "working", "content": "x"})
+            hits = await c.call_tool("memory_recall", {"text": "stdio"})
+            return c.instructions, tools, wrote, bad, hits
+
+    instructions, tools, wrote, bad, hits = run(go, timeout=30)
+    assert "memory_remember" in instructions
+    assert len(tools.tools) == 10
+    assert not wrote.is_error and wrote.structured_content["data"]["mount"] == "personal"
+    assert bad.is_error
+    assert text(bad) == "invalid input: namespace: working memory must live in session/<id>"
+    assert hits.structured_content["data"][0]["content"] == "stdio works"
+
+
+def test_stdio_no_personal(project):
+    from mcp import Client
+
+    async def go():
+        async with Client(_stdio_params(project, "--no-personal")) as c:
+            return await c.call_tool("memory_remember",
+                                     {"type": "semantic", "content": "nope"})
+
+    result = run(go, timeout=30)
+    assert result.is_error and text(result) == str(ShareRequired())
+
+
+# -- HTTP ----------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def _post(url: str, body: dict, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+@pytest.fixture
+def http_server(project) -> Iterator[str]:
+    """``ynm serve --http --token`` on 127.0.0.1; yields the base URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ynm", "serve", "--http", "--host", "127.0.0.1", "--port",
+         str(port), "--token", TOKEN, "--cwd", str(project)],
+        env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if _get(base + "/health")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"server did not start: {proc.stderr.read().decode()}")
+            time.sleep(0.05)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.wait()
+
+
+def _client(base: str, token: str | None = TOKEN):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(10))
+    return Client(streamable_http_client(base + "/mcp", http_client=http)), http
+
+
+def test_health_needs_no_token(http_server):
+    status, _, body = _get(http_server + "/health")
+    assert status == 200
+    assert json.loads(body) == {"status": "ok", "name": "ynm", "auth": "bearer"}
+
+
+def test_without_the_token_mcp_answers_401(http_server):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    status, headers, body = _post(http_server + "/mcp", ping)
+    assert status == 401
+    assert json.loads(body)["error"] == "invalid_token"
+    assert headers.get("www-authenticate", headers.get("WWW-Authenticate", "")).startswith(
+        "Bearer")
+    status, _, _ = _post(http_server + "/mcp", ping, {"Authorization": "Bearer wrong"})
+    assert status == 401
+    status, _, _ = _post(http_server + "/mcp", ping, {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200
+
+
+def test_host_and_origin_checks(http_server):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert _post(http_server + "/mcp", ping, {**auth, "Origin": "https://evil.example"})[0] == 403
+    assert _post(http_server + "/mcp", ping, {**auth, "Origin": "http://localhost:5173"})[0] == 200
+    assert _post(http_server + "/mcp", ping, {**auth, "Host": "evil.example"})[0] == 421
+    req = urllib.request.Request(http_server + "/mcp", method="OPTIONS")
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        assert resp.status == 204
+        assert "Authorization" in resp.headers["Access-Control-Allow-Headers"]
+
+
+def test_http_write_carries_token_static_actor(http_server, project):
+    from ynm.service.ynm import Ynm
+
+    async def go():
+        client, http = _client(http_server)
+        async with http, client as c:
+            return await c.call_tool("memory_remember", {
+                "type": "semantic", "content": "written over http", "level": "distributed"})
+
+    result = run(go, timeout=30)
+    assert not result.is_error, text(result)
+    mid = result.structured_content["data"]["memoryId"]
+    with Ynm.open(project) as ynm:
+        _, state = ynm.find(mid)
+    assert state["current"]["provenance"]["actor"] == "token:static"
+
+
+def test_http_client_without_token_cannot_connect(http_server):
+    async def go():
+        client, http = _client(http_server, token=None)
+        async with http, client as c:
+            await c.list_tools()
+
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's error type for a 401 varies
+        run(go, timeout=15)
+
+
+def test_two_http_clients_interleave_writes_and_all_land(http_server, project):
+    from ynm.model.inputs import RecallQuery
+    from ynm.service.ynm import Ynm
+
+    n = 6
+
+    async def writer(name: str, ids: list[str]) -> None:
+        client, http = _client(http_server)
+        async with http, client as c:
+            for i in range(n):
+                r = await c.call_tool("memory_remember", {
+                    "type": "episodic", "content": f"{name} note {i}", "tags": [name]})
+                assert not r.is_error, text(r)
+                ids.append(r.structured_content["data"]["memoryId"])
+
+    async def go():
+        a: list[str] = []
+        b: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer, "alpha", a)
+            tg.start_soon(writer, "beta", b)
+        return a, b
+
+    a, b = run(go, timeout=60)
+    assert len(set(a + b)) == 2 * n
+    with Ynm.open(project) as ynm:
+        for tag, ids in (("alpha", a), ("beta", b)):
+            hits = ynm.recall(RecallQuery(tags=[tag], limit=50))
+            assert sorted(h["memoryId"] for h in hits) == sorted(ids)

@@ -1,0 +1,156 @@
+"""``ynm hook <event>``: Claude Code / Codex hooks (reference/server.md §4.2, §4.3).
+
+Events: ``session-start`` (SessionStart), ``prompt`` (UserPromptSubmit), ``stop`` (Stop).
+stdin is the client's hook JSON (``session_id``, ``cwd``, ``hook_event_name``, ``prompt``,
+``source``), read until EOF or a short timeout; anything else counts as ``{}``. stdout is
+exactly one compact JSON line, ``{"hookSpecificOutput": {...}}`` or ``{}``; every failure
+prints ``{}`` (with the reason on stderr) and exits 0: a hook never blocks or fails a session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+STDIN_TIMEOUT_S = 1.5
+STOP_EVERY_S = 5 * 60
+STAMP_MAX_AGE_S = 24 * 3600
+EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "stop": "Stop"}
+SESSION_PREFIX_LINE = ("ynm memory for this project follows. Call memory_recall for more; "
+                       "store what the user wants kept with memory_remember, not in note files.")
+
+
+def read_payload(stream: Any = None, timeout: float = STDIN_TIMEOUT_S) -> dict[str, Any]:
+    """The hook JSON from ``stream`` (default stdin): ``{}`` when empty, not a JSON object,
+    or not complete within ``timeout`` seconds."""
+    stream = stream if stream is not None else sys.stdin
+    box: list[bytes | str] = []
+
+    def _read() -> None:
+        try:
+            box.append(stream.buffer.read() if hasattr(stream, "buffer") else stream.read())
+        except Exception:  # noqa: BLE001
+            pass
+
+    reader = threading.Thread(target=_read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not box:
+        return {}
+    raw = box[0]
+    try:
+        data = json.loads(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _out(event: str, context: str | None) -> dict[str, Any]:
+    if not context:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event],
+                                   "additionalContext": context}}
+
+
+def _home() -> Path:
+    return Path(os.environ.get("YNM_HOME") or "~/.ynm").expanduser()
+
+
+def session_start(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    """Start a session keyed by the client's session id; the prefix line, then the context
+    block (only the prefix when there is no memory)."""
+    from ynm.model.inputs import SessionStartInput
+    from ynm.service.ynm import Ynm
+
+    session_id = payload.get("session_id")
+    env = {**os.environ, "YNM_NO_CLAUDE_CLI": "1"}
+    with Ynm.open(cwd, env) as ynm:
+        result = ynm.session_start(SessionStartInput(
+            session_id=session_id if isinstance(session_id, str) and session_id else None))
+    markdown = result["context"]["markdown"]
+    return _out("session-start", SESSION_PREFIX_LINE + ("\n\n" + markdown if markdown else ""))
+
+
+def prompt(payload: dict[str, Any]) -> dict[str, Any]:
+    """A nudge toward ``memory_remember`` when the prompt asks for something to be kept."""
+    from ynm.server.intent import NUDGE, has_remember_intent
+
+    text = payload.get("prompt")
+    return _out("prompt", NUDGE) if isinstance(text, str) and has_remember_intent(text) else {}
+
+
+def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    """The expire pass for ``session/<id>`` only, at most once per 5 minutes per session."""
+    from ynm.model.namespaces import normalize_session_id
+
+    session_id = payload.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        return {}
+    sid = normalize_session_id(session_id)
+    stamps = _home() / "hooks"
+    stamps.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for old in stamps.glob("stop-*"):
+        try:
+            if now - old.stat().st_mtime > STAMP_MAX_AGE_S:
+                old.unlink()
+        except OSError:
+            pass
+    stamp = stamps / f"stop-{sid}"
+    if stamp.exists() and now - stamp.stat().st_mtime < STOP_EVERY_S:
+        return {}
+    stamp.touch()
+    from ynm.service.ynm import Ynm
+
+    env = {**os.environ, "YNM_NO_CLAUDE_CLI": "1"}
+    with Ynm.open(cwd, env) as ynm:
+        ynm.session_end(sid, expire=True)
+    return {}
+
+
+def run_hook(event: str | None, payload: dict[str, Any], cwd: str | Path | None) -> dict[str, Any]:
+    """The hook's output object for ``event``; ``{}`` for an unknown event."""
+    where = Path(cwd or payload.get("cwd") or os.getcwd())
+    if event == "session-start":
+        return session_start(payload, where)
+    if event == "prompt":
+        return prompt(payload)
+    if event == "stop":
+        return stop(payload, where)
+    return {}
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("event", required=False)
+@click.option("--cwd", default=None, help="Directory to open (default: the hook's cwd).")
+@click.pass_context
+def hook(ctx: click.Context, event: str | None, cwd: str | None) -> None:
+    """Run a client hook: session-start, prompt or stop (reads the hook JSON on stdin).
+
+    \b
+    Example (Claude Code settings):
+      SessionStart     -> ynm hook session-start
+      UserPromptSubmit -> ynm hook prompt
+      Stop             -> ynm hook stop
+    """
+    out: dict[str, Any] = {}
+    try:
+        if ctx.args:
+            raise click.UsageError(f"unexpected arguments: {' '.join(ctx.args)}")
+        if event not in EVENT_NAMES:
+            raise click.UsageError(f"unknown hook event {event!r}; use session-start, prompt "
+                                   "or stop")
+        out = run_hook(event, read_payload(), cwd)
+    except BaseException as err:  # noqa: BLE001 - a hook never fails the session
+        click.echo(f"ynm hook: {type(err).__name__}: {err}", err=True)
+        out = {}
+    sys.stdout.write(json.dumps(out, separators=(",", ":"), ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    ctx.exit(0)

@@ -1,0 +1,270 @@
+"""The MCP server: one :class:`MemoryService` per process, an ``MCPServer`` whose tools come
+from :data:`ynm.server.tools.TOOL_SPECS` (reference/server.md §1).
+
+One process is the single writer of its store. Every service call runs on one worker thread
+that owns the :class:`~ynm.service.ynm.Ynm` (its SQLite connections belong to that thread), so
+calls never block the event loop; write tools also take an asyncio lock, so writes are one at a
+time even if the worker pool ever grows.
+
+Result envelope (§1.3): success is one text item, ``data`` as pretty JSON, plus
+``\\n\\nGuidance: <text>`` when there is guidance, and ``structuredContent`` ``{data,
+guidance}``; failure is ``isError: true`` with the error message as the only text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ynm import __version__
+from ynm.errors import YnmError
+from ynm.server.guidance import PROMPTS, instructions
+from ynm.server.tools import TOOL_SPECS, ToolOutput, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from ynm.service.ynm import Ynm
+
+T = TypeVar("T")
+
+SERVER_NAME = "ynm"
+SERVER_TITLE = "ynm: your named memory"
+
+
+def log(message: str) -> None:
+    """A diagnostic line on stderr (stdout is the protocol in stdio mode)."""
+    print(f"[ynm-mcp] {message}", file=sys.stderr, flush=True)
+
+
+class MemoryService:
+    """The process's one :class:`Ynm`, opened and used on a single worker thread.
+
+    Args:
+        cwd: the directory the service opens from.
+        personal: mount the personal store (False for ``--no-personal``).
+        env: the environment to load configuration from (default ``os.environ``).
+    """
+
+    def __init__(self, cwd: str | Path | None = None, *, personal: bool = True,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.personal = personal
+        self.env = env
+        self.ynm: Ynm | None = None
+        self.open_error: str | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ynm-service")
+        self._write_lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the store now (on the worker thread), so the instructions can name its levels.
+        A failure is kept in :attr:`open_error` and reported by every tool call."""
+        self._executor.submit(self._open).result()
+
+    def _open(self) -> None:
+        from ynm.service.ynm import Ynm
+
+        try:
+            self.ynm = Ynm.open(self.cwd, self.env, personal=self.personal)
+            self.open_error = None
+        except YnmError as err:
+            self.open_error = str(err)
+            log(f"cannot open the store: {err}")
+
+    def close(self) -> None:
+        """Close the store and stop the worker thread."""
+        def _close() -> None:
+            if self.ynm is not None:
+                self.ynm.close()
+                self.ynm = None
+
+        try:
+            self._executor.submit(_close).result(timeout=10)
+        finally:
+            self._executor.shutdown(wait=False)
+
+    def levels(self) -> set[str]:
+        """The levels of the open mounts; inferred from ``personal`` if the store failed."""
+        if self.ynm is not None:
+            return {m.level for m in self.ynm.mounts}
+        return {"personal", "distributed"} if self.personal else {"distributed"}
+
+    # -- calls -------------------------------------------------------------------------
+
+    def _ynm(self) -> Ynm:
+        if self.ynm is None:
+            self._open()
+        if self.ynm is None:
+            raise YnmError(self.open_error or "the memory store is not open")
+        return self.ynm
+
+    def run_sync(self, fn: Callable[[Ynm], T], actor: str | None = None) -> T:
+        """Run ``fn(ynm)`` on the worker thread and wait (for callers without a loop)."""
+        return self._executor.submit(self._call, fn, actor).result()
+
+    def _call(self, fn: Callable[[Ynm], T], actor: str | None) -> T:
+        ynm = self._ynm()
+        if actor is None or actor == ynm.config.actor:
+            return fn(ynm)
+        # provenance.actor comes from config.actor (Ynm._stamp); swap it for this call only.
+        # Safe: this thread is the only one that touches the service.
+        saved = ynm.config
+        ynm.config = saved.model_copy(update={"actor": actor})
+        try:
+            return fn(ynm)
+        finally:
+            ynm.config = saved
+
+    async def call(self, fn: Callable[[Ynm], T], *, write: bool = False,
+                   actor: str | None = None) -> T:
+        """Run ``fn(ynm)`` on the worker thread without blocking the event loop; writes are
+        serialised by a lock. ``actor`` overrides ``provenance.actor`` for this call."""
+        if not write:
+            return await asyncio.wrap_future(self._executor.submit(self._call, fn, actor))
+        loop = asyncio.get_running_loop()
+        if self._write_lock is None or self._lock_loop is not loop:
+            self._write_lock, self._lock_loop = asyncio.Lock(), loop
+        async with self._write_lock:
+            return await asyncio.wrap_future(self._executor.submit(self._call, fn, actor))
+
+
+def envelope(output: ToolOutput) -> Any:
+    """A successful ``CallToolResult``: pretty JSON text (plus guidance) and
+    ``structuredContent {data, guidance}``."""
+    from mcp_types import CallToolResult, TextContent
+
+    from ynm.cli._common import dumps_pretty
+
+    text = dumps_pretty(output.data)
+    if output.guidance:
+        text += f"\n\nGuidance: {output.guidance}"
+    structured = json.loads(json.dumps({"data": output.data, "guidance": output.guidance}))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=structured)
+
+
+def tool_error(message: str) -> Any:
+    """A failed ``CallToolResult``: ``isError`` and the message as the only text."""
+    from mcp_types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+ActorFor = Callable[[Mapping[str, str] | None], "str | None"]
+
+
+def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> Any:
+    """An SDK ``Tool`` whose schema is the spec's input model and whose arguments reach the
+    handler untouched, so validation (and its message) is ynm's own."""
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.tools.base import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp_types import ToolAnnotations
+    from pydantic import ConfigDict
+
+    class RawArguments(ArgModelBase):
+        model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return {"arguments": dict(self.model_extra or {})}
+
+    async def handler(arguments: dict[str, Any], ctx: Context) -> Any:
+        try:
+            inp = spec.parse(arguments)
+            actor = None if spec.read_only else actor_for(_headers(ctx))
+            output = await service.call(lambda ynm: spec.run(ynm, inp),
+                                        write=not spec.read_only, actor=actor)
+        except YnmError as err:
+            return tool_error(str(err))
+        except Exception as err:  # noqa: BLE001 - a tool call never crashes the server
+            log(f"{spec.name} failed: {type(err).__name__}: {err}")
+            return tool_error(f"{spec.name} failed: {type(err).__name__}: {err}")
+        return envelope(output)
+
+    return Tool(
+        fn=handler, name=spec.name, title=None, description=spec.description,
+        parameters=spec.input_schema(), fn_metadata=FuncMetadata(arg_model=RawArguments),
+        is_async=True, context_kwarg="ctx",
+        annotations=ToolAnnotations(read_only_hint=spec.read_only,
+                                    idempotent_hint=spec.read_only,
+                                    destructive_hint=spec.destructive),
+    )
+
+
+def _headers(ctx: Any) -> Mapping[str, str] | None:
+    try:
+        return ctx.headers
+    except Exception:  # noqa: BLE001 - no request context (in-process calls)
+        return None
+
+
+def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> MCPServer:
+    """The ``MCPServer``: instructions from the open levels, every tool of ``TOOL_SPECS``, the
+    resources ``memory://context`` and ``memory://status``, the template
+    ``memory://{mount}/{memoryId}``, and the three guidance prompts.
+
+    Args:
+        service: the process's memory service (opened or not).
+        actor_for: ``actor_for(request headers or None) -> actor or None``: the
+            ``provenance.actor`` of a write (None: the service's own actor).
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    actor_for = actor_for or (lambda headers: None)
+    server = MCPServer(
+        SERVER_NAME, title=SERVER_TITLE, version=__version__,
+        instructions=instructions(service.levels()),
+        tools=[_make_tool(spec, service, actor_for) for spec in TOOL_SPECS.values()],
+        log_level="WARNING",
+    )
+
+    @server.resource("memory://context", name="context", mime_type="text/markdown",
+                     description="The memory block with default settings (1500 tokens).")
+    async def context_resource() -> str:
+        from ynm.model.inputs import ContextQuery
+
+        block = await service.call(lambda ynm: ynm.context(ContextQuery()))
+        return block["markdown"]
+
+    @server.resource("memory://status", name="status", mime_type="application/json",
+                     description="The same payload as memory_status.")
+    async def status_resource() -> str:
+        from ynm.cli._common import dumps_pretty
+
+        return dumps_pretty(await service.call(lambda ynm: ynm.status()))
+
+    @server.resource("memory://{mount}/{memoryId}", name="memory", mime_type="application/json",
+                     description="One memory, folded, with its mount.")
+    async def memory_resource(mount: str, memoryId: str) -> str:  # noqa: N803 - URI variable
+        from ynm.cli._common import dumps_pretty
+
+        def find(ynm: Ynm) -> dict[str, Any]:
+            from ynm.errors import UnknownMemory
+
+            try:
+                found, state = ynm.find(memoryId)
+            except UnknownMemory:
+                found, state = None, None
+            if found is None or found.id != mount:
+                raise YnmError(f"no memory {memoryId} in mount {mount}")
+            return {**state, "mount": found.id}
+
+        return dumps_pretty(await service.call(find))
+
+    for name, text in PROMPTS.items():
+        _add_prompt(server, name, text)
+    return server
+
+
+def _add_prompt(server: MCPServer, name: str, text: str) -> None:
+    @server.prompt(name=name, description=f"ynm guidance: {name.replace('-', ' ')}")
+    def prompt() -> str:
+        return text

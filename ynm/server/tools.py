@@ -1,0 +1,345 @@
+"""The MCP tools, defined once: ``TOOL_SPECS`` (reference/server.md §1.3, §1.4).
+
+Each :class:`ToolSpec` names the tool, the CLI command it mirrors, its strict input model
+(camelCase JSON field names, unknown fields rejected), whether it only reads, and ``run(ynm,
+input)``, which calls one service method: the code path the CLI command takes. The server
+(:mod:`ynm.server.app`) registers tools from this table and nothing else; the parity test in
+tests/server checks every input field against the mirrored command's options.
+
+A tool's outcome is a :class:`ToolOutput`: the JSON ``data`` and an optional ``guidance``
+sentence for the agent. Invalid input raises :class:`ynm.errors.InvalidInput` with the CLI's
+message (``invalid input: <path>: <message>``); the server turns every ynm error into a tool
+error whose only text is that message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from ynm.errors import InvalidInput, Refused
+from ynm.model.inputs import (
+    AnnotateInput,
+    ContextQuery,
+    ForgetInput,
+    RecallQuery,
+    RememberInput,
+    SessionStartInput,
+    SupersedeInput,
+    parse_input,
+    to_invalid_input,
+)
+from ynm.model.namespaces import normalize_filter_namespace
+
+if TYPE_CHECKING:
+    from ynm.service.ynm import Ynm
+
+
+class _ToolInput(BaseModel):
+    """Inputs only the MCP tools have (the others come from :mod:`ynm.model.inputs`)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class SessionInput(_ToolInput):
+    """Input of ``memory_session`` (server.md §1.4): ``start`` or ``end`` a session."""
+
+    action: Literal["start", "end"]
+    session_id: str | None = None
+    namespace: str | None = None
+    budget_tokens: int = Field(default=1500, ge=1, le=50_000)
+    ttl: str = "PT8H"
+    expire: bool = True
+
+
+DREAM_PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
+DreamPass = Literal["expire", "promote", "dedupe", "contradict", "reflect", "normalise"]
+
+
+class ConsolidateInput(_ToolInput):
+    """Input of ``memory_consolidate`` (server.md §1.4; mirrors ``ynm dream``)."""
+
+    passes: list[DreamPass] | None = None
+    namespace: str | None = None
+    dry_run: bool = False
+    max_pairs: int | None = Field(default=None, ge=1)
+
+    _ns = field_validator("namespace")(
+        classmethod(lambda cls, v: normalize_filter_namespace(v))
+    )
+
+
+class SyncInput(_ToolInput):
+    """Input of ``memory_sync`` (server.md §1.4; cli.md §4.26)."""
+
+    remote: str | None = None
+    push: bool = True
+    pull: bool = True
+    dry_run: bool = False
+    mount: str | None = None
+
+
+class StatusInput(_ToolInput):
+    """Input of ``memory_status``: no fields."""
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: ``data`` (JSON-ready) and ``guidance`` for the agent, or None."""
+
+    data: Any
+    guidance: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool.
+
+    Attributes:
+        name: the MCP tool name, ``memory_<verb>``.
+        command: the mirrored CLI command (``ynm <command>``).
+        input: the strict input model; its aliases are the tool's JSON field names.
+        read_only: True for tools that never write (``readOnlyHint`` and ``idempotentHint``).
+        destructive: True only for ``memory_forget`` (``destructiveHint``).
+        description: what the agent reads in ``tools/list``.
+        run: ``run(ynm, input) -> ToolOutput``, one service call.
+    """
+
+    name: str
+    command: str
+    input: type[BaseModel]
+    read_only: bool
+    description: str
+    run: Callable[[Ynm, Any], ToolOutput]
+    destructive: bool = False
+
+    def parse(self, arguments: dict[str, Any] | None) -> Any:
+        """Validate tool arguments: camelCase names only, unknown fields rejected.
+
+        Raises:
+            InvalidInput: ``invalid input: <path>: <message>``, as the CLI words it.
+        """
+        try:
+            return self.input.model_validate(arguments or {}, by_alias=True, by_name=False)
+        except ValidationError as err:
+            raise _invalid(err) from None
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the input, camelCase, ``additionalProperties: false``."""
+        schema = self.input.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        schema.pop("description", None)
+        schema.setdefault("properties", {})
+        schema["additionalProperties"] = False
+        return schema
+
+
+def _invalid(err: ValidationError) -> InvalidInput:
+    """The CLI's message (:func:`to_invalid_input`), except that an unknown field is named as
+    the caller spelled it (``memory_id: Extra inputs are not permitted``), not camelCased."""
+    extra = [e for e in err.errors(include_url=False) if e["type"] == "extra_forbidden"]
+    if not extra:
+        return to_invalid_input(err)
+    parts = [str(to_invalid_input(err)).removeprefix("invalid input: ")] if len(extra) < len(
+        err.errors()) else []
+    if parts:
+        # drop the camelCased extras from the rendered message; re-add them verbatim below
+        rendered = [p for p in parts[0].split("; ") if not p.endswith("Extra inputs are not "
+                                                                      "permitted")]
+        parts = rendered
+    parts += [".".join(str(p) for p in e["loc"]) + ": " + e["msg"] for e in extra]
+    return InvalidInput("; ".join(parts))
+
+
+# -- run functions ------------------------------------------------------------------------
+
+
+def _remember(ynm: Ynm, inp: RememberInput) -> ToolOutput:
+    result = dict(ynm.remember(inp))
+    guidance = result.pop("guidance", None)
+    if guidance:
+        guidance = guidance.replace("`ynm supersede`", "`memory_supersede`")
+    return ToolOutput(result, guidance)
+
+
+NO_HITS = ("No memory matched. Try broader terms or fewer filters, or read memory_context "
+           "for an overview.")
+
+
+def _recall(ynm: Ynm, q: RecallQuery) -> ToolOutput:
+    hits = ynm.recall(q)
+    if hits:
+        return ToolOutput(hits)
+    if q.mount is not None and ynm.mount(q.mount) is None:
+        have = ", ".join(m.id for m in ynm.mounts) or "none"
+        return ToolOutput(hits, f'No mount "{q.mount}" (have: {have}); nothing was searched.')
+    return ToolOutput(hits, NO_HITS)
+
+
+def _context(ynm: Ynm, q: ContextQuery) -> ToolOutput:
+    return ToolOutput(ynm.context(q))
+
+
+def _supersede(ynm: Ynm, inp: SupersedeInput) -> ToolOutput:
+    return ToolOutput(ynm.supersede(inp))
+
+
+def _annotate(ynm: Ynm, inp: AnnotateInput) -> ToolOutput:
+    return ToolOutput(ynm.annotate(inp))
+
+
+def _forget(ynm: Ynm, inp: ForgetInput) -> ToolOutput:
+    return ToolOutput(ynm.forget(inp))
+
+
+def _session(ynm: Ynm, inp: SessionInput) -> ToolOutput:
+    if inp.action == "end":
+        if not inp.session_id:
+            # the CLI's words for the same mistake (ynm session end without an id)
+            raise Refused("session end needs a sessionId")
+        return ToolOutput(ynm.session_end(inp.session_id, inp.expire))
+    start = parse_input(SessionStartInput, {
+        k: v for k, v in {"session_id": inp.session_id, "namespace": inp.namespace,
+                          "budget_tokens": inp.budget_tokens, "ttl": inp.ttl}.items()
+        if v is not None
+    })
+    result = ynm.session_start(start)
+    guidance = (f"Write this session's scratch notes with memory_remember, type working, "
+                f"namespace {result['namespace']}, ttl {result['ttl']}; lasting facts go to "
+                f"their own namespace. End the session with memory_session action end, "
+                f"sessionId {result['sessionId']}.")
+    return ToolOutput(result, guidance)
+
+
+NOT_BUILT = "needs the dream engine and a configured model; not available in this version"
+
+
+def _consolidate(ynm: Ynm, inp: ConsolidateInput) -> ToolOutput:
+    passes = list(dict.fromkeys(inp.passes if inp.passes is not None else DREAM_PASSES))
+    out: dict[str, Any] = {}
+    for name in passes:
+        if name == "expire":
+            if inp.dry_run:
+                due = expire_candidates(ynm, inp.namespace)
+                out[name] = {"candidates": len(due), "changed": [], "due": due}
+            else:
+                changed = ynm.expire(inp.namespace)
+                out[name] = {"candidates": len(changed), "changed": changed}
+        else:
+            out[name] = {"candidates": 0, "changed": [], "available": False,
+                         "reason": NOT_BUILT}
+    unavailable = [p for p in passes if p != "expire"]
+    guidance = None
+    if unavailable:
+        guidance = (f"Only the expire pass runs in this version; {', '.join(unavailable)} "
+                    "reported nothing.")
+    return ToolOutput({"dryRun": inp.dry_run, "passes": out}, guidance)
+
+
+def expire_candidates(ynm: Ynm, namespace: str | None) -> list[str]:
+    """The working memories the expire pass would forget now (for ``dryRun``): live, with a
+    ttl, ``updatedAt + ttl <= now``. Mirrors :meth:`Ynm.expire` without writing, through the
+    service's ``list``; the service has no dry run of its own."""
+    from ynm.model.durations import duration_ms
+    from ynm.model.inputs import ListQuery
+    from ynm.model.ranker import iso_to_ms
+
+    now = ynm._now_ms()
+    due = []
+    for m in ynm.list(ListQuery(type="working", namespace=namespace)):
+        ttl = m.get("current", {}).get("ttl")
+        if ttl and iso_to_ms(m["updatedAt"]) + duration_ms(ttl) <= now:
+            due.append(m["memoryId"])
+    return sorted(due)
+
+
+def _sync(ynm: Ynm, inp: SyncInput) -> ToolOutput:
+    return ToolOutput(ynm.sync(inp.mount, inp.remote, push=inp.push, pull=inp.pull,
+                               dry_run=inp.dry_run))
+
+
+def _status(ynm: Ynm, inp: StatusInput) -> ToolOutput:
+    return ToolOutput(ynm.status())
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
+    ToolSpec(
+        "memory_remember", "remember", RememberInput, False,
+        "Store one new fact, preference, decision or procedure in long-term memory (one fact "
+        "per memory; never secrets). type: semantic (facts), procedural (how-to), episodic "
+        "(what happened), reflective, reference, or working (session scratch, namespace "
+        "session/<id> only). level: personal (private, default) or distributed (shared with "
+        "the team; only for team-safe project facts). If the memory already exists, use "
+        "memory_supersede instead.",
+        _remember,
+    ),
+    ToolSpec(
+        "memory_recall", "recall", RecallQuery, True,
+        "Search long-term memory by text and filters, best first. Use before answering about "
+        "the user, their preferences, the project or past decisions.",
+        _recall,
+    ),
+    ToolSpec(
+        "memory_context", "context", ContextQuery, True,
+        "The memory block for a task: pinned memories first, then the most relevant ones, "
+        "packed into a token budget (markdown).",
+        _context,
+    ),
+    ToolSpec(
+        "memory_supersede", "supersede", SupersedeInput, False,
+        "Replace a memory's content with a new version (keeps its type, level and namespace; "
+        "history kept). Use when a remembered fact changed.",
+        _supersede,
+    ),
+    ToolSpec(
+        "memory_annotate", "annotate", AnnotateInput, False,
+        "Add tags or links to a memory, or set importance, confidence, pinned or needsReview; "
+        "the content stays as it is.",
+        _annotate,
+    ),
+    ToolSpec(
+        "memory_forget", "forget", ForgetInput, False,
+        "Forget a memory: it disappears from recall and context; its history is kept.",
+        _forget, destructive=True,
+    ),
+    ToolSpec(
+        "memory_session", "session", SessionInput, False,
+        "Start a session (returns its working namespace, the ttl for working memory and the "
+        "context block) or end one (forgets its expired working memory).",
+        _session,
+    ),
+    ToolSpec(
+        "memory_consolidate", "dream", ConsolidateInput, False,
+        "Consolidate memory. In this version only the expire pass runs: it forgets working "
+        "memory whose ttl ran out; the other passes report that they are not available.",
+        _consolidate,
+    ),
+    ToolSpec(
+        "memory_sync", "sync", SyncInput, False,
+        "Share memory through git: fetch, merge and push the notes of each distributed mount. "
+        "The personal store syncs only when named with mount and an explicit remote.",
+        _sync,
+    ),
+    ToolSpec(
+        "memory_status", "status", StatusInput, True,
+        "Mounts, shard counts, index freshness and problems of the memory store.",
+        _status,
+    ),
+)}
+
+
+def run_tool(ynm: Ynm, name: str, arguments: dict[str, Any] | None) -> ToolOutput:
+    """Parse ``arguments`` for tool ``name`` and run it (the one path stdio, HTTP and tests use).
+
+    Raises:
+        InvalidInput: unknown tool or invalid arguments.
+        YnmError: whatever the service raises.
+    """
+    spec = TOOL_SPECS.get(name)
+    if spec is None:
+        raise InvalidInput(f"name: unknown tool {name!r}")
+    return spec.run(ynm, spec.parse(arguments))
