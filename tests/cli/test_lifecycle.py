@@ -236,3 +236,36 @@ def test_session_start_human_output_and_bad_ids(project, cli_run):
     assert r.exit_code == 2 and "ttl: must be an ISO 8601 duration" in r.stderr
     generated = js(cli_run("session", "start", "--json"))["sessionId"]
     assert len(generated) == 26 and generated == generated.lower()
+
+
+def test_dream_expires_working_memory_and_reports_the_other_passes(project, cli_run):
+    ns = js(cli_run("session", "start", "dreamy", "--json"))["namespace"]
+    mid = js(cli_run("remember", "--type", "working", "--namespace", ns, "--content", "tmp",
+                     "--ttl", "PT1S", "--json"))["memoryId"]
+    time.sleep(1.2)
+    dry = js(cli_run("dream", "--passes", "expire", "--dry-run", "--json"))
+    assert dry["passes"]["expire"]["due"] == [mid] and folded(cli_run, mid)["tombstoned"] is False
+    out = ok(cli_run("dream"))
+    assert out.splitlines()[0] == "expire: 1/1 changed"
+    assert "promote: not available" in out
+    assert folded(cli_run, mid)["tombstoneReason"] == "expired"
+
+
+def test_init_sets_up_claude_code_where_the_project_uses_it(project, cli_run, git):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"tracked": true}\n')
+    out = js(cli_run("init", "--json"))
+    assert out["clients"][0]["client"] == "claude-code"
+    assert out["local"] == [".claude/settings.local.json"]
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    commands = {e: [h["command"] for g in groups for h in g["hooks"]]
+                for e, groups in settings["hooks"].items()}
+    assert commands == {"SessionStart": ["ynm hook session-start"],
+                        "UserPromptSubmit": ["ynm hook prompt"], "Stop": ["ynm hook stop"]}
+    assert (project / ".claude" / "settings.json").read_text() == '{"tracked": true}\n'
+    mcp = json.loads((project / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["ynm"] == {"command": "ynm", "args": ["serve"]}
+    again = js(cli_run("init", "--json"))
+    assert again["clients"][0]["applied"] == []  # nothing twice
+    assert ".claude/settings.local.json" in (project / ".git" / "info" / "exclude").read_text()
+    assert "settings.local.json" not in git(project, "status", "--porcelain")

@@ -11,8 +11,8 @@ import pytest
 from ynm.cli import COMMANDS, cli
 from ynm.server.tools import TOOL_SPECS
 
-# Tools whose CLI twin is not built yet (``ynm dream`` comes with the dream engine).
-NO_TWIN_YET = {"memory_consolidate": "dream"}
+# Tools whose CLI twin is not built yet.
+NO_TWIN_YET: dict[str, str] = {}
 
 
 def kebab(camel: str) -> str:

@@ -13,6 +13,7 @@ from ynm import __version__
 COMMANDS = {
     "annotate": "ynm.cli.edit:annotate",
     "context": "ynm.cli.session:context",
+    "dream": "ynm.cli.dream:dream",
     "export": "ynm.cli.export:export",
     "forget": "ynm.cli.edit:forget",
     "hook": "ynm.cli.hook:hook",

@@ -22,9 +22,13 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'hooks':<10}{', '.join(r['hooksInstalled'])}")
     for note in r["notes"]:
         lines.append(f"  {'note':<10}{note}")
+    for c in r["clients"]:
+        lines.append(f"  {'client':<10}{c['client']}: {', '.join(c['applied']) or 'unchanged'}")
     if r["commit"]:
         lines.append(f"  {'commit':<10}{' '.join(r['commit'])}")
         lines.append(f"  {'':<10}the team shares these; commit them so every clone gets the same setup")
+    if r["local"]:
+        lines.append(f"  {'local':<10}{' '.join(r['local'])} (yours only; excluded from git)")
     lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "
                  "hook share it")
     lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
@@ -38,8 +42,10 @@ def format_init(r: dict[str, Any]) -> str:
 @click.option("--remote", help="Remote for the distributed fetch refspec (default origin).")
 @click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook that runs `ynm sync` (default: config hooks, true).")
 @click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
-@click.option("--clients/--no-clients", default=True, help="Accepted; agent client setup arrives with the MCP server.")
-@click.option("--client", multiple=True, help="Accepted; agent client setup arrives with the MCP server.")
+@click.option("--clients/--no-clients", default=True,
+              help="Set up the agent clients this repository already uses (.claude/, .mcp.json).")
+@click.option("--client", multiple=True, type=click.Choice(["claude-code"]),
+              help="Set up exactly these agent clients, detected or not.")
 @common_options
 def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None,
          remote: str | None, hooks: bool | None, anchor: str | None, clients: bool,
@@ -72,5 +78,6 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
         emit(result, as_json, lambda r: (
             f"personal store {'created' if r['created'] else 'ready'} at {r['repo']}"))
         return
-    result = init_project(loaded, where, anchor=anchor, remote=remote, hooks=hooks)
+    result = init_project(loaded, where, anchor=anchor, remote=remote, hooks=hooks,
+                          clients=clients, client_names=client)
     emit(result, as_json, format_init)

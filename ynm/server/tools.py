@@ -215,46 +215,16 @@ def _session(ynm: Ynm, inp: SessionInput) -> ToolOutput:
     return ToolOutput(result, guidance)
 
 
-NOT_BUILT = "needs the dream engine and a configured model; not available in this version"
 
 
 def _consolidate(ynm: Ynm, inp: ConsolidateInput) -> ToolOutput:
-    passes = list(dict.fromkeys(inp.passes if inp.passes is not None else DREAM_PASSES))
-    out: dict[str, Any] = {}
-    for name in passes:
-        if name == "expire":
-            if inp.dry_run:
-                due = expire_candidates(ynm, inp.namespace)
-                out[name] = {"candidates": len(due), "changed": [], "due": due}
-            else:
-                changed = ynm.expire(inp.namespace)
-                out[name] = {"candidates": len(changed), "changed": changed}
-        else:
-            out[name] = {"candidates": 0, "changed": [], "available": False,
-                         "reason": NOT_BUILT}
-    unavailable = [p for p in passes if p != "expire"]
+    result = ynm.consolidate(inp.passes, inp.namespace, inp.dry_run)
+    unavailable = [p for p, r in result["passes"].items() if r.get("available") is False]
     guidance = None
     if unavailable:
         guidance = (f"Only the expire pass runs in this version; {', '.join(unavailable)} "
                     "reported nothing.")
-    return ToolOutput({"dryRun": inp.dry_run, "passes": out}, guidance)
-
-
-def expire_candidates(ynm: Ynm, namespace: str | None) -> list[str]:
-    """The working memories the expire pass would forget now (for ``dryRun``): live, with a
-    ttl, ``updatedAt + ttl <= now``. Mirrors :meth:`Ynm.expire` without writing, through the
-    service's ``list``; the service has no dry run of its own."""
-    from ynm.model.durations import duration_ms
-    from ynm.model.inputs import ListQuery
-    from ynm.model.ranker import iso_to_ms
-
-    now = ynm._now_ms()
-    due = []
-    for m in ynm.list(ListQuery(type="working", namespace=namespace)):
-        ttl = m.get("current", {}).get("ttl")
-        if ttl and iso_to_ms(m["updatedAt"]) + duration_ms(ttl) <= now:
-            due.append(m["memoryId"])
-    return sorted(due)
+    return ToolOutput(result, guidance)
 
 
 def _sync(ynm: Ynm, inp: SyncInput) -> ToolOutput:

@@ -9,6 +9,7 @@ Source: reference/cli.md §4.10, reference/storage.md §3.12.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,66 @@ def install_pre_push_hook(repo: Any, work_tree: Path) -> tuple[str | None, str |
     return str(path), None
 
 
+CLAUDE_HOOKS = {
+    "SessionStart": "ynm hook session-start",
+    "UserPromptSubmit": "ynm hook prompt",
+    "Stop": "ynm hook stop",
+}
+KNOWN_CLIENTS = ("claude-code",)
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text() or "{}")
+    if not isinstance(data, dict):
+        raise YnmError(f"{path}: expected a JSON object")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def setup_claude_code(work_tree: Path, common_dir: Path) -> list[str]:
+    """Register ynm with Claude Code in this project: ``mcpServers.ynm`` in ``.mcp.json`` (the
+    team's file) and the three hooks in ``.claude/settings.local.json`` (yours only, and
+    excluded from git; the tracked ``.claude/settings.json`` is never touched). Existing
+    entries are kept and a hook command is never added twice. Returns what changed.
+    Source: reference/server.md §4.1, §4.2."""
+    applied: list[str] = []
+    mcp_path = work_tree / ".mcp.json"
+    mcp = _read_json_object(mcp_path)
+    servers = mcp.setdefault("mcpServers", {})
+    entry = {"command": "ynm", "args": ["serve"]}
+    if servers.get("ynm") != entry:
+        servers["ynm"] = entry
+        _write_json(mcp_path, mcp)
+        applied.append("registered the ynm MCP server in .mcp.json")
+    settings_path = work_tree / ".claude" / "settings.local.json"
+    settings = _read_json_object(settings_path)
+    hooks = settings.setdefault("hooks", {})
+    added = []
+    for event, command in CLAUDE_HOOKS.items():
+        groups = hooks.setdefault(event, [])
+        present = any(h.get("command") == command
+                      for g in groups if isinstance(g, dict) for h in g.get("hooks", []))
+        if not present:
+            groups.append({"hooks": [{"type": "command", "command": command}]})
+            added.append(event)
+    if added:
+        _write_json(settings_path, settings)
+        applied.append(f"added hooks {', '.join(added)} to .claude/settings.local.json")
+    exclude = common_dir / "info" / "exclude"
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    if ".claude/settings.local.json" not in lines:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a") as fh:
+            fh.write(".claude/settings.local.json\n")
+    return applied
+
+
 def _excluded(lines: list[str], entry: str) -> bool:
     stripped = {line.strip() for line in lines}
     return entry in stripped or entry.rstrip("/") in stripped or ".ynm/" in stripped or ".ynm" in stripped
@@ -74,6 +135,8 @@ def init_project(
     anchor: str | None = None,
     remote: str | None = None,
     hooks: bool | None = None,
+    clients: bool = True,
+    client_names: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Initialise the repository containing the configuration's cwd.
 
@@ -127,16 +190,31 @@ def init_project(
             installed.append(hook)
         if note:
             notes.append(note)
+    client_setups: list[dict[str, Any]] = []
+    local: list[str] = []
+    wanted = list(client_names) or (
+        ["claude-code"] if clients and ((repo_path / ".claude").exists()
+                                        or (repo_path / ".mcp.json").exists()) else [])
+    for name in wanted:
+        if name != "claude-code":
+            notes.append(f"client {name} is not supported by this ynm yet; left alone")
+            continue
+        applied = setup_claude_code(repo_path, common)
+        client_setups.append({"client": name, "applied": applied})
+        local.append(".claude/settings.local.json")
     config_file = project_config_path(repo_path)
     commit = []
     rel = str(config_file.relative_to(repo_path))
     status = repo.status_file(rel) if config_file.exists() else 0
     if written or status:
         commit.append(rel)
+    if client_setups and (repo_path / ".mcp.json").exists() and repo.status_file(".mcp.json"):
+        commit.append(".mcp.json")
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
         "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
-        "hooksInstalled": installed, "notes": notes, "clients": [], "commit": commit, "local": [],
+        "hooksInstalled": installed, "notes": notes, "clients": client_setups, "commit": commit,
+        "local": local,
     }
 
 

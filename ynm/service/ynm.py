@@ -412,9 +412,31 @@ class Ynm:
         expired = self.expire(SESSION_PREFIX + normalize_session_id(session_id)) if expire else []
         return {"sessionId": session_id, "expired": expired}
 
-    def expire(self, namespace: str | None = None) -> list[str]:
+    DREAM_PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
+
+    def consolidate(self, passes: list[str] | None = None, namespace: str | None = None,
+                    dry_run: bool = False) -> dict[str, Any]:
+        """Run the consolidation passes that exist: ``expire`` (working memory past its ttl).
+        The model-backed passes are reported as not available. Returns
+        ``{"dryRun", "passes": {<pass>: {"candidates", "changed", ...}}}``
+        (``ynm dream`` and ``memory_consolidate``; reference/cli.md §4.5)."""
+        out: dict[str, Any] = {}
+        for name in dict.fromkeys(passes or self.DREAM_PASSES):
+            if name == "expire":
+                changed = self.expire(namespace, dry_run=dry_run)
+                out[name] = {"candidates": len(changed), "changed": [] if dry_run else changed}
+                if dry_run:
+                    out[name]["due"] = changed
+            else:
+                out[name] = {"candidates": 0, "changed": [], "available": False,
+                             "reason": "needs the dream engine and a configured model; not "
+                                       "available in this version"}
+        return {"dryRun": dry_run, "passes": out}
+
+    def expire(self, namespace: str | None = None, dry_run: bool = False) -> list[str]:
         """The expire pass: tombstone each live working memory (in ``namespace``, a prefix)
-        whose current record has a ttl that has run out. Returns the ids tombstoned.
+        whose current record has a ttl that has run out. Returns the ids tombstoned (with
+        ``dry_run``, the ids that would be, writing nothing).
         Source: reference/algorithms.md §4.6."""
         from ynm.index.search import SearchQuery, filter_sql
         from ynm.model.durations import duration_ms
@@ -432,7 +454,8 @@ class Ynm:
                 if ttl and iso_to_ms(updated_at) + duration_ms(ttl) <= now:
                     due.append(memory_id)
             for memory_id in sorted(due):
-                self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
+                if not dry_run:
+                    self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
                 out.append(memory_id)
         return out
 
