@@ -60,31 +60,25 @@ def pack(pinned: Iterable[Entry], ranked: Iterable[Entry], budget_tokens: int) -
     tokens = estimate_tokens(HEADER)
     lines: list[str] = []
     included: list[str] = []
-    truncated = False
-    for e in pinned:
-        if OCCURRENCE_TAG in e.tags:
-            continue
-        line = line_of(e)
-        cost = estimate_tokens(line)
-        if tokens + cost > budget_tokens:
-            truncated = True
-            break
-        lines.append(line)
-        included.append(e.memory_id)
-        tokens += cost
-    seen = set(included)
-    for e in ranked:
-        if e.memory_id in seen or OCCURRENCE_TAG in e.tags:
-            continue
-        line = line_of(e)
-        cost = estimate_tokens(line)
-        if tokens + cost > budget_tokens:
-            truncated = True
-            break
-        lines.append(line)
-        included.append(e.memory_id)
-        seen.add(e.memory_id)
-        tokens += cost
+
+    def take(entries: Iterable[Entry]) -> bool:
+        """Add entries until one does not fit; True when one did not."""
+        nonlocal tokens
+        for e in entries:
+            if e.memory_id in included or OCCURRENCE_TAG in e.tags:
+                continue
+            line = line_of(e)
+            cost = estimate_tokens(line)
+            if tokens + cost > budget_tokens:
+                return True
+            lines.append(line)
+            included.append(e.memory_id)
+            tokens += cost
+        return False
+
+    # A pinned memory that does not fit ends the pinned phase; ranked ones may still fill.
+    truncated = take(pinned)
+    truncated = take(ranked) or truncated
     if not lines:
         return {"markdown": "", "included": [], "tokens": 0, "truncated": truncated}
     return {"markdown": HEADER + "\n".join(lines) + "\n", "included": included,

@@ -33,3 +33,14 @@ def duration_ms(value: str) -> int:
     y, mo, w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
     days = y * 365 + mo * 30 + w * 7 + d
     return ((days * 24 + h) * 3600 + mi * 60 + s) * 1000
+
+
+def ensure_duration(value: str | None) -> str | None:
+    """Return ``value`` (None passes) when it is an ISO 8601 duration.
+
+    Raises:
+        ValueError: ``must be an ISO 8601 duration`` (the validators' message, cli.md §1.3).
+    """
+    if value is not None and not is_duration(value):
+        raise ValueError("must be an ISO 8601 duration")
+    return value

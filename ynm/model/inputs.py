@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from ynm.errors import InvalidInput
-from ynm.model.durations import is_duration
+from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import namespace_problem, normalize_filter_namespace
 from ynm.model.records import (
@@ -88,12 +88,7 @@ class RememberInput(_Input):
                 raise ValueError(problem)
         return v
 
-    @field_validator("ttl")
-    @classmethod
-    def _ttl(cls, v: str | None) -> str | None:
-        if v is not None and not is_duration(v):
-            raise ValueError("must be an ISO 8601 duration")
-        return v
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
 
     @model_validator(mode="after")
     def _working(self) -> RememberInput:
@@ -232,12 +227,7 @@ class SupersedeInput(_Input):
         classmethod(lambda cls, v: _check_datetime(v))
     )
 
-    @field_validator("ttl")
-    @classmethod
-    def _ttl(cls, v: str | None) -> str | None:
-        if v is not None and not is_duration(v):
-            raise ValueError("must be an ISO 8601 duration")
-        return v
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
 
 
 class AnnotateInput(_Input):
@@ -306,9 +296,4 @@ class SessionStartInput(_Input):
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
 
-    @field_validator("ttl")
-    @classmethod
-    def _ttl(cls, v: str) -> str:
-        if not is_duration(v):
-            raise ValueError("must be an ISO 8601 duration")
-        return v
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))

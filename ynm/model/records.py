@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from ynm.model.durations import is_duration
+from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import namespace_problem
 
@@ -209,12 +209,7 @@ class Record(BaseModel):
     def _datetime(cls, v: str | None) -> str | None:
         return None if v is None else normalize_datetime(v)
 
-    @field_validator("ttl")
-    @classmethod
-    def _ttl(cls, v: str | None) -> str | None:
-        if v is not None and not is_duration(v):
-            raise ValueError("must be an ISO 8601 duration")
-        return v
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
 
     @model_validator(mode="after")
     def _cross_field(self) -> Record:
