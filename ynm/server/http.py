@@ -7,7 +7,10 @@ Order of checks, as the reference: ``GET /health`` (no auth) → CORS headers pr
 
 Auth modes here: ``bearer`` (a static token from ``--token`` or ``YNM_MCP_TOKEN``, a comma
 list for rotation; compared by SHA-256) and ``none``. A write made with the static token
-carries ``provenance.actor`` ``token:static``.
+carries ``provenance.actor`` ``token:static``. The front door's two questions, whether a
+request may pass (``token_ok``) and who it writes as (``actor_for``), are the seam a JWT/OIDC
+mode plugs into later (a verifier answering them from a validated token's claims:
+``user:<person id>`` or ``client:<client id>``, reference/server.md §2.3-§2.5).
 """
 
 from __future__ import annotations
