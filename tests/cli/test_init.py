@@ -295,3 +295,9 @@ def test_personal_store_config_key(tmp_path, run_json, monkeypatch):
 def test_personal_does_not_touch_the_repository(in_repo, cli_run):
     assert cli_run("init", "--personal").exit_code == 0
     assert not (in_repo / ".ynm").exists()
+
+
+def test_a_malformed_anchor_is_refused_input(in_repo, cli_run):
+    result = cli_run("init", "--anchor", "deadbeef")
+    assert result.exit_code == 2 and "invalid input: anchor: deadbeef is not an object id" in result.stderr
+    assert not (in_repo / ".ynm" / "config.json").exists()

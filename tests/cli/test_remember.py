@@ -377,3 +377,10 @@ def test_a_non_number_importance_says_so(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--importance", "abc")
     assert result.exit_code == 2
     assert "invalid input: importance: expected a number" in result.stderr
+
+
+def test_blank_content_is_refused(project, cli_run):
+    for content in ("   ", "\n\n"):
+        result = cli_run("remember", "--type", "semantic", "--content", content)
+        assert result.exit_code == 2
+        assert "invalid input: content: must not be blank" in result.stderr

@@ -395,3 +395,25 @@ def test_git_push_with_the_hook_pushes_the_notes_too(net, git):
     assert proc.returncode == 0, proc.stderr
     assert git(net.origin, "rev-parse", "main") == git(a.path, "rev-parse", "HEAD")
     assert net.ids_on(net.origin) == [rid]
+
+
+def test_a_purge_survives_a_sync_with_a_clone_that_still_has_the_memory(
+        tmp_path, git, cli_run, monkeypatch):
+    """A purge in one clone is not undone by merging a remote that still holds the records:
+    sync purges again before it pushes, and the other clone loses the records too."""
+    net = Net(tmp_path, git, cli_run, monkeypatch)
+    a, b = net.clone("a"), net.clone("b")
+    mid = net.remember(a, "secret plan zebra")
+    net.sync(a)
+    net.sync(b)
+    assert "zebra" in net.ok(b, "export").stdout
+    net.ok(a, "purge", mid, "--reason", "leak", "--yes", "--forget-history")
+    net.sync(a)
+    assert net.json(a, "list", "--include-tombstoned") == []
+    net.sync(b)
+    for clone in (a, b):
+        lines = [json.loads(x) for x in net.ok(clone, "export").stdout.splitlines()]
+        assert [r["op"] for r in lines if r["memoryId"] == mid] == ["purge-marker"], clone
+        assert net.json(clone, "list") == []
+    assert "zebra" not in git(a.path, "notes", "--ref=refs/notes/ynm-remote/origin/distributed/"
+                              f"common/semantic/{lines[0]['recordedAt'][:7]}", "show", net.anchor)

@@ -47,6 +47,12 @@ def _check_tags(v: list[str]) -> list[str]:
     return v
 
 
+def _check_content(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be blank")
+    return v
+
+
 def _check_datetime(v: str | None) -> str | None:
     return None if v is None else normalize_datetime(v)
 
@@ -75,6 +81,7 @@ class RememberInput(_Input):
     mount: str | None = None
 
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _content = field_validator("content")(classmethod(lambda cls, v: _check_content(v)))
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )
@@ -223,6 +230,7 @@ class SupersedeInput(_Input):
 
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _content = field_validator("content")(classmethod(lambda cls, v: _check_content(v)))
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )

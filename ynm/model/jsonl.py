@@ -218,8 +218,8 @@ def without_memory(text: bytes, memory_id: str) -> tuple[bytes, int]:
     """Shard text with every line of one memory removed, and how many records went.
 
     A line goes when it is a JSON object whose ``memoryId`` is ``memory_id`` (valid record or
-    not, so a damaged line of the memory cannot keep its content alive); every other line,
-    bad lines included, stays byte for byte. Used by purge (reference/storage.md §3.9, which
+    not, so a damaged line of the memory cannot keep its content alive), except the memory's
+    purge markers, the audit trail; every other line, bad lines included, stays byte for byte. Used by purge (reference/storage.md §3.9, which
     re-serialises the kept records; ynm keeps them as written).
     """
     kept: list[bytes] = []
@@ -232,7 +232,8 @@ def without_memory(text: bytes, memory_id: str) -> tuple[bytes, int]:
                 obj = json.loads(stripped)
             except ValueError:
                 obj = None
-            if isinstance(obj, dict) and obj.get("memoryId") == memory_id:
+            if (isinstance(obj, dict) and obj.get("memoryId") == memory_id
+                    and obj.get("op") != "purge-marker"):
                 record_id = obj.get("id")
                 if not isinstance(record_id, str) or record_id not in gone:
                     dropped += 1

@@ -10,10 +10,11 @@ Source: reference/cli.md §4.10, reference/storage.md §3.12.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from ynm.errors import YnmError
+from ynm.errors import InvalidInput, YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 EXCLUDES = (".ynm/wiki/", ".ynm/index/")
@@ -153,6 +154,8 @@ def init_project(
 
     if loaded.repo is None or loaded.bare:
         raise YnmError(f"{cwd} is not inside a git repository")
+    if anchor is not None and not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", anchor):
+        raise InvalidInput(f"anchor: {anchor} is not an object id (40 or 64 lowercase hex)")
     repo_path = loaded.repo
     repo = open_repository(repo_path)
     notes: list[str] = []

@@ -485,9 +485,29 @@ class Ynm:
         out: dict[str, Any] = {}
         for mount in mounts:
             name = remote or mount.remote or self.config.remote
-            out[mount.id] = sync_log(mount.log, name, push=push, pull=pull,
-                                     dry_run=dry_run).to_obj()
+            out[mount.id] = sync_log(
+                mount.log, name, push=push, pull=pull, dry_run=dry_run,
+                after_merge=lambda m=mount: self._reapply_purges(m),
+            ).to_obj()
         return out
+
+    def _reapply_purges(self, mount: Mount) -> list[str]:
+        """Purge again what a merge brought back: a memory with a purge marker here and
+        records from a clone that had not purged it yet. Runs under the sync's lock, before its
+        push, so the purge travels to the remote as an ordinary purge commit (a remote's own
+        history cannot be dropped by a non-forced push). Returns the memory ids purged."""
+        cache = mount.fresh_cache()
+        back = [row[0] for row in cache.conn.execute(
+            "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
+            "AND memory_id IN (SELECT memory_id FROM records WHERE op != 'purge-marker')")]
+        for memory_id in back:
+            refs = [row[0] for row in cache.conn.execute(
+                "SELECT DISTINCT ref FROM records WHERE memory_id = ? AND op != 'purge-marker'",
+                (memory_id,))]
+            mount.log.purge_locked(memory_id, refs)
+        if back:
+            cache.refresh(mount.log)
+        return back
 
     # -- recall ----------------------------------------------------------------------------
 
@@ -602,7 +622,8 @@ class Ynm:
 
         filters = dataclasses.replace(sq, match=None, phrases=())
         return [(rowid, sim) for rowid, _, sim in vector_search(conn, filters, query_vector,
-                                                                sq.limit)]
+                                                                sq.limit)
+                if sim >= SIMILARITY_FLOOR]
 
     # -- list ------------------------------------------------------------------------------
 
@@ -779,6 +800,9 @@ class Ynm:
 FUSION = "blend"
 BLEND_LEXICAL = 0.35
 RRF_K = 60
+# Below this cosine similarity a vector neighbour is noise (unrelated MiniLM texts sit around
+# 0-0.1), so a question about nothing in the store still finds nothing.
+SIMILARITY_FLOOR = 0.12
 
 
 def fuse(lexical: list[Any], near: list[tuple[int, float]]

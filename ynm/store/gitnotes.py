@@ -404,36 +404,42 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.9.
         """
+        with self.lock():
+            return self.purge_locked(memory_id, refs, forget_history=forget_history)
+
+    def purge_locked(
+        self, memory_id: str, refs: Iterable[str] | None = None, *, forget_history: bool = False
+    ) -> tuple[int, list[ShardKey]]:
+        """:meth:`purge` for a caller that already holds ``lock()`` (sync does)."""
         from ynm.model.jsonl import without_memory
 
         suffix = " (history dropped)" if forget_history else ""
         removed = 0
         touched: list[ShardKey] = []
-        with self.lock():
-            tips = self.tips()
-            targets = [tips[r] for r in refs if r in tips] if refs is not None else list(tips.values())
-            for tip in targets:
-                for _attempt in range(MAX_CAS_RETRIES):
-                    current = self._ref_target(tip.ref)
-                    if current is None:
-                        break
-                    blob_id = self.note_blob_id(current)
-                    data = self.read_blob(blob_id) if blob_id is not None else b""
-                    kept, dropped = without_memory(data, memory_id)
-                    if dropped == 0 and kept == data:
-                        break
-                    message = f"ynm: purge {memory_id} from {tip.key.shard_id}{suffix}"
-                    if self.write_shard(tip.key, kept, message=message, expected=current,
-                                        forget_history=forget_history):
-                        removed += dropped
-                        touched.append(tip.key)
-                        if forget_history:
-                            self._drop_reflog(tip.ref)
-                        break
-                else:
-                    raise StoreConflict(
-                        f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {tip.ref}"
-                    )
+        tips = self.tips()
+        targets = [tips[r] for r in refs if r in tips] if refs is not None else list(tips.values())
+        for tip in targets:
+            for _attempt in range(MAX_CAS_RETRIES):
+                current = self._ref_target(tip.ref)
+                if current is None:
+                    break
+                blob_id = self.note_blob_id(current)
+                data = self.read_blob(blob_id) if blob_id is not None else b""
+                kept, dropped = without_memory(data, memory_id)
+                if dropped == 0 and kept == data:
+                    break
+                message = f"ynm: purge {memory_id} from {tip.key.shard_id}{suffix}"
+                if self.write_shard(tip.key, kept, message=message, expected=current,
+                                    forget_history=forget_history):
+                    removed += dropped
+                    touched.append(tip.key)
+                    if forget_history:
+                        self._drop_reflog(tip.ref)
+                    break
+            else:
+                raise StoreConflict(
+                    f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {tip.ref}"
+                )
         return removed, touched
 
     def _drop_reflog(self, ref: str) -> None:

@@ -169,6 +169,7 @@ def sync_log(
     pull: bool = True,
     dry_run: bool = False,
     before_push: Callable[[int], None] | None = None,
+    after_merge: Callable[[], None] | None = None,
 ) -> SyncResult:
     """Fetch, merge and push every shard of ``log``'s level with ``remote`` (module docstring).
 
@@ -177,6 +178,8 @@ def sync_log(
         remote: a remote name configured in the repository.
         push, pull, dry_run: as the ``ynm sync`` flags.
         before_push: test seam, called with the round number just before each push.
+        after_merge: called (under the lock) after each round's merges and before its push;
+            the service uses it to re-apply purges that a merge brought back.
 
     Raises:
         StoreError: a git failure other than a rejected push.
@@ -233,6 +236,8 @@ def sync_log(
                         result.merged.append(lref)
                     else:
                         result.conflicts.append(f"{lref}: moved during sync")
+            if after_merge is not None and not dry_run and result.merged:
+                after_merge()
             if not push or dry_run:
                 return result
             local = sorted(_refs_under(repo, local_prefix))
