@@ -493,6 +493,8 @@ class MountCache:
 
     def vector_problem(self) -> str | None:
         """Why this cache cannot hold vectors here, or None."""
+        if self.conn.vec_problem == "not tried":
+            schema.load_vec(self.conn)
         return self.conn.vec_problem
 
     def vectors_ready(self, embedder: Any, progress: Progress | None = None) -> int:
@@ -509,7 +511,7 @@ class MountCache:
 
         from ynm.index.embedders import content_hash
 
-        if self.conn.vec_problem is not None:
+        if self.vector_problem() is not None:
             return 0
         conn = self.conn
         model = schema.get_meta(conn, "vec_model")

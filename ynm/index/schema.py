@@ -134,10 +134,11 @@ def _open(path: Path | str) -> CacheConnection:
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    load_vec(conn)
     has_vec_table = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE name = 'vec'").fetchone() is not None
-    if has_vec_table and not vec_loaded(conn):
+    # sqlite-vec loads only where vectors are kept (or asked for: MountCache.vector_problem),
+    # so a full-text-only process pays nothing for it.
+    if has_vec_table and load_vec(conn) is not None:
         # A vector table this process cannot maintain: the file is derived, start afresh.
         conn.close()
         raise sqlite3.DatabaseError("cache has a vector table but sqlite-vec cannot load")
@@ -146,25 +147,24 @@ def _open(path: Path | str) -> CacheConnection:
 
 def load_vec(conn: CacheConnection) -> str | None:
     """Load the sqlite-vec extension into ``conn``; returns why not, or None when loaded."""
-    try:
-        import sqlite_vec
-    except ImportError:
+    import importlib.util
+
+    # The extension's path, found without importing the sqlite_vec package (which imports
+    # numpy: a tenth of a second on every command).
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
         conn.vec_problem = "sqlite-vec is not installed (pip install 'ynm[vector]')"
         return conn.vec_problem
+    extension = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(extension)
         conn.enable_load_extension(False)
     except (AttributeError, sqlite3.Error) as err:
         conn.vec_problem = f"sqlite-vec cannot load: {err}"
         return conn.vec_problem
     conn.vec_problem = None
     return None
-
-
-def vec_loaded(conn: sqlite3.Connection) -> bool:
-    """True when sqlite-vec is loaded into ``conn``."""
-    return getattr(conn, "vec_problem", "not tried") is None
 
 
 def _schema_version(conn: sqlite3.Connection) -> int | None:
