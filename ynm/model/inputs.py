@@ -57,34 +57,40 @@ def _check_datetime(v: str | None) -> str | None:
     return None if v is None else normalize_datetime(v)
 
 
-class RememberInput(_Input):
-    """Input of ``remember`` (reference/cli.md §4.20). ``level`` None means the default level
-    (personal where a personal store is open); ``namespace`` None means the level's default."""
+class _Content(_Input):
+    """The fields a new version of a memory carries, shared by remember and supersede."""
 
-    type: MemoryType
-    level: Level | None = None
-    namespace: str | None = None
     content: str = Field(min_length=1, max_length=CONTENT_MAX_CHARS)
     summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
     subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
     data: dict[str, Any] | None = None
     data_schema: str | None = Field(default=None, max_length=DATA_SCHEMA_MAX_CHARS)
-    importance: float = Field(default=0.5, ge=0, le=1)
-    confidence: float = Field(default=1.0, ge=0, le=1)
     valid_from: str | None = None
     valid_to: str | None = None
     ttl: str | None = None
     session: str | None = None
     source: str | None = None
     links: list[Link] = Field(default_factory=list)
-    mount: str | None = None
 
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
     _content = field_validator("content")(classmethod(lambda cls, v: _check_content(v)))
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
+
+
+class RememberInput(_Content):
+    """Input of ``remember`` (reference/cli.md §4.20). ``level`` None means the default level
+    (personal where a personal store is open); ``namespace`` None means the level's default."""
+
+    type: MemoryType
+    level: Level | None = None
+    namespace: str | None = None
+    importance: float = Field(default=0.5, ge=0, le=1)
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    mount: str | None = None
 
     @field_validator("namespace")
     @classmethod
@@ -94,8 +100,6 @@ class RememberInput(_Input):
             if problem:
                 raise ValueError(problem)
         return v
-
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
 
     @model_validator(mode="after")
     def _working(self) -> RememberInput:
@@ -205,37 +209,18 @@ def _check_ulid(v: str) -> str:
     return v
 
 
-class SupersedeInput(_Input):
+class SupersedeInput(_Content):
     """Input of ``supersede`` (reference/cli.md §4.25). Unlike the reference, importance,
     confidence, pinned and needs-review are written only when given (never reset to defaults),
     and ``ttl`` may be given; a working memory otherwise keeps its ttl."""
 
     memory_id: str
-    content: str = Field(min_length=1, max_length=CONTENT_MAX_CHARS)
-    summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
-    subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
-    tags: list[str] = Field(default_factory=list)
-    data: dict[str, Any] | None = None
-    data_schema: str | None = Field(default=None, max_length=DATA_SCHEMA_MAX_CHARS)
     importance: float | None = Field(default=None, ge=0, le=1)
     confidence: float | None = Field(default=None, ge=0, le=1)
     pinned: bool | None = None
     needs_review: bool | None = None
-    valid_from: str | None = None
-    valid_to: str | None = None
-    ttl: str | None = None
-    session: str | None = None
-    source: str | None = None
-    links: list[Link] = Field(default_factory=list)
 
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
-    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
-    _content = field_validator("content")(classmethod(lambda cls, v: _check_content(v)))
-    _dates = field_validator("valid_from", "valid_to")(
-        classmethod(lambda cls, v: _check_datetime(v))
-    )
-
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
 
 
 class AnnotateInput(_Input):
