@@ -182,8 +182,8 @@ class MountCache:
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         if self.has_vectors:
-            conn.execute("DELETE FROM vec")
             conn.execute("DELETE FROM vectors")
+            conn.execute("DELETE FROM vector_codes")
         self._bump()
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
@@ -474,8 +474,8 @@ class MountCache:
             (rowid, summary, content, subject or "", " ".join(json.loads(tags))),
         )
         if self.has_vectors:
-            self.conn.execute("DELETE FROM vec WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM vector_codes WHERE rowid = ?", (rowid,))
         return rowid
 
     def _bump(self) -> None:
@@ -487,9 +487,9 @@ class MountCache:
 
     @property
     def has_vectors(self) -> bool:
-        """True when this cache holds a vector table (sqlite-vec ``vec0``)."""
+        """True when this cache holds vectors (tables ``vectors`` and ``vector_codes``)."""
         return self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vec'").fetchone() is not None
+            "SELECT 1 FROM sqlite_master WHERE name = 'vector_codes'").fetchone() is not None
 
     def vector_problem(self) -> str | None:
         """Why this cache cannot hold vectors here, or None."""
@@ -515,21 +515,21 @@ class MountCache:
             return 0
         conn = self.conn
         model = schema.get_meta(conn, "vec_model")
-        has_floats = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone() is not None
-        if model != embedder.name or not self.has_vectors or not has_floats:
+        if model != embedder.name or not self.has_vectors:
             if model is not None and model != embedder.name:
                 print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
                       f"{self.mount_id}", file=sys.stderr)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("DROP TABLE IF EXISTS vec")
+                conn.execute("DROP TABLE IF EXISTS vec")  # a vec0 table of an earlier ynm
                 conn.execute("DROP TABLE IF EXISTS vectors")
-                # vec: sign bits of each vector, scanned for candidates; vectors: the float32
-                # vectors that rescore them exactly (see ynm.index.search.vector_search).
-                conn.execute(f"CREATE VIRTUAL TABLE vec USING vec0(embedding bit[{embedder.dim}])")
+                conn.execute("DROP TABLE IF EXISTS vector_codes")
+                # vectors: float32 vectors sharing the memories rowid; vector_codes: their sign
+                # bits, scanned for candidates (see ynm.index.search.vector_search).
                 conn.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, "
                              "embedding BLOB NOT NULL)")
+                conn.execute("CREATE TABLE vector_codes (rowid INTEGER PRIMARY KEY, "
+                             "code BLOB NOT NULL)")
                 schema.set_meta(conn, "vec_model", embedder.name)
                 schema.set_meta(conn, "vec_synced", "")
                 conn.execute("COMMIT")
@@ -573,9 +573,8 @@ class MountCache:
             rows = [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present]
             conn.executemany("INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
                              rows)
-            conn.executemany("DELETE FROM vec WHERE rowid = ?", [(r,) for r, _ in rows])
-            conn.executemany("INSERT INTO vec(rowid, embedding) VALUES (?, vec_quantize_binary(?))",
-                             rows)
+            conn.executemany("INSERT OR REPLACE INTO vector_codes(rowid, code) "
+                             "VALUES (?, vec_quantize_binary(?))", rows)
             if (schema.get_meta(conn, "memories_version") or "0") == version:
                 schema.set_meta(conn, "vec_synced", version)
             conn.execute("COMMIT")

@@ -192,16 +192,17 @@ def vector_search(conn: sqlite3.Connection, q: SearchQuery, query_vector: bytes,
     """The ``k`` memories nearest to ``query_vector`` (float32 bytes) that pass ``q``'s
     filters: ``(rowid, memory id, cosine similarity)``, nearest first.
 
-    Two steps: the vec0 table of sign bits (one bit per dimension, Hamming distance) gives
-    :data:`COARSE_CANDIDATES` candidates for the whole mount at a fraction of a float scan's
-    cost; their float32 vectors are then rescored exactly by cosine, after the filters. When
+    Two steps: a scan of the sign bits (one bit per dimension, Hamming distance, table
+    ``vector_codes``) gives :data:`COARSE_CANDIDATES` candidates for the whole mount at a
+    fraction of a float scan's cost; their float32 vectors are then rescored exactly by cosine, after the filters. When
     the filters leave fewer than ``k`` of them, an exact scan of the filtered memories takes
     over, so filters never hide a near memory.
     """
     cond, args = filter_sql(q)
     fetch = max(k * 10, COARSE_CANDIDATES)
     coarse = [r[0] for r in conn.execute(
-        "SELECT rowid FROM vec WHERE embedding MATCH vec_quantize_binary(?) AND k = ?",
+        "SELECT rowid FROM vector_codes ORDER BY "
+        "vec_distance_hamming(vec_bit(code), vec_quantize_binary(?)) LIMIT ?",
         (query_vector, fetch))]
     if coarse:
         out = [(r[0], r[1], 1.0 - r[2]) for r in conn.execute(

@@ -754,7 +754,8 @@ class Ynm:
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}
             if cache.has_vectors:
-                entry["vectors"] = cache.conn.execute("SELECT count(*) FROM vec").fetchone()[0]
+                entry["vectors"] = cache.conn.execute(
+                    "SELECT count(*) FROM vectors").fetchone()[0]
                 entry["vectorModel"] = schema_meta(cache.conn, "vec_model")
             if reason is not None:
                 entry["reason"] = reason
