@@ -87,3 +87,8 @@ def test_cwd(project, cli_run, tmp_path, monkeypatch):
     s = json.loads(cli_run("status", "--cwd", project, "--json").stdout)
     assert s["repo"] == str(project)
     assert [m["id"] for m in s["mounts"]] == ["personal", "project"]
+
+
+def test_a_cwd_that_does_not_exist_is_refused(cli_run, tmp_path):
+    result = cli_run("status", "--cwd", str(tmp_path / "nowhere"))
+    assert result.exit_code == 2 and "does not exist" in result.stderr

@@ -19,8 +19,8 @@ F = Callable[..., Any]
 
 def common_options(fn: F) -> F:
     """Add ``--json`` and ``--cwd`` (reference/cli.md §1.2)."""
-    fn = click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
-                      help="Behave as if started in this directory.")(fn)
+    fn = click.option("--cwd", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                      default=None, help="Behave as if started in this directory.")(fn)
     fn = click.option("--json", "as_json", is_flag=True, default=False,
                       help="Print the result as one JSON document.")(fn)
     return fn

@@ -25,4 +25,5 @@ def reindex(as_json: bool, cwd: Path | None, mount: str | None) -> None:
         result = ynm.reindex(mount, progress)
     progress.finish()
     emit(result, as_json,
-         lambda r: "\n".join(f"{m}: {n} memories indexed" for m, n in r.items()))
+         lambda r: "\n".join(f"{m}: {n} memories indexed" for m, n in r.items())
+         or "no mount to reindex")

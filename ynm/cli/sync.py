@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, open_ynm
+from ynm.cli._common import common_options, emit, open_ynm, warn_unknown_mount
 
 
 def format_sync(results: dict[str, Any]) -> str:
@@ -52,6 +52,7 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
         raise Refused("syncing the personal store needs an explicit --remote: personal memory "
                       "never goes to a project's remote")
     with open_ynm(cwd) as ynm:
+        warn_unknown_mount(ynm, mount)
         results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
     failed = any(r["conflicts"] and not r.get("skipped") for r in results.values())
     if not (quiet and not failed):
