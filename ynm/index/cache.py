@@ -607,21 +607,6 @@ class MountCache:
             "badLines": c.execute("SELECT count(*) FROM problems").fetchone()[0],
         }
 
-    def records_of(self, memory_id: str) -> list[Record]:
-        """Every cached record of one memory, parsed (any order)."""
-        return [
-            parse_line(line)
-            for (line,) in self.conn.execute(
-                "SELECT line FROM records WHERE memory_id = ?", (memory_id,)
-            )
-        ]
-
-    def all_lines(self) -> Iterable[tuple[str, str]]:
-        """``(shard ref, record line)`` for every cached record, by ref then recordedAt, id."""
-        return self.conn.execute(
-            "SELECT ref, line FROM records ORDER BY ref, recorded_at, id"
-        )
-
     def get_state(self, memory_id: str) -> dict[str, Any] | None:
         """The folded state of one memory as JSON (cli.md §3.3 without ``mount``), or None."""
         row = self.conn.execute(

@@ -550,8 +550,9 @@ class Ynm:
         lexical = search(cache.conn, sq)
         near = (self._vector_candidates(cache.conn, sq, query_vector)
                 if query_vector is not None else [])
-        fused = fuse(lexical if sq.match is not None else [], near)
-        if not near:
+        if near:
+            fused = fuse(lexical if sq.match is not None else [], near)
+        else:
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
                      for c in lexical]
         if not fused:
@@ -738,6 +739,8 @@ class Ynm:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
         ``badLines`` and the sync ``remote`` per mount, and ``problems`` as
         ``<ref>:<line> <message>``)."""
+        from ynm.index.schema import get_meta
+
         mounts: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
         problems: list[str] = []
@@ -756,7 +759,7 @@ class Ynm:
             if cache.has_vectors:
                 entry["vectors"] = cache.conn.execute(
                     "SELECT count(*) FROM vectors").fetchone()[0]
-                entry["vectorModel"] = schema_meta(cache.conn, "vec_model")
+                entry["vectorModel"] = get_meta(cache.conn, "vec_model")
             if reason is not None:
                 entry["reason"] = reason
             index.append(entry)
@@ -846,12 +849,6 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]]
     out = [(i, raw[i] / best, lex.get(i), vec.get(i)) for i in ids]
     out.sort(key=lambda t: t[1], reverse=True)
     return out
-
-
-def schema_meta(conn: Any, key: str) -> str | None:
-    from ynm.index.schema import get_meta
-
-    return get_meta(conn, key)
 
 
 def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
