@@ -12,13 +12,14 @@ from ynm.index import schema
 from ynm.index.cache import MountCache
 from ynm.index.search import SearchQuery, search
 from ynm.model.shards import ShardKey
-from ynm.model.text import fts_query, tokenize
+from ynm.model.text import query_phrases
 
 from .conftest import KEY, line, rec, ulid
 
 
 def find(cache: MountCache, text: str) -> list[str]:
-    return [c.memory_id for c in search(cache.conn, SearchQuery(match=fts_query(tokenize(text))))]
+    match = " OR ".join(query_phrases(text)) or None
+    return [c.memory_id for c in search(cache.conn, SearchQuery(match=match))]
 
 
 def memory_ids(cache: MountCache) -> set[str]:
@@ -313,7 +314,7 @@ def test_summary_term_outranks_content_term(log, cache, append):
     in_summary = rec(summary="zebra alpha", content="beta gamma")
     in_content = rec(summary="beta alpha", content="zebra gamma")
     append(in_summary, in_content)
-    got = search(cache.conn, SearchQuery(match=fts_query(["zebra"])))
+    got = search(cache.conn, SearchQuery(match='"zebra"'))
     assert [c.memory_id for c in got] == [in_summary["id"], in_content["id"]]
     assert got[0].relevance == 1.0
     assert 0 < got[1].relevance < 1.0
@@ -323,7 +324,7 @@ def test_subject_term_outranks_tag_term(log, cache, append):
     in_subject = rec(summary="s", content="c", subject="zebra", tags=["other"])
     in_tags = rec(summary="s", content="c", subject="other", tags=["zebra"])
     append(in_subject, in_tags)
-    got = search(cache.conn, SearchQuery(match=fts_query(["zebra"])))
+    got = search(cache.conn, SearchQuery(match='"zebra"'))
     assert [c.memory_id for c in got] == [in_subject["id"], in_tags["id"]]
 
 

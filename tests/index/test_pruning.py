@@ -1,5 +1,6 @@
 """The pruned text search returns exactly the rows of the full BM25 query (ynm/index/search.py,
-``_pruned``): same ids, same order, same scores, with and without filters."""
+``_pruned``): same ids, same order, same scores, with and without filters, for the phrases
+recall really searches with (single words and adjacent pairs, ynm.model.text.query_phrases)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ynm.index import search as search_mod
 from ynm.index.search import SearchQuery, search_sql
 from ynm.model.jsonl import dumps_record
 from ynm.model.shards import ShardKey
-from ynm.model.text import fts_query, tokenize
+from ynm.model.text import query_phrases, tokenize
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +47,8 @@ def test_pruned_rows_equal_the_full_query(filled, corpus, monkeypatch, limit, ty
     conn = filled.conn
     pruned_used = 0
     for text in queries(corpus):
-        tokens = tokenize(text)
-        q = SearchQuery(match=fts_query(tokens), phrases=[fts_query([t]) for t in tokens],
-                        types=types, limit=limit)
+        phrases = query_phrases(text)
+        q = SearchQuery(match=" OR ".join(phrases), phrases=phrases, types=types, limit=limit)
         sql, args = search_sql(q)
         full = conn.execute(sql, args).fetchall()
         got = search_mod._pruned(conn, q)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ynm.index.search import BM25_WEIGHTS, SearchQuery, filter_sql, like_escape, search, search_sql
-from ynm.model.text import fts_query, tokenize
+from ynm.model.text import query_phrases
 
 from .conftest import rec, ulid
 
@@ -81,7 +81,7 @@ def run(cache, **kw) -> list[str]:
 
 
 def text(words: str) -> str | None:
-    return fts_query(tokenize(words))
+    return " OR ".join(query_phrases(words)) or None
 
 
 def test_type_and_level(cache, append):

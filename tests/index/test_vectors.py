@@ -119,6 +119,83 @@ def test_reindex_reuses_stored_embeddings_and_a_model_change_re_embeds(project, 
         assert "embedder changed from fake:hash to fake:other" in capsys.readouterr().err
 
 
+def vector_state(y: Ynm) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """(sum kept by the triggers, its count, sum of the vectors table, its row count)."""
+    conn = y.mount("project").cache.conn
+    total, count = conn.execute("SELECT total, count FROM vector_sum").fetchone()
+    rows = [np.frombuffer(r[0], dtype=np.float32)
+            for r in conn.execute("SELECT embedding FROM vectors")]
+    kept = np.frombuffer(total, dtype=np.float32) if count else np.zeros(8, np.float32)
+    return kept, count, np.sum(rows, axis=0) if rows else np.zeros(8, np.float32), len(rows)
+
+
+def test_the_vector_sum_follows_every_change_to_the_vectors(project, monkeypatch):
+    from ynm.model.inputs import PurgeInput, SupersedeInput
+
+    with open_ynm(project, monkeypatch) as y:
+        y._embedder, y._embedder_opened = Counting(), True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        ids = fill(y)
+        y.recall(RecallQuery(text="backups"))
+        kept, count, actual, n = vector_state(y)
+        assert count == n == 4 and np.allclose(kept, actual, atol=1e-5)
+        y.supersede(SupersedeInput(memory_id=ids["standup"],
+                                   content="The standup moved to 10:00."))
+        y.purge(PurgeInput(memory_id=ids["deploy"], reason="test"))
+        y.recall(RecallQuery(text="backups"))
+        kept, count, actual, n = vector_state(y)
+        assert count == n == 3 and np.allclose(kept, actual, atol=1e-5)
+        y.reindex("project")
+        y.recall(RecallQuery(text="backups"))
+        again, count, _, _ = vector_state(y)
+        assert count == 3 and np.allclose(again, kept, atol=1e-5)
+
+
+def test_a_cache_without_the_vector_sum_is_refilled_without_embedding(project, monkeypatch):
+    with open_ynm(project, monkeypatch) as y:
+        fake = Counting()
+        y._embedder, y._embedder_opened = fake, True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        fill(y)
+        y.recall(RecallQuery(text="backups"))
+        before = fake.calls
+        conn = y.mount("project").cache.conn
+        conn.execute("DROP TABLE vector_sum")  # as a cache written before it existed
+        y.recall(RecallQuery(text="standup"))
+        assert fake.calls == before + 1  # only the new query
+        kept, count, actual, n = vector_state(y)
+        assert count == n == 4 and np.allclose(kept, actual, atol=1e-5)
+
+
+def test_the_centroid_is_the_sum_over_count_plus_the_prior(project, monkeypatch):
+    from ynm.index.search import CENTROID_PRIOR, centroid
+
+    with open_ynm(project, monkeypatch) as y:
+        y._embedder, y._embedder_opened = Counting(), True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        conn = y.mount("project").cache.conn
+        assert centroid(conn) is None  # no vector table yet
+        y.remember(RememberInput(type="semantic", level="distributed", content="only one"))
+        y.recall(RecallQuery(text="one"))
+        vector = Counting().embed(["only one"])[0]
+        got = np.frombuffer(centroid(conn), dtype=np.float32)
+        assert np.allclose(got, vector / (1 + CENTROID_PRIOR), atol=1e-6)
+
+
+def test_a_word_most_memories_hold_adds_nothing_to_hybrid_relevance(project, monkeypatch,
+                                                                     local_embedder):
+    # "the" is in three of the four memories: its BM25 IDF is ~0, so the standup memory's
+    # lexical part (BM25 relevance 1, the best text hit) is scaled to ~0 and meaning decides.
+    with open_ynm(project, monkeypatch) as y:
+        ids = fill(y)
+        hits = y.recall(RecallQuery(text="when is the daily team sync?", explain=True))
+        assert hits[0]["memoryId"] == ids["standup"]
+        hits = y.recall(RecallQuery(text="where do the nightly snapshots go?", explain=True))
+        assert hits[0]["memoryId"] == ids["backups"]
+        by_id = {h["memoryId"]: h["explain"] for h in hits}
+        assert all(e["lexical"] is None or e["lexical"] < 0.01 for e in by_id.values())
+
+
 class FakeEmbeddings(BaseHTTPRequestHandler):
     seen: list[dict] = []
 

@@ -20,10 +20,10 @@ from ynm.model.ranker import (
     score,
 )
 from ynm.model.text import (
-    fts_query,
     overlap_coefficient,
     overlap_words,
     summarize,
+    query_phrases,
     tokenize,
 )
 
@@ -197,12 +197,38 @@ def test_tokenize_property(text):
         assert token[0] not in "-./" and token[-1] not in "-./"
 
 
-def test_fts_query():
-    assert fts_query(["deploy", "env/prod-db"]) == '"deploy" OR "env/prod-db"'
-    assert fts_query(['a"b', "c"]) == '"ab" OR "c"'
-    assert fts_query(["one"]) == '"one"'
-    assert fts_query([]) is None
-    assert fts_query(tokenize("a ! ?")) is None
+def test_query_phrases_are_the_words_then_adjacent_pairs():
+    assert query_phrases("deploy env/prod-db") == ['"deploy"', '"env/prod-db"',
+                                                   '"deploy env/prod-db"']
+    assert query_phrases("one") == ['"one"']
+    # the reference's query keeps repeated words; so do the pairs
+    assert query_phrases("go go now") == ['"go"', '"go"', '"now"', '"go go"', '"go now"']
+
+
+def test_query_phrases_pair_one_character_words_they_do_not_search_alone():
+    assert query_phrases("messaging 1 2 release") == [
+        '"messaging"', '"release"', '"messaging 1"', '"1 2"', '"2 release"']
+
+
+def test_query_phrases_without_tokens_is_filter_only():
+    assert query_phrases("") == []
+    assert query_phrases("a ! ?") == []
+    assert query_phrases("a b") == []  # the pair "a b" alone does not make a text query
+
+
+def test_query_phrases_drop_double_quotes_in_words():
+    # '"' is a separator for the tokenizer, so no phrase can carry one into FTS5
+    assert query_phrases('say "hi" there') == ['"say"', '"hi"', '"there"', '"say hi"',
+                                              '"hi there"']
+
+
+@given(st.text(max_size=60))
+def test_query_phrases_property(text):
+    phrases = query_phrases(text)
+    tokens = tokenize(text)
+    assert phrases[: len(tokens)] == [f'"{t}"' for t in tokens]
+    assert all(p.count('"') == 2 and p.startswith('"') and p.endswith('"') for p in phrases)
+    assert not tokens or len(phrases) >= len(tokens)
 
 
 # --- similar-memory overlap (§2.10) -------------------------------------------------------

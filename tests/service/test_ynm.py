@@ -171,6 +171,27 @@ def test_relevance_is_normalised_per_mount(open_ynm):
     assert 0 < hits[1]["explain"]["relevance"] < 1.0
 
 
+def test_words_side_by_side_beat_the_same_words_apart(open_ynm):
+    # Same words, same lengths, same everything but word order: only the pair "storage
+    # migration" (ynm.model.text.query_phrases) tells the two apart.
+    y = open_ynm()
+    apart = rec(content="The migration of the storage queue went wrong.", summary="s")
+    together = rec(content="The storage migration of the queue went wrong.", summary="s")
+    load(y, apart, together, rec(content="x"), rec(content="y"))
+    hits = recall(y, text="storage migration")
+    assert [h["memoryId"] for h in hits] == [together["id"], apart["id"]]
+    assert hits[1]["explain"]["relevance"] < 0.7
+
+
+def test_a_pair_finds_words_too_short_to_search_alone(open_ynm):
+    y = open_ynm()
+    dotted = rec(content="The messaging 1.2 release slipped.", summary="s")
+    plain = rec(content="The messaging release slipped.", summary="s")
+    load(y, dotted, plain)
+    hits = recall(y, text="messaging 1 2 release")
+    assert [h["memoryId"] for h in hits] == [dotted["id"], plain["id"]]
+
+
 # ----------------------------------------------------------------------- ties and limits
 
 

@@ -181,9 +181,8 @@ class MountCache:
         for table in ("shards", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
-        if self.has_vectors:
-            conn.execute("DELETE FROM vectors")
-            conn.execute("DELETE FROM vector_codes")
+        if self.has_vectors:  # emptied by re-creation: a DELETE would run the sum's trigger per row
+            schema.create_vector_tables(conn)
         self._bump()
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
@@ -491,6 +490,10 @@ class MountCache:
         return self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE name = 'vector_codes'").fetchone() is not None
 
+    def _has_vector_sum(self) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'vector_sum'").fetchone() is not None
+
     def vector_problem(self) -> str | None:
         """Why this cache cannot hold vectors here, or None."""
         if self.conn.vec_problem == "not tried":
@@ -515,21 +518,15 @@ class MountCache:
             return 0
         conn = self.conn
         model = schema.get_meta(conn, "vec_model")
-        if model != embedder.name or not self.has_vectors:
+        if model != embedder.name or not self.has_vectors or not self._has_vector_sum():
             if model is not None and model != embedder.name:
                 print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
                       f"{self.mount_id}", file=sys.stderr)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("DROP TABLE IF EXISTS vec")  # a vec0 table of an earlier ynm
-                conn.execute("DROP TABLE IF EXISTS vectors")
-                conn.execute("DROP TABLE IF EXISTS vector_codes")
-                # vectors: float32 vectors sharing the memories rowid; vector_codes: their sign
-                # bits, scanned for candidates (see ynm.index.search.vector_search).
-                conn.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, "
-                             "embedding BLOB NOT NULL)")
-                conn.execute("CREATE TABLE vector_codes (rowid INTEGER PRIMARY KEY, "
-                             "code BLOB NOT NULL)")
+                # Vectors of a cache written before vector_sum existed are refilled from the
+                # embeddings store below, without embedding anything again.
+                schema.create_vector_tables(conn)
                 schema.set_meta(conn, "vec_model", embedder.name)
                 schema.set_meta(conn, "vec_synced", "")
                 conn.execute("COMMIT")
@@ -571,8 +568,8 @@ class MountCache:
                              [(embedder.name, h, known[h]) for h in todo])
             present = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
             rows = [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present]
-            conn.executemany("INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
-                             rows)
+            conn.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?) ON CONFLICT "
+                             "(rowid) DO UPDATE SET embedding = excluded.embedding", rows)
             conn.executemany("INSERT OR REPLACE INTO vector_codes(rowid, code) "
                              "VALUES (?, vec_quantize_binary(?))", rows)
             if (schema.get_meta(conn, "memories_version") or "0") == version:

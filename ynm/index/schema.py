@@ -24,6 +24,9 @@ Tables:
   with sqlite-vec's distance functions: at 100k memories a scan of the sign bits takes ~20 ms
   where a ``vec0`` virtual table took ~70 ms, and rescoring 400 rows by rowid ~1 ms where
   ``vec0`` took ~55 ms (measured here), so ynm keeps no ``vec0`` table.
+- ``vector_sum``: one row, the sum and count of the rows of ``vectors``, kept by triggers, so
+  the centroid vector search subtracts (see ynm.index.search.vector_search) costs nothing to
+  read and is the same however the cache got where it is.
 """
 
 from __future__ import annotations
@@ -97,6 +100,33 @@ CREATE TABLE embeddings (
   PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 """
+
+
+VECTOR_DDL = (
+    "CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
+    "CREATE TABLE vector_codes (rowid INTEGER PRIMARY KEY, code BLOB NOT NULL)",
+    "CREATE TABLE vector_sum (id INTEGER PRIMARY KEY CHECK (id = 0), total BLOB NOT NULL, "
+    "count INTEGER NOT NULL)",
+    "INSERT INTO vector_sum(id, total, count) VALUES (0, X'', 0)",
+    # The sum restarts exactly from the first vector after the table was empty.
+    "CREATE TRIGGER vectors_insert AFTER INSERT ON vectors BEGIN "
+    "UPDATE vector_sum SET count = count + 1, total = CASE WHEN count = 0 THEN new.embedding "
+    "ELSE vec_add(total, new.embedding) END; END",
+    "CREATE TRIGGER vectors_delete AFTER DELETE ON vectors BEGIN "
+    "UPDATE vector_sum SET count = count - 1, total = CASE WHEN count = 1 THEN X'' "
+    "ELSE vec_sub(total, old.embedding) END; END",
+    "CREATE TRIGGER vectors_update AFTER UPDATE OF embedding ON vectors BEGIN "
+    "UPDATE vector_sum SET total = vec_add(vec_sub(total, old.embedding), new.embedding); END",
+)
+
+
+def create_vector_tables(conn: sqlite3.Connection) -> None:
+    """(Re)create ``vectors``, ``vector_codes`` and ``vector_sum`` with its triggers, empty
+    (inside the caller's transaction; sqlite-vec must be loaded, the triggers call it)."""
+    for table in ("vec", "vectors", "vector_codes", "vector_sum"):  # vec: an old vec0 table
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in VECTOR_DDL:
+        conn.execute(statement)
 
 
 def connect(path: Path | str) -> CacheConnection:

@@ -40,7 +40,7 @@ from ynm.model.namespaces import (
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
 from ynm.model.shards import ShardKey
-from ynm.model.text import fts_query, overlap_coefficient, overlap_words, summarize, tokenize
+from ynm.model.text import overlap_coefficient, overlap_words, query_phrases, summarize, tokenize
 from ynm.service import redaction
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
@@ -540,18 +540,22 @@ class Ynm:
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
         descending, then memoryId descending."""
-        from ynm.index.search import search
+        from ynm.index.search import coverage, search
 
-        tokens = tokenize(text or "")
-        sq.match = fts_query(tokens)
-        sq.phrases = [fts_query([t]) for t in tokens]
+        phrases = query_phrases(text or "")
+        sq.match = " OR ".join(phrases) if phrases else None
+        sq.phrases = phrases
         cache = mount.fresh_cache()
         query_vector = self._vector_query(mount, text) if text else None
         lexical = search(cache.conn, sq)
         near = (self._vector_candidates(cache.conn, sq, query_vector)
                 if query_vector is not None else [])
         if near:
-            fused = fuse(lexical if sq.match is not None else [], near)
+            if sq.match is None:
+                lexical = []
+            words = phrases[: len(tokenize(text or ""))]  # the single words, not the pairs
+            held = coverage(cache.conn, words, [c.rowid for c in lexical])
+            fused = fuse(lexical, near, held)
         else:
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
                      for c in lexical]
@@ -802,32 +806,47 @@ class Ynm:
 
 # How the lexical and the vector candidate lists become one relevance (see fuse()).
 FUSION = "blend"
-BLEND_LEXICAL = 0.35
+BLEND_LEXICAL = 0.8
+COVERAGE_POWER = 3
 RRF_K = 60
-# Below this cosine similarity a vector neighbour is noise (unrelated MiniLM texts sit around
-# 0-0.1), so a question about nothing in the store still finds nothing.
+# Vector neighbours below this similarity are left out as noise. It cannot make a question
+# about nothing find nothing: unrelated text reaches 0.2-0.3 against a store with MiniLM.
 SIMILARITY_FLOOR = 0.12
 
 
-def fuse(lexical: list[Any], near: list[tuple[int, float]]
+def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, float]
          ) -> list[tuple[int, float, float | None, float | None]]:
-    """One relevance in 0..1 per candidate from the FTS5 list (relevance, best = 1) and the
-    vector list (cosine similarity), per mount: ``(rowid, relevance, lexical, vector)``, best
-    first.
+    """One relevance in 0..1 per candidate from the FTS5 list (BM25 relevance, best = 1), the
+    share of the query's words each lexical candidate holds (``held``, see
+    ynm.index.search.coverage) and the vector list (similarity), per mount:
+    ``(rowid, relevance, lexical, vector)``, best first. ``lexical`` is the BM25 relevance
+    times the share cubed, the part that entered the blend.
 
-    ``blend`` (the default, chosen by measurement with benchmarks/quality.py): 0.35 times the
-    lexical relevance plus 0.65 times the similarity min-max scaled over the vector list
-    (nearest 1, farthest 0), a missing part counting 0, rescaled so the best candidate is 1.
-    Measured on the paraphrase set (recall@5): rrf 0.38, blend 0.5 with similarity scaled by
-    the nearest 0.45, blend 0.5 min-max 0.47, blend 0.35 min-max 0.57, vectors alone 0.62; on
-    the seeded corpus blend 0.35 min-max keeps recall@5/10 at 0.96/1.0 where vectors alone fall
-    to 0.84/0.92, but recall@1 drops from 0.82 (full text) to 0.78. Blend 0.6 keeps every corpus
-    figure at or above full text (0.82/0.94/1.0/0.87) but finds only 0.25 of paraphrases at 5;
-    taking the larger of the two parts gives 0.47 and 0.76/0.90/0.92. Finding by meaning is
-    what the vectors are for, so 0.35 it is. ``rrf``: reciprocal rank fusion, the sum of
-    ``1 / (60 + rank)``.
+    ``blend`` (the default): :data:`BLEND_LEXICAL` (0.8) times that lexical part plus 0.2
+    times the similarity min-max scaled over the vector list (nearest 1, farthest 0), a missing
+    part counting 0, rescaled so the best candidate is 1. Words that match decide; meaning
+    breaks their ties and finds what shares no word with the question, since a hit holding
+    only common words has a share near 0. Chosen by measurement with benchmarks/quality.py
+    (all-MiniLM-L6-v2, centred vectors; recall@1/5/10, MRR):
+
+    ============================  ===================  ===================
+    fusion (replayed on the       seeded corpus        paraphrase set
+    candidates of both sets)
+    ============================  ===================  ===================
+    full text only                0.98 1.0  1.0  0.98  0.02 0.07 0.07 0.03
+    vectors only                  0.72 0.94 0.96 0.81  0.43 0.72 0.87 0.55
+    blend 0.35, no share          0.90 1.0  1.0  0.94  0.32 0.65 0.80 0.46
+    blend 0.6, share              0.94 1.0  1.0  0.97  0.38 0.65 0.87 0.52
+    blend 0.8, no share           0.98 1.0  1.0  0.99  0.03 0.10 0.22 0.07
+    blend 0.8, share squared      0.98 1.0  1.0  0.99  0.40 0.70 0.87 0.53
+    blend 0.8, share cubed        0.98 1.0  1.0  0.99  0.42 0.72 0.87 0.54
+    the same, vectors not centred 0.98 1.0  1.0  0.99  0.38 0.62 0.73 0.48
+    ============================  ===================  ===================
+
+    ``rrf`` (reciprocal rank fusion, the sum of ``1 / (60 + rank)``) found 0.38 of the
+    paraphrases at rank 5 in an earlier measurement; it ignores how good a match is.
     """
-    lex = {c.rowid: c.relevance for c in lexical}
+    lex = {c.rowid: c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER for c in lexical}
     vec = dict(near)
     ids = list(dict.fromkeys([*lex, *vec]))
     if not ids:
@@ -841,9 +860,10 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]]
     else:
         top = max(vec.values(), default=0.0)
         floor = min(vec.values(), default=0.0)
-        span = (top - floor) or 1.0
-        raw = {i: BLEND_LEXICAL * lex.get(i, 0.0)
-               + (1 - BLEND_LEXICAL) * ((vec[i] - floor) / span if i in vec else 0.0)
+        span = top - floor
+        # min-max: the nearest neighbour is 1 and the farthest 0; a lone one (or a tie) is 1
+        scaled = {i: (v - floor) / span if span > 0 else 1.0 for i, v in vec.items()}
+        raw = {i: BLEND_LEXICAL * lex.get(i, 0.0) + (1 - BLEND_LEXICAL) * scaled.get(i, 0.0)
                for i in ids}
     best = max(raw.values()) or 1.0
     out = [(i, raw[i] / best, lex.get(i), vec.get(i)) for i in ids]
@@ -878,7 +898,7 @@ def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str,
     if explain:
         hit["explain"] = s.explain()
         lex, vec = row.get("_parts", (None, None))
-        if vec is not None or (lex is None and row.get("_hybrid")):
+        if row.get("_hybrid"):
             # hybrid recall: the two parts the relevance was fused from (None = not a candidate)
             hit["explain"]["lexical"] = lex
             hit["explain"]["vector"] = vec

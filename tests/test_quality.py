@@ -1,0 +1,43 @@
+"""Retrieval quality holds its targets (benchmarks/quality.py, real stores, the real local
+model): full text on the seeded corpus at or above the reference's tier-1 figures
+(reference/benchmarks.md §3.1), hybrid recall never below full text there, and hybrid recall
+finding at least 0.7 of the paraphrases at rank 5, three times full text or more."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.quality import evaluate
+
+REFERENCE = {"recall@1": 0.88, "recall@5": 0.98, "recall@10": 1.0, "mrr": 0.92}
+METRICS = tuple(REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def fts():
+    return evaluate("fts")
+
+
+@pytest.fixture(scope="module")
+def hybrid():
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("sqlite_vec")
+    return evaluate("hybrid")
+
+
+def test_full_text_on_the_seeded_corpus_meets_the_reference(fts):
+    got = fts["corpus"]
+    assert got["queries"] == 50
+    assert {m: got[m] for m in METRICS if got[m] < REFERENCE[m]} == {}
+
+
+def test_hybrid_recall_keeps_every_corpus_figure_of_full_text(fts, hybrid):
+    lower = {m: (hybrid["corpus"][m], fts["corpus"][m]) for m in METRICS
+             if hybrid["corpus"][m] < fts["corpus"][m]}
+    assert lower == {}
+
+
+def test_hybrid_recall_finds_paraphrases(fts, hybrid):
+    assert hybrid["paraphrase"]["queries"] >= 40
+    assert hybrid["paraphrase"]["recall@5"] >= 0.7
+    assert hybrid["paraphrase"]["recall@5"] >= 3 * fts["paraphrase"]["recall@5"]
