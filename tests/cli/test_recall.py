@@ -53,6 +53,19 @@ def test_explain_line(project, cli_run, load):
     ]
 
 
+def test_explain_line_of_a_hybrid_hit_adds_both_parts():
+    from ynm.cli.recall import format_hits
+
+    hit = {"memoryId": "01KAHVBV000000000000000001", "mount": "project", "score": 0.8,
+           "type": "semantic", "summary": "s", "pinned": False,
+           "explain": {"relevance": 1.0, "recency": 1.0, "importance": 0.5, "pinned": 0,
+                       "total": 0.8, "lexical": None, "vector": 0.4321}}
+    assert format_hits([hit]).splitlines()[1] == (
+        "        rel 1.00 rec 1.00 imp 0.50 lex - vec 0.43")
+    hit["explain"].update(lexical=0.25, vector=None)
+    assert format_hits([hit]).splitlines()[1].endswith("lex 0.25 vec -")
+
+
 def test_no_matches(project, cli_run):
     result = cli_run("recall", "anything")
     assert result.exit_code == 0

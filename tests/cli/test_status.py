@@ -57,9 +57,18 @@ def test_human(project, cli_run, load, ynm_home):
         f"  personal   personal     git-notes  1 shard(s)  index fresh (1)  "
         f"{ynm_home / 'store.git'}\n"
         f"  project    distributed  git-notes  1 shard(s)  index fresh (1)  {project}  "
-        "remote origin\n"
+        "remote origin (not a git remote here: sync skips it)\n"
         "vectors: off (embedder is none: full-text recall only)\n"
     )
+
+
+def test_the_sync_remote_is_flagged_until_git_knows_it(project, cli_run, run_json, git, tmp_path):
+    proj = next(m for m in run_json("status")["mounts"] if m["id"] == "project")
+    assert proj["remote"] == "origin" and proj["remoteMissing"] is True
+    git(project, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    proj = next(m for m in run_json("status")["mounts"] if m["id"] == "project")
+    assert proj["remote"] == "origin" and "remoteMissing" not in proj
+    assert cli_run("status").stdout.splitlines()[3].endswith("remote origin")
 
 
 def test_stale_index_after_a_foreign_write(project, cli_run, load, git):

@@ -14,8 +14,9 @@ LEVELS = ("personal", "distributed")
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:
-    """``<score .3f>  <id>  <type:10> <mount:9> [* ]<summary>`` per hit, plus the explain line;
-    ``no matches`` when empty."""
+    """``<score .3f>  <id>  <type:10> <mount:9> [* ]<summary>`` per hit, plus the explain line
+    (``rel rec imp``, then ``lex vec`` for a hybrid recall, ``-`` for a part the memory was
+    not a candidate of); ``no matches`` when empty."""
     if not hits:
         return "no matches"
     lines = []
@@ -25,8 +26,12 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
                      f"{pin}{h['summary']}")
         if "explain" in h:
             e = h["explain"]
-            lines.append(f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "
-                         f"imp {e['importance']:.2f}")
+            line = (f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "
+                    f"imp {e['importance']:.2f}")
+            if "vector" in e:
+                line += "".join(f" {key} " + ("-" if e[part] is None else f"{e[part]:.2f}")
+                                for key, part in (("lex", "lexical"), ("vec", "vector")))
+            lines.append(line)
     return "\n".join(lines)
 
 

@@ -30,7 +30,8 @@ def format_status(s: dict[str, Any]) -> str:
             cols.append(f"index {'fresh' if e['fresh'] else 'stale'} ({e['indexed']})")
         cols.append(m["location"])
         if m.get("remote"):
-            cols.append(f"remote {m['remote']}")
+            missing = " (not a git remote here: sync skips it)" if m.get("remoteMissing") else ""
+            cols.append(f"remote {m['remote']}{missing}")
         if m.get("badLines"):
             cols.append(f"{m['badLines']} bad line(s)")
         if e is not None and "vectors" in e:

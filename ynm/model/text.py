@@ -14,6 +14,18 @@ SUMMARY_MAX_CHARS = 280
 _TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9_\-/.]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset("the and for with that this from are was use uses".split())
+# English function words: they carry a question's grammar, not its subject. Hybrid recall gives
+# them no weight when it measures how much of a question a memory's words hold (a small store
+# cannot learn from IDF that "is" or "what" says nothing). BM25 still searches them.
+FUNCTION_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing don down during each few for from
+further had has have having he her here hers herself him himself his how i if in into is it
+its itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+""".split())
 
 
 def summarize(content: str) -> str:

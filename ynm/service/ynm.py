@@ -40,7 +40,14 @@ from ynm.model.namespaces import (
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
 from ynm.model.shards import ShardKey
-from ynm.model.text import overlap_coefficient, overlap_words, query_phrases, summarize, tokenize
+from ynm.model.text import (
+    FUNCTION_WORDS,
+    overlap_coefficient,
+    overlap_words,
+    query_phrases,
+    summarize,
+    tokenize,
+)
 from ynm.service import redaction
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
@@ -550,10 +557,14 @@ class Ynm:
         lexical = search(cache.conn, sq)
         near = (self._vector_candidates(cache.conn, sq, query_vector)
                 if query_vector is not None else [])
-        if near:
+        # Hybrid whenever vector search ran on a text with words or found neighbours; a text
+        # without words and without neighbours stays a filter-only recall.
+        hybrid = query_vector is not None and (sq.match is not None or bool(near))
+        if hybrid:
             if sq.match is None:
                 lexical = []
-            words = phrases[: len(tokenize(text or ""))]  # the single words, not the pairs
+            tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
+            words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
             held = coverage(cache.conn, words, [c.rowid for c in lexical])
             fused = fuse(lexical, near, held)
         else:
@@ -571,7 +582,7 @@ class Ynm:
                       updated_at_ms=iso_to_ms(row["updated_at"]), importance=row["importance"],
                       pinned=bool(row["pinned"]), has_text=has_text, now_ms=now)
             row["_parts"] = (lex, vec)
-            row["_hybrid"] = bool(near)
+            row["_hybrid"] = hybrid
             out.append((s, row))
         out.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         out.sort(key=lambda h: h[0].total, reverse=True)
@@ -741,8 +752,8 @@ class Ynm:
 
     def status(self) -> dict[str, Any]:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
-        ``badLines`` and the sync ``remote`` per mount, and ``problems`` as
-        ``<ref>:<line> <message>``)."""
+        ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
+        such remote, and ``problems`` as ``<ref>:<line> <message>``)."""
         from ynm.index.schema import get_meta
 
         mounts: list[dict[str, Any]] = []
@@ -757,6 +768,8 @@ class Ynm:
                                        "badLines": counts["badLines"]}
             if m.remote:
                 entry_m["remote"] = m.remote
+                if not _remote_configured(m.log.repo, m.remote):
+                    entry_m["remoteMissing"] = True  # sync would skip it
             mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}
@@ -808,6 +821,7 @@ class Ynm:
 FUSION = "blend"
 BLEND_LEXICAL = 0.8
 COVERAGE_POWER = 3
+MIN_SHARE = 0.05  # below this share of the query's words, a lexical-only hit is no answer
 RRF_K = 60
 # Vector neighbours below this similarity are left out as noise. It cannot make a question
 # about nothing find nothing: unrelated text reaches 0.2-0.3 against a store with MiniLM.
@@ -843,17 +857,25 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
     the same, vectors not centred 0.98 1.0  1.0  0.99  0.38 0.62 0.73 0.48
     ============================  ===================  ===================
 
+    The share counts the query's words other than English function words ("what", "is",
+    "the": ynm.model.text.FUNCTION_WORDS). A lexical candidate holding less than
+    :data:`MIN_SHARE` of them and not among the vector neighbours is left out: it matched only
+    words that say nothing of the question's subject ("what is the capital of France" against
+    a store that knows nothing of France), so it is no answer, however BM25 ranks it. With no
+    candidate left the recall finds nothing.
+
     ``rrf`` (reciprocal rank fusion, the sum of ``1 / (60 + rank)``) found 0.38 of the
     paraphrases at rank 5 in an earlier measurement; it ignores how good a match is.
     """
-    lex = {c.rowid: c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER for c in lexical}
     vec = dict(near)
+    lex = {c.rowid: c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER for c in lexical
+           if c.rowid in vec or held.get(c.rowid, 0.0) >= MIN_SHARE}
     ids = list(dict.fromkeys([*lex, *vec]))
     if not ids:
         return []
     if FUSION == "rrf":
         raw = {i: 0.0 for i in ids}
-        for rank, c in enumerate(lexical):
+        for rank, c in enumerate(c for c in lexical if c.rowid in lex):
             raw[c.rowid] += 1 / (RRF_K + rank + 1)
         for rank, (rowid, _) in enumerate(near):
             raw[rowid] += 1 / (RRF_K + rank + 1)
@@ -869,6 +891,14 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
     out = [(i, raw[i] / best, lex.get(i), vec.get(i)) for i in ids]
     out.sort(key=lambda t: t[1], reverse=True)
     return out
+
+
+def _remote_configured(repo: Any, name: str) -> bool:
+    """True when git knows ``remote.<name>.url`` in ``repo`` (a pygit2 Repository)."""
+    try:
+        return bool(repo.config[f"remote.{name}.url"])
+    except KeyError:
+        return False
 
 
 def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
