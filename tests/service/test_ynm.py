@@ -192,6 +192,16 @@ def test_a_pair_finds_words_too_short_to_search_alone(open_ynm):
     assert [h["memoryId"] for h in hits] == [dotted["id"], plain["id"]]
 
 
+def test_words_of_any_script_are_searched(open_ynm):
+    y = open_ynm()
+    ru = rec(content="Резервные копии хранятся 35 дней.", summary="s")
+    fr = rec(content="The cafe on the corner takes cards.", summary="s")
+    load(y, ru, fr, rec(content="x"))
+    assert [h["memoryId"] for h in recall(y, text="хранятся")] == [ru["id"]]
+    assert [h["memoryId"] for h in recall(y, text="КОПИИ")] == [ru["id"]]
+    assert [h["memoryId"] for h in recall(y, text="café")] == [fr["id"]]  # diacritics fold
+
+
 # ----------------------------------------------------------------------- ties and limits
 
 

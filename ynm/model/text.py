@@ -7,11 +7,13 @@ Sources: reference/algorithms.md §1.3 (summary), §2.3 (tokenizer and FTS query
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ynm.model.records import js_length
 
 SUMMARY_MAX_CHARS = 280
-_TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9_\-/.]+")
+# Word characters of every script (Python's Unicode \w: letters, digits, "_"), "-", "/", "."
+_TOKEN_SPLIT_RE = re.compile(r"[^\w\-/.]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset("the and for with that this from are was use uses".split())
 # English function words: they carry a question's grammar, not its subject. Hybrid recall gives
@@ -46,8 +48,15 @@ def summarize(content: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Recall tokens: lowercase; runs outside ``[a-z0-9_-/.]`` become spaces; split; strip
-    leading and trailing ``-./``; keep tokens longer than one character. No stop words."""
+    """Recall tokens: NFC, lowercase; runs of characters other than letters and digits of any
+    script, ``_``, ``-``, ``/`` and ``.`` become spaces; split; strip leading and trailing
+    ``-./``; keep tokens longer than one character. No stop words.
+
+    The reference's tokenizer (reference/algorithms.md §2.3) keeps only ``[a-z0-9_-/.]``, so
+    "café" searches "caf" and a Cyrillic or Greek word searches nothing; ynm keeps the letters,
+    and FTS5's ``unicode61`` tokenizer (which folds case and diacritics) matches them.
+    """
+    text = unicodedata.normalize("NFC", text)
     out = []
     for raw in _TOKEN_SPLIT_RE.sub(" ", text.lower()).split():
         token = raw.strip("-./")
@@ -72,7 +81,8 @@ def query_phrases(text: str) -> list[str]:
     tokens = tokenize(text)
     if not tokens:
         return []
-    stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", text.lower()).split())
+    lowered = unicodedata.normalize("NFC", text).lower()
+    stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", lowered).split())
     words = [w for w in stripped if w]
     pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
     return ['"' + p.replace('"', "") + '"' for p in [*tokens, *pairs]]
