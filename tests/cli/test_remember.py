@@ -380,7 +380,7 @@ def test_a_non_number_importance_says_so(project, cli_run):
 
 
 def test_blank_content_is_refused(project, cli_run):
-    for content in ("   ", "\n\n"):
+    for content in ("", "   ", "\n\n"):
         result = cli_run("remember", "--type", "semantic", "--content", content)
         assert result.exit_code == 2
         assert "invalid input: content: must not be blank" in result.stderr

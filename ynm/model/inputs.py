@@ -47,8 +47,9 @@ def _check_tags(v: list[str]) -> list[str]:
     return v
 
 
-def _check_content(v: str) -> str:
-    if not v.strip():
+def _check_content(v: Any) -> Any:
+    # Runs before the length check, so "" and "  " get the same message.
+    if isinstance(v, str) and not v.strip():
         raise ValueError("must not be blank")
     return v
 
@@ -74,7 +75,9 @@ class _Content(_Input):
     links: list[Link] = Field(default_factory=list)
 
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
-    _content = field_validator("content")(classmethod(lambda cls, v: _check_content(v)))
+    _content = field_validator("content", mode="before")(
+        classmethod(lambda cls, v: _check_content(v))
+    )
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )
