@@ -185,6 +185,7 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str],
     """For each of ``rowids``, the share of the query's ``phrases`` it holds, each phrase
     weighted by FTS5's BM25 IDF in the mount: 1 for a memory holding every phrase, 0 for one
     holding none or only words most memories hold (their IDF is ~0). ``{}`` without phrases.
+    Hybrid recall passes the query's single words less its function words.
 
     BM25 relevance is relative to the best hit, so a question that shares only a common word
     with the store still has a hit of relevance 1; hybrid recall multiplies the lexical part

@@ -857,6 +857,9 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
     the same, vectors not centred 0.98 1.0  1.0  0.99  0.38 0.62 0.73 0.48
     ============================  ===================  ===================
 
+    (The replay counted function words in the share; leaving them out, as below, gives the same
+    figures to two places through benchmarks/quality.py.)
+
     The share counts the query's words other than English function words ("what", "is",
     "the": ynm.model.text.FUNCTION_WORDS). A lexical candidate holding less than
     :data:`MIN_SHARE` of them and not among the vector neighbours is left out: it matched only
