@@ -266,3 +266,13 @@ def test_an_unreachable_server_falls_back_to_full_text(project, monkeypatch):
 def test_unknown_embedder_is_reported(project, monkeypatch):
     e, why = open_embedder("word2vec", project)
     assert e is None and "unknown embedder" in why
+
+
+def test_status_reports_an_unknown_embedder_without_a_recall(project, monkeypatch, cli_run):
+    with open_ynm(project, monkeypatch, "bogus") as y:
+        status = y.status()["vectors"]
+        assert status["enabled"] is False and "unknown embedder 'bogus'" in status["reason"]
+    with open_ynm(project, monkeypatch, "openai-compatible:no-url") as y:
+        assert "needs <model>@<base url>" in y.status()["vectors"]["reason"]
+    monkeypatch.setenv("YNM_EMBEDDER", "auto")
+    assert "vectors: on (auto)" in cli_run("status").stdout.splitlines()

@@ -279,3 +279,18 @@ def test_hit_shape_without_explain(open_ynm):
     assert list(h) == ["memoryId", "mount", "score", "type", "level", "namespace", "tags",
                        "summary", "content", "pinned", "importance", "updatedAt"]
     assert not math.isnan(h["score"])
+
+
+# ------------------------------------------------------------------------- hybrid fusion
+
+
+def test_fuse_scales_close_neighbours_over_the_minimum_span():
+    from ynm.service.ynm import MIN_SPAN, fuse
+
+    out = {rowid: rel for rowid, rel, _, _ in fuse([], [(1, 0.16), (2, 0.13)], {})}
+    assert out[1] == 1.0 and out[2] == pytest.approx(1 - 0.03 / MIN_SPAN)
+    # far apart: plain min-max, the farthest is 0
+    out = {rowid: rel for rowid, rel, _, _ in fuse([], [(1, 0.6), (2, 0.3), (3, 0.2)], {})}
+    assert out == pytest.approx({1: 1.0, 2: 0.25, 3: 0.0})
+    # a lone neighbour is the best there is
+    assert fuse([], [(7, 0.13)], {})[0][:2] == (7, 1.0)

@@ -39,7 +39,7 @@ def format_status(s: dict[str, Any]) -> str:
         lines.append(head + "  ".join(cols))
     vec = s.get("vectors")
     if vec is not None:
-        lines.append(f"vectors: {vec['embedder']}" if vec["enabled"]
+        lines.append(f"vectors: on ({vec['embedder']})" if vec["enabled"]
                      else f"vectors: off ({vec.get('reason', 'unavailable')})")
     if s.get("problems"):
         lines.append("bad lines (skipped; every other record is read):")

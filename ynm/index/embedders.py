@@ -246,6 +246,20 @@ class OpenAICompatibleEmbedder(Embedder):
         return vectors / np.maximum(norms, 1e-12)
 
 
+def spec_problem(spec: str) -> str | None:
+    """Why a config ``embedder`` value cannot name an embedder, without loading anything:
+    ``"unknown embedder ..."`` or the openai-compatible syntax; None when it can (``none``
+    included)."""
+    spec = (spec or "auto").strip()
+    if spec in ("none", "auto") or spec.startswith("sentence-transformers"):
+        return None
+    if spec.startswith("openai-compatible:"):
+        model, sep, base = spec.split(":", 1)[1].partition("@")
+        return None if sep and model and base else "openai-compatible needs <model>@<base url>"
+    return (f"unknown embedder {spec!r} (none, auto, sentence-transformers[:<model>], "
+            "openai-compatible:<model>@<url>)")
+
+
 def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,
                   key_env: str = "OPENAI_API_KEY") -> tuple[Embedder | None, str | None]:
     """The embedder for a config ``embedder`` value, or ``(None, why)`` when vector search is
@@ -255,18 +269,15 @@ def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,
     spec = (spec or "auto").strip()
     if spec == "none":
         return None, "embedder is none"
+    problem = spec_problem(spec)
+    if problem is not None:
+        return None, problem
     try:
         if spec == "auto" or spec.startswith("sentence-transformers"):
             _, _, model = spec.partition(":")
             return LocalEmbedder(model or DEFAULT_MODEL, home), None
-        if spec.startswith("openai-compatible:"):
-            rest = spec.split(":", 1)[1]
-            model, sep, base = rest.partition("@")
-            if not sep or not model or not base:
-                return None, "openai-compatible needs <model>@<base url>"
-            return OpenAICompatibleEmbedder(model, base, env.get(key_env)), None
+        model, _, base = spec.split(":", 1)[1].partition("@")  # openai-compatible
+        return OpenAICompatibleEmbedder(model, base, env.get(key_env)), None
     except EmbedderUnavailable as err:
         prefix = "auto: " if spec == "auto" else ""
         return None, f"{prefix}{err}"
-    return None, f"unknown embedder {spec!r} (none, auto, sentence-transformers[:<model>], " \
-                 "openai-compatible:<model>@<url>)"
