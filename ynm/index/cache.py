@@ -487,12 +487,11 @@ class MountCache:
     @property
     def has_vectors(self) -> bool:
         """True when this cache holds vectors (tables ``vectors`` and ``vector_codes``)."""
-        return self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vector_codes'").fetchone() is not None
+        return self._has_table("vector_codes")
 
-    def _has_vector_sum(self) -> bool:
+    def _has_table(self, name: str) -> bool:
         return self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vector_sum'").fetchone() is not None
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
     def vector_problem(self) -> str | None:
         """Why this cache cannot hold vectors here, or None."""
@@ -518,7 +517,7 @@ class MountCache:
             return 0
         conn = self.conn
         model = schema.get_meta(conn, "vec_model")
-        if model != embedder.name or not self.has_vectors or not self._has_vector_sum():
+        if model != embedder.name or not self.has_vectors or not self._has_table("vector_sum"):
             if model is not None and model != embedder.name:
                 print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
                       f"{self.mount_id}", file=sys.stderr)

@@ -157,6 +157,7 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     if len(phrases) < 2:
         return None
     hits = [phrase_hits(conn, p) for p in phrases]
+    q.extra["hits"] = dict(zip(phrases, hits))  # for coverage(), which needs them again
     total = sum(hits)
     if total <= PRUNE_FROM_ROWS:
         return None
@@ -180,12 +181,13 @@ def phrase_hits(conn: sqlite3.Connection, phrase: str) -> int:
     return conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
 
 
-def coverage(conn: sqlite3.Connection, phrases: Sequence[str],
-             rowids: Sequence[int]) -> dict[int, float]:
+def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[int],
+             hits: dict[str, int] | None = None) -> dict[int, float]:
     """For each of ``rowids``, the share of the query's ``phrases`` it holds, each phrase
     weighted by FTS5's BM25 IDF in the mount: 1 for a memory holding every phrase, 0 for one
     holding none or only words most memories hold (their IDF is ~0). ``{}`` without phrases.
-    Hybrid recall passes the query's single words less its function words.
+    Hybrid recall passes the query's single words less its function words, and the phrase
+    counts :func:`search` already took (``hits``, phrase -> memories holding it), if any.
 
     BM25 relevance is relative to the best hit, so a question that shares only a common word
     with the store still has a hit of relevance 1; hybrid recall multiplies the lexical part
@@ -198,7 +200,8 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str],
     ids = json_dumps(list(rowids))
     total = 0.0
     for phrase in phrases:
-        idf = _bm25_idf(rows, phrase_hits(conn, phrase))
+        n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
+        idf = _bm25_idf(rows, n)
         total += idf
         for (rowid,) in conn.execute(
             "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",

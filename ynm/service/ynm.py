@@ -565,7 +565,8 @@ class Ynm:
                 lexical = []
             tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
             words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
-            held = coverage(cache.conn, words, [c.rowid for c in lexical])
+            held = coverage(cache.conn, words, [c.rowid for c in lexical],
+                            sq.extra.get("hits", {}))
             fused = fuse(lexical, near, held)
         else:
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
@@ -755,6 +756,7 @@ class Ynm:
         ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
         such remote, and ``problems`` as ``<ref>:<line> <message>``)."""
         from ynm.index.schema import get_meta
+        from ynm.store.sync import config_value
 
         mounts: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
@@ -768,7 +770,7 @@ class Ynm:
                                        "badLines": counts["badLines"]}
             if m.remote:
                 entry_m["remote"] = m.remote
-                if not _remote_configured(m.log.repo, m.remote):
+                if not config_value(m.log.repo, f"remote.{m.remote}.url"):
                     entry_m["remoteMissing"] = True  # sync would skip it
             mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
@@ -901,14 +903,6 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
     out = [(i, raw[i] / best, lex.get(i), vec.get(i)) for i in ids]
     out.sort(key=lambda t: t[1], reverse=True)
     return out
-
-
-def _remote_configured(repo: Any, name: str) -> bool:
-    """True when git knows ``remote.<name>.url`` in ``repo`` (a pygit2 Repository)."""
-    try:
-        return bool(repo.config[f"remote.{name}.url"])
-    except KeyError:
-        return False
 
 
 def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:

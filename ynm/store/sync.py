@@ -104,7 +104,8 @@ class Transport:
         return proc
 
 
-def _config_get(repo: pygit2.Repository, name: str) -> str | None:
+def config_value(repo: pygit2.Repository, name: str) -> str | None:
+    """A git config value of ``repo`` (e.g. ``remote.origin.url``), or None when unset."""
     try:
         return str(repo.config[name])
     except KeyError:
@@ -187,13 +188,13 @@ def sync_log(
     repo = log.repo
     result = SyncResult()
     git = Transport(str(log.common_dir))
-    url = _config_get(repo, f"remote.{remote}.url")
+    url = config_value(repo, f"remote.{remote}.url")
     if not url:
         result.skipped = f'remote "{remote}" not configured; nothing to sync'
         result.conflicts.append(f'remote "{remote}" is not configured; add it with '
                                 f"`git remote add {remote} <url>` and sync again")
         return result
-    mirror = (_config_get(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
+    mirror = (config_value(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
     target = url if mirror else remote
     level = log.level
     local_prefix = f"{NOTES_PREFIX}/{level}/"
