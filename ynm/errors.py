@@ -12,6 +12,7 @@ YnmError (exit 1)                      anything that ran and failed
 ├── StoreError (exit 1)                a git or filesystem failure underneath the store
 │   ├── StoreConflict (exit 1)         compare-and-swap retries exhausted
 │   ├── LockTimeout (exit 1)           the repository lock could not be taken in time
+│   ├── RefCollision (exit 1)          a new shard ref would be a file where a directory is
 │   └── AnchorError (exit 1)           no usable anchor (empty repo, shallow clone, bad config)
 └── ConfigError (exit 1)               a configuration file or variable that cannot be used
 ```
@@ -102,9 +103,35 @@ class LockTimeout(StoreError):
     """The repository lock (``<git common dir>/ynm.lock``) stayed taken past the timeout."""
 
 
+class RefCollision(StoreError):
+    """A shard ref cannot be created because an existing ref is its directory or lies inside
+    it (a namespace equal to another namespace's ``<type>/<yyyy-mm>``, reference/storage.md
+    §7.22). Only stores written before ynm refused such namespaces can get here."""
+
+    def __init__(self, ref: str, existing: str) -> None:
+        super().__init__(
+            f"cannot create {ref}: it collides with the existing ref {existing} (a namespace "
+            "must not be another namespace followed by <type>/<yyyy-mm>); write to another "
+            "namespace")
+        self.ref = ref
+        self.existing = existing
+
+
 class AnchorError(StoreError):
     """No anchor could be chosen: an empty repository, a shallow clone, or a bad configured id."""
 
 
 class ConfigError(YnmError):
     """A configuration file or ``YNM_*`` variable that cannot be used."""
+
+
+class BatchRefused(YnmError):
+    """Every record of a batch (``ynm import``) was refused, so nothing was written. The message
+    and exit code are those of the first refusal; ``result`` is the batch's report
+    (``{"imported": 0, "problems": [...]}``), which the CLI prints before the error."""
+
+    def __init__(self, cause: YnmError, result: dict[str, object]) -> None:
+        super().__init__(cause.message)
+        self.exit_code = cause.exit_code
+        self.cause = cause
+        self.result = result

@@ -110,7 +110,22 @@ def test_mount_level_mismatch(project, cli_run, dump):
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         'Error: mount "project" is distributed; cannot take a personal record')
+    assert result.stdout == ('imported 0 record(s); skipped 1: line 1: mount "project" is '
+                             'distributed; cannot take a personal record\n')
     assert export_ids(cli_run) == []
+
+
+def test_every_record_refused_fails_with_the_first_refusal(project, cli_run, dump, git):
+    bad = [make_record(level="distributed", namespace="common", content=f"key {FAKE_AWS} {i}")
+           for i in range(3)]
+    result = cli_run("import", dump(jsonl(*bad) + "{broken\n"), "--json")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}")
+    out = json.loads(result.stdout)
+    assert out["imported"] == 0
+    assert [p.split(":")[0] for p in out["problems"]] == ["line 1", "line 2", "line 3", "line 4"]
+    assert git(project, "for-each-ref", "refs/notes") == ""
 
 
 def test_unknown_mount(project, cli_run, dump):
@@ -128,14 +143,53 @@ def test_distributed_without_init(git_repo, cli_run, dump, monkeypatch):
         "Error: no distributed mount: run `ynm init` in the project (or configure a mount)")
 
 
-def test_redaction_on_distributed_records(project, cli_run, dump, git):
-    ok = make_record(level="distributed", namespace="common")
+def test_redaction_refuses_records_not_the_batch(project, cli_run, dump, git):
+    """A record the gate refuses is skipped and reported with its line; the rest land."""
+    ok = [make_record(level="distributed", namespace="common", content=f"fact {i}")
+          for i in range(4)]
     bad = make_record(level="distributed", namespace="common", content=f"key {FAKE_AWS}")
-    result = cli_run("import", dump(jsonl(ok, bad)))
-    assert result.exit_code == 2
-    assert result.stderr.strip() == (
-        "Error: refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}")
-    assert git(project, "for-each-ref", "refs/notes") == ""
+    bad2 = make_record(level="distributed", namespace="common", tags=[FAKE_AWS])
+    result = cli_run("import", dump(jsonl(ok[0], bad, ok[1], ok[2], bad2, ok[3])), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["imported"] == 4
+    assert [p.split(":")[0] for p in out["problems"]] == ["line 2", "line 5"]
+    assert all("refused: content matches 1 redaction pattern" in p for p in out["problems"])
+    assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in ok)
+
+
+def test_colliding_namespaces_reported_per_record(project, cli_run, dump):
+    """Records whose namespace could collide with another namespace's shard refs are
+    reported by line (storage.md §7.22); the others, in either order, land."""
+    parent = make_record(level="distributed", namespace="docs", type="reference",
+                         recordedAt="2026-12-01T10:00:00.000Z")
+    child = make_record(level="distributed", namespace="docs/reference/2026-12",
+                        type="reference", recordedAt="2026-12-01T11:00:00.000Z")
+    other = make_record(level="distributed", namespace="a/semantic/2026-01/b")
+    fine = make_record(level="distributed", namespace="docs/reference")
+    result = cli_run("import", dump(jsonl(child, parent, other, fine)), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["imported"] == 2
+    assert len(out["problems"]) == 2
+    assert out["problems"][0].startswith("line 1: invalid input: namespace: namespace must not")
+    assert out["problems"][1].startswith("line 3: invalid input: namespace: namespace must not")
+    assert sorted(export_ids(cli_run)) == sorted([parent["id"], fine["id"]])
+
+
+def test_records_no_mount_can_take_are_reported_per_record(git_repo, cli_run, dump,
+                                                           monkeypatch):
+    """Without a project store a distributed record has nowhere to go: reported, and the
+    personal records beside it are imported."""
+    monkeypatch.chdir(git_repo)
+    a, c = make_record(), make_record()
+    b = make_record(level="distributed", namespace="common")
+    result = cli_run("import", dump(jsonl(a, b, c)), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["imported"] == 2
+    assert out["problems"] == ["line 2: no distributed mount: run `ynm init` in the project "
+                               "(or configure a mount)"]
 
 
 def test_redaction_not_applied_to_personal_records(project, cli_run, dump):

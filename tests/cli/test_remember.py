@@ -384,3 +384,65 @@ def test_blank_content_is_refused(project, cli_run):
         result = cli_run("remember", "--type", "semantic", "--content", content)
         assert result.exit_code == 2
         assert "invalid input: content: must not be blank" in result.stderr
+
+
+@pytest.mark.parametrize("make", [
+    lambda month: f"docs/reference/{month}",
+    lambda month: f"docs/semantic/{month}/archive",
+    lambda month: f"team/x/episodic/{month}",
+])
+@pytest.mark.parametrize("parent_first", [True, False])
+def test_namespace_colliding_with_another_namespaces_shards_is_refused(
+        project, cli_run, git, make, parent_first):
+    """A namespace that holds ``<type>/<yyyy-mm>`` after its first segment could need a shard
+    ref where another namespace has a ref file (storage.md §7.22): refused with exit 2 in
+    either order, and the other namespace keeps working."""
+    from datetime import datetime, timezone
+
+    month = datetime.now(timezone.utc).strftime("%Y-%m")
+    bad = make(month)
+    parent = bad.split("/")[0] if not bad.startswith("team/") else "team/x"
+
+    def write_parent():
+        r = cli_run("remember", "--type", "reference", "--level", "distributed",
+                    "--namespace", parent, "--content", "API docs live in the wiki")
+        assert r.exit_code == 0, r.stderr
+
+    if parent_first:
+        write_parent()
+    before = git(project, "for-each-ref", "refs/notes")
+    r = cli_run("remember", "--type", "reference", "--level", "distributed", "--namespace", bad,
+                "--content", "Monthly archive index")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("Error: invalid input: namespace: namespace must not contain a "
+                               "type segment followed by a month")
+    assert f"collide with those of namespace '{parent}'" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert git(project, "for-each-ref", "refs/notes") == before
+    if not parent_first:
+        write_parent()
+
+
+def test_namespace_with_type_or_month_segments_alone_is_accepted(project, cli_run):
+    for ns in ("reference/2026-12", "docs/reference", "docs/2026-12", "docs/reference-2026-12"):
+        r = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                    "--namespace", ns, "--content", f"note in {ns}")
+        assert r.exit_code == 0, (ns, r.stderr)
+
+
+def test_existing_colliding_ref_gives_a_clear_error(project, cli_run, git):
+    """A store that already holds a colliding ref (written before the rule) gets a one-line
+    error naming both refs, exit 1, not git's lock message."""
+    from datetime import datetime, timezone
+
+    month = datetime.now(timezone.utc).strftime("%Y-%m")
+    head = git(project, "rev-parse", "HEAD")
+    foreign = f"refs/notes/ynm/distributed/docs/reference/{month}/semantic/{month}"
+    git(project, "update-ref", foreign, head)
+    r = cli_run("remember", "--type", "reference", "--level", "distributed", "--namespace",
+                "docs", "--content", "API docs live in the wiki")
+    assert r.exit_code == 1
+    assert r.stderr.strip() == (
+        f"Error: cannot create refs/notes/ynm/distributed/docs/reference/{month}: it collides "
+        f"with the existing ref {foreign} (a namespace must not be another namespace followed "
+        "by <type>/<yyyy-mm>); write to another namespace")

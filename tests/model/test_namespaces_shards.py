@@ -14,10 +14,13 @@ from ynm.model.namespaces import (
     normalize_filter_namespace,
     normalize_session_id,
     session_namespace,
+    shard_collision_problem,
+    write_namespace_problem,
 )
 from ynm.model.shards import (
     NOTES_PREFIX,
     REMOTE_PREFIX,
+    TYPES,
     ShardKey,
     bucket_of,
     key_from_ref,
@@ -213,3 +216,45 @@ def test_ref_round_trip_property(level, ns, mtype, year, month):
     key = ShardKey(level, ns, mtype, f"{year:04d}-{month:02d}")
     assert key_from_ref(key.ref) == key
     assert key.ref.startswith(ref_prefix_for(level, ns))
+
+
+# ----------------------------------------------------------------- shard ref collisions (§7.22)
+
+@pytest.mark.parametrize(
+    "ns",
+    ["docs/reference/2026-12", "a/semantic/2026-09", "a/semantic/2026-09/x",
+     "org/team/working/2025-01", "x/y/episodic/1999-12/z", "p/procedural/0000-01",
+     "q/reflective/2026-02/reference/2026-03"],
+)
+def test_namespaces_that_would_collide_with_another_namespaces_shard_refs(ns):
+    problem = shard_collision_problem(ns)
+    assert problem is not None and "collide" in problem
+    assert write_namespace_problem(ns) == problem
+    assert namespace_problem(ns) is None  # still a readable namespace: old records stay visible
+
+
+@pytest.mark.parametrize(
+    "ns",
+    ["docs", "reference/2026-12", "semantic/2026-09/x", "docs/reference", "docs/reference/x",
+     "docs/2026-12/reference", "docs/references/2026-12", "docs/reference/2026-1",
+     "docs/reference/202612", "docs/reference-2026-12", "a/semantic/2026-09x",
+     "x/episodic/1999-13", "p/procedural/2026-00"],
+)
+def test_namespaces_that_cannot_collide(ns):
+    assert shard_collision_problem(ns) is None
+    assert write_namespace_problem(ns) is None
+
+
+def test_collision_rule_matches_ref_prefixes():
+    """The rule is exact for refs: a namespace is refused when some shard ref of another
+    namespace is a directory of one of its own shard refs."""
+    spaces = ["a", "a/b", "a/semantic", "a/semantic/2026-09", "a/semantic/2026-09/x",
+              "semantic/2026-09", "a/b/working/2026-01", "a/b/working"]
+    def refs(ns):
+        return {ShardKey("distributed", ns, t, b).ref for t in TYPES for b in ("2026-09", "2026-01")}
+    for ns in spaces:
+        clashes = any(
+            other != ns and any(mine.startswith(theirs + "/") for mine in refs(ns)
+                                for theirs in refs(other))
+            for other in spaces)
+        assert (shard_collision_problem(ns) is not None) == clashes, ns

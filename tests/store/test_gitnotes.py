@@ -479,3 +479,28 @@ def test_pygit2_repository_is_exposed(log: GitNotesLog, repo: Path) -> None:
     assert isinstance(log.repo, pygit2.Repository)
     assert log.level == "personal" and log.mount_id == "project"
     assert root_commit(repo) == log.anchor
+
+
+# ------------------------------------------------------------ ref directory/file conflicts (§7.22)
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("docs", "docs/semantic/2026-09"),          # the file first, then a ref below it
+    ("docs/semantic/2026-09", "docs"),          # a ref below first, then the file
+    ("a/b", "a/b/semantic/2026-09/c/d"),
+])
+def test_append_refuses_a_ref_that_collides_with_an_existing_one(
+    repo: Path, log: GitNotesLog, first: str, second: str
+) -> None:
+    from ynm.errors import RefCollision
+
+    a = ShardKey("personal", first, "semantic", "2026-09")
+    b = ShardKey("personal", second, "semantic", "2026-09")
+    log.append({a: (line(1), 1)})
+    before = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/notes/")
+    with pytest.raises(RefCollision) as err:
+        log.append({b: (line(2), 1)})
+    assert err.value.ref == b.ref and err.value.existing == a.ref
+    assert "collides with the existing ref" in str(err.value)
+    # Nothing moved, and the existing shard still takes appends.
+    assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/notes/") == before
+    log.append({a: (line(3), 1)})

@@ -26,7 +26,10 @@ def format_import(r: dict[str, Any]) -> str:
 def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:
     """Import records in the export format from FILE or stdin.
 
-    Ids are kept; records already present are skipped; bad lines are reported, not fatal.
+    Ids are kept; records already present are skipped. A bad line, or a record that is refused
+    (redaction, a namespace that would collide with another's shard refs, no mount of its
+    level), is skipped and reported with its line number; the rest are imported. When every
+    record is refused, nothing is written and the command fails with the first refusal.
 
     \b
     Example:
@@ -35,7 +38,15 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     """
     data = file.read_bytes() if file is not None else sys.stdin.buffer.read()
     progress = TerminalProgress()
+    from ynm.errors import BatchRefused
+
     with open_ynm(cwd) as ynm:
-        result = ynm.import_jsonl(data, mount, progress)
+        try:
+            result = ynm.import_jsonl(data, mount, progress)
+        except BatchRefused as err:
+            # Nothing was written: print what was skipped, then fail with the first refusal.
+            progress.finish()
+            emit(err.result, as_json, format_import)
+            raise
     progress.finish()
     emit(result, as_json, format_import)

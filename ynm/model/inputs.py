@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 from ynm.errors import InvalidInput
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
-from ynm.model.namespaces import namespace_problem, normalize_filter_namespace
+from ynm.model.namespaces import normalize_filter_namespace, write_namespace_problem
 from ynm.model.records import (
     CONTENT_MAX_CHARS,
     DATA_SCHEMA_MAX_CHARS,
@@ -99,7 +99,7 @@ class RememberInput(_Content):
     @classmethod
     def _namespace(cls, v: str | None) -> str | None:
         if v is not None:
-            problem = namespace_problem(v)
+            problem = write_namespace_problem(v)
             if problem:
                 raise ValueError(problem)
         return v

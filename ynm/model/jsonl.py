@@ -51,11 +51,13 @@ class Problem:
 @dataclass(slots=True)
 class ParseResult:
     """Records in text order (duplicates by id removed) and the problems met on the way.
-    ``lines[i]`` is the text line ``records[i]`` was read from."""
+    ``lines[i]`` is the text line ``records[i]`` was read from, ``numbers[i]`` its 1-based
+    line number."""
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
 
 
 def parse_obj(obj: Any) -> Record:
@@ -118,6 +120,7 @@ def parse_jsonl(text: str | bytes, first_line: int = 1) -> ParseResult:
         seen.add(record.id)
         out.records.append(record)
         out.lines.append(raw)
+        out.numbers.append(first_line + i)
     return out
 
 

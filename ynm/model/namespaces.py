@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ynm.model.shards import BUCKET_RE, TYPES
+
 NAMESPACE_MAX_CHARS = 512
 SESSION_ID_MAX_CHARS = 100
 _NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
@@ -36,6 +38,36 @@ def namespace_problem(ns: str) -> str | None:
         if ".." in segment or segment.endswith(".lock"):
             return "namespace segments must not contain '..' or end in '.lock'"
     return None
+
+
+def shard_collision_problem(ns: str) -> str | None:
+    """Return why a *new* memory may not use namespace ``ns`` because one of its shard refs
+    could collide with a shard ref of another namespace, or None when it cannot.
+
+    Namespace segments are real ref components, and a shard ref is
+    ``refs/notes/ynm/<level>/<namespace>/<type>/<yyyy-mm>``. A namespace holding a memory type
+    followed by a month bucket (``yyyy-mm``, month 01..12) after its first segment (``docs/reference/2026-12``,
+    ``a/semantic/2026-09/x``) has refs that need ``.../docs/reference/2026-12`` to be a
+    directory, while namespace ``docs`` writes a ref file there for its reference memories of
+    December 2026; git refuses whichever comes second (reference/storage.md §7.22). Refusing
+    such namespaces for new writes removes the conflict in either order: no other namespace can
+    make a ref of ``ns`` a prefix of its own. Filters and records already stored are not
+    affected: a reader still reads them.
+    """
+    segments = ns.split("/")
+    for i in range(1, len(segments) - 1):
+        if segments[i] in TYPES and BUCKET_RE.match(segments[i + 1]):
+            clash = "/".join(segments[:i])
+            return (f"namespace must not contain a type segment followed by a month "
+                    f"('{segments[i]}/{segments[i + 1]}'): its shard refs would collide with "
+                    f"those of namespace '{clash}' (use e.g. '{segments[i]}-{segments[i + 1]}')")
+    return None
+
+
+def write_namespace_problem(ns: str) -> str | None:
+    """:func:`namespace_problem`, then :func:`shard_collision_problem`: the rule for the
+    namespace of a new memory or a new version of one. None when ``ns`` may be written."""
+    return namespace_problem(ns) or shard_collision_problem(ns)
 
 
 def is_valid_namespace(ns: str) -> bool:

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ynm import __version__
-from ynm.errors import InvalidInput, Refused, ShareRequired, UnknownMemory, YnmError
+from ynm.errors import (
+    BatchRefused,
+    InvalidInput,
+    Refused,
+    ShareRequired,
+    UnknownMemory,
+    YnmError,
+)
 from ynm.model.durations import DEFAULT_WORKING_TTL
 from ynm.model.ids import Clock
 from ynm.model.inputs import (
@@ -36,6 +43,7 @@ from ynm.model.namespaces import (
     namespace_matches,
     namespace_problem,
     normalize_session_id,
+    write_namespace_problem,
 )
 from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import Record
@@ -330,9 +338,13 @@ class Ynm:
         target = route(self.mounts, "distributed", mount_id)
         current = state["current"]
         ns = state["namespace"]
+        ns = COMMON if ns == "user" or ns.startswith("user/") else ns
+        problem = write_namespace_problem(ns)
+        if problem:
+            raise InvalidInput(f"namespace: {problem}")
         fields = {
             "op": "create", "type": state["type"], "level": "distributed",
-            "namespace": COMMON if ns == "user" or ns.startswith("user/") else ns,
+            "namespace": ns,
             "subject": state.get("subject"), "tags": state["tags"],
             "content": current.get("content"), "summary": current.get("summary"),
             "data": current.get("data"), "dataSchema": current.get("dataSchema"),
@@ -708,21 +720,41 @@ class Ynm:
         """Import records in the on-disk format; ids, times and provenance are kept
         (reference/storage.md §3.11). Each record goes to the mount of its level, or to
         ``mount_id`` (whose level must match). Records already in the target mount (same id)
-        are skipped, so importing an export twice adds nothing. Bad lines are reported as
-        ``line N: message`` and never fatal.
+        are skipped, so importing an export twice adds nothing.
 
-        Returns ``{"imported": <records appended>, "problems": [...]}``.
+        One bad record never fails the batch: a line that is not a valid record, a record the
+        redaction gate refuses, one whose namespace would collide with another namespace's
+        shard refs (:func:`ynm.model.namespaces.shard_collision_problem`) and one no open mount
+        can take are each skipped and reported as ``line N: message``; the rest are written.
+        The reference refuses the whole file for one refused record.
+
+        Returns ``{"imported": <records appended>, "problems": [...]}``, problems in line order.
 
         Raises:
-            Refused: a distributed record matched a redaction pattern (nothing is written).
-            UnknownMount, MountLevelMismatch, NoMount: no mount can take a record.
+            UnknownMount: ``mount_id`` names no open mount (nothing is written).
+            BatchRefused: every record was refused (nothing is written); its message and exit
+                code are the first refusal's, and it carries the report.
         """
+        from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
+
         parsed = parse_jsonl(text)
+        if mount_id is not None and self.mount(mount_id) is None:
+            raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        problems: list[tuple[int, str]] = [(p.line, p.message) for p in parsed.problems]
+        refusals: list[YnmError] = []
         by_mount: dict[str, list[Record]] = {}
         targets: dict[str, Mount] = {}
-        for r in parsed.records:
-            mount = route(self.mounts, r.level, mount_id)
-            self._gate(r)
+        for line, r in zip(parsed.numbers, parsed.records):
+            try:
+                problem = write_namespace_problem(r.namespace)
+                if problem:
+                    raise InvalidInput(f"namespace: {problem}")
+                mount = route(self.mounts, r.level, mount_id)
+                self._gate(r)
+            except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
+                problems.append((line, str(err)))
+                refusals.append(err)
+                continue
             targets[mount.id] = mount
             by_mount.setdefault(mount.id, []).append(r)
         imported = 0
@@ -734,7 +766,11 @@ class Ynm:
             if new:
                 self._append(mount, new, progress)
             imported += len(new)
-        return {"imported": imported, "problems": [str(p) for p in parsed.problems]}
+        problems.sort(key=lambda p: p[0])
+        out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
+        if refusals and not by_mount:
+            raise BatchRefused(refusals[0], out)
+        return out
 
     # -- reindex / status ------------------------------------------------------------------
 

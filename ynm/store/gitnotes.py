@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 
-from ynm.errors import MountLevelMismatch, StoreConflict, StoreError
+from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import write_blob
@@ -459,6 +459,8 @@ class GitNotesLog:
         try:
             for _attempt in range(MAX_CAS_RETRIES):
                 previous = self._ref_target(ref)
+                if previous is None:
+                    self._check_new_ref(ref)
                 old_tree = self._commit_tree(previous) if previous is not None else None
                 old_blob_id = self._find_note(old_tree) if old_tree is not None else None
                 old = self.read_blob(str(old_blob_id)) if old_blob_id is not None else b""
@@ -485,6 +487,23 @@ class GitNotesLog:
         except pygit2.GitError as exc:
             raise StoreError(f"cannot append to {ref}: {exc}") from exc
         raise StoreConflict(f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {ref}")
+
+    def _check_new_ref(self, ref: str) -> None:
+        """Refuse to create ``ref`` where git could not: when an existing ref is one of its
+        parent directories, or lies below it (reference/storage.md §7.22).
+
+        Raises:
+            RefCollision: naming the existing ref.
+        """
+        parts = ref.split("/")
+        for i in range(3, len(parts)):
+            parent = "/".join(parts[:i])
+            if self._ref_target(parent) is not None:
+                raise RefCollision(ref, parent)
+        below = (ref + "/").encode()
+        for raw in self.repo.raw_listall_references():
+            if raw.startswith(below):
+                raise RefCollision(ref, raw.decode("utf-8", "replace"))
 
     def _remember_blob(self, blob_hex: str, data: bytes) -> None:
         """Keep a blob's bytes, evicting the least recently used past BLOB_CACHE_BYTES."""
