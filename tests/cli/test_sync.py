@@ -350,9 +350,10 @@ def test_init_installs_the_pre_push_hook(net):
     assert stat.S_IMODE(hook.stat().st_mode) == 0o755
     text = hook.read_text()
     assert text.startswith("#!/bin/sh\n")
-    assert "ynm sync --quiet" in text
+    assert "\nynm=ynm\n" in text  # ynm is on PATH here: the plain name
+    assert '"$ynm" sync --quiet --mount project --remote "$remote"' in text
     assert '[ -n "$YNM_SYNC_IN_PROGRESS" ] && exit 0' in text
-    assert text.index("YNM_SYNC_IN_PROGRESS") < text.index("ynm sync --quiet")
+    assert text.index("YNM_SYNC_IN_PROGRESS") < text.index("sync --quiet")
     again = net.json(a, "init", "--no-clients")
     assert again["hooksInstalled"] == [] and not any("pre-push" in n for n in again["notes"])
     # the hook exits early (and successfully) while a sync is running
@@ -417,3 +418,90 @@ def test_a_purge_survives_a_sync_with_a_clone_that_still_has_the_memory(
         assert net.json(clone, "list") == []
     assert "zebra" not in git(a.path, "notes", "--ref=refs/notes/ynm-remote/origin/distributed/"
                               f"common/semantic/{lines[0]['recordedAt'][:7]}", "show", net.anchor)
+
+
+def _push(git_path: Path, *args: str, path_dirs: list[str], home: Path):
+    env = {**os.environ, "YNM_HOME": str(home), "PATH": os.pathsep.join(path_dirs)}
+    return subprocess.run(["git", "push", "-q", *args], cwd=git_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _system_path_without_ynm() -> list[str]:
+    bindir = str(Path(sys.executable).parent)
+    return [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and d != bindir]
+
+
+def test_the_hook_syncs_with_the_remote_being_pushed_to(net, git, tmp_path):
+    """``git push fork main`` shares memory with fork and leaves origin alone, even when
+    origin is unreachable."""
+    a = net.clone("a")
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "clone", "-q", "--bare", str(net.origin), str(fork))
+    git(a.path, "remote", "add", "fork", str(fork))
+    rid = net.remember(a, "Deploys go out on Tuesdays")
+    git(a.path, "remote", "set-url", "--push", "origin", str(tmp_path / "nowhere.git"))
+    bindir = str(Path(sys.executable).parent)
+    proc = _push(a.path, "fork", "main", path_dirs=[bindir, *_system_path_without_ynm()],
+                 home=a.home)
+    assert proc.returncode == 0, proc.stderr
+    assert "failed" not in proc.stderr
+    assert net.ids_on(fork) == [rid]
+    assert net.ids_on(net.origin) == []
+
+
+def test_init_without_ynm_on_path_writes_the_command_it_ran_as(net, git, monkeypatch):
+    """With the virtualenv not on PATH, init writes the full path of its ynm into the hook and
+    the agent client files, says so, and a later ``git push`` still shares memory."""
+    monkeypatch.setenv("PATH", os.pathsep.join(_system_path_without_ynm()))
+    a = net.clone("a", "--client", "claude-code")
+    script = str(Path(sys.executable).parent / "ynm")
+    out = net.json(a, "init", "--client", "claude-code")
+    assert any(n.startswith("ynm is not on PATH: hooks and agent clients call " + script)
+               for n in out["notes"])
+    hook = (a.path / ".git" / "hooks" / "pre-push").read_text()
+    assert f"\nynm={script}\n" in hook
+    mcp = json.loads((a.path / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["ynm"] == {"command": script, "args": ["serve"]}
+    settings = json.loads((a.path / ".claude" / "settings.local.json").read_text())
+    commands = [h["command"] for groups in settings["hooks"].values() for g in groups
+                for h in g["hooks"]]
+    assert commands == [f"{script} hook session-start", f"{script} hook prompt",
+                        f"{script} hook stop"]
+    rid = net.remember(a, "Deploys go out on Tuesdays")
+    (a.path / "x.txt").write_text("x\n")
+    git(a.path, "add", "x.txt")
+    git(a.path, "commit", "-q", "-m", "x")
+    proc = _push(a.path, "origin", "main", path_dirs=_system_path_without_ynm(), home=a.home)
+    assert proc.returncode == 0, proc.stderr
+    assert net.ids_on(net.origin) == [rid]
+    # With ynm on PATH again, init writes the plain name and replaces its own entries.
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
+                                                *_system_path_without_ynm()]))
+    again = net.json(a, "init", "--client", "claude-code")
+    assert not any("not on PATH" in n for n in again["notes"])
+    assert "\nynm=ynm\n" in (a.path / ".git" / "hooks" / "pre-push").read_text()
+    settings = json.loads((a.path / ".claude" / "settings.local.json").read_text())
+    commands = [h["command"] for groups in settings["hooks"].values() for g in groups
+                for h in g["hooks"]]
+    assert commands == ["ynm hook session-start", "ynm hook prompt", "ynm hook stop"]
+
+
+def test_the_hook_says_so_when_it_cannot_run_ynm(net, git, tmp_path):
+    a = net.clone("a")
+    hook = a.path / ".git" / "hooks" / "pre-push"
+    hook.write_text(hook.read_text().replace("\nynm=ynm\n", "\nynm=/nonexistent/ynm\n"))
+    proc = _push(a.path, "origin", "main", path_dirs=_system_path_without_ynm(), home=a.home)
+    assert proc.returncode == 0  # the code push goes on
+    assert "ynm pre-push hook: cannot run ynm (/nonexistent/ynm is gone and ynm is not on " \
+           "PATH): memory was not synced" in proc.stderr
+
+
+def test_the_hook_says_so_when_the_push_goes_to_a_url(net, git, tmp_path):
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    bindir = str(Path(sys.executable).parent)
+    proc = _push(a.path, str(net.origin), "main", path_dirs=[bindir, *_system_path_without_ynm()],
+                 home=a.home)
+    assert proc.returncode == 0, proc.stderr
+    assert "pushing to a URL, not a named remote: memory was not synced" in proc.stderr
+    assert net.ids_on(net.origin) == []

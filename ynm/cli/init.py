@@ -11,6 +11,33 @@ import click
 from ynm.cli._common import common_options, emit
 
 
+def ynm_command() -> tuple[list[str], str | None]:
+    """The argv that runs this ynm from a hook or an agent client, and a note when that is not
+    a plain ``ynm`` found on PATH.
+
+    The ``ynm`` script beside the running Python (a virtualenv's or pipx's ``bin/``), else
+    ``python -m ynm`` with this interpreter. When ``ynm`` on PATH is that same script the plain
+    name is used, so the team's ``.mcp.json`` holds no path of one person's machine.
+    """
+    import os
+    import shutil
+    import sys
+
+    script = Path(sys.executable).parent / "ynm"
+    command = [str(script)] if os.access(script, os.X_OK) else [sys.executable, "-m", "ynm"]
+    found = shutil.which("ynm")
+    if found and os.access(script, os.X_OK):
+        try:
+            if os.path.samefile(found, script):
+                return ["ynm"], None
+        except OSError:
+            pass
+    where = "another ynm is first on PATH" if found else "ynm is not on PATH"
+    return command, (f"{where}: hooks and agent clients call {' '.join(command)}; .mcp.json is "
+                     "shared with the team, so put ynm on PATH (activate the virtualenv or "
+                     "`pipx install`) and run `ynm init` again to write a plain `ynm`")
+
+
 def format_init(r: dict[str, Any]) -> str:
     """The human block of cli.md §4.10 (labels in a 10-character column)."""
     lines = [f"initialised {r['repo']}",
@@ -78,6 +105,8 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
         emit(result, as_json, lambda r: (
             f"personal store {'created' if r['created'] else 'ready'} at {r['repo']}"))
         return
+    command, note = ynm_command()
     result = init_project(loaded, where, anchor=anchor, remote=remote, hooks=hooks,
-                          clients=clients, client_names=client)
+                          clients=clients, client_names=client, command=command,
+                          command_note=note)
     emit(result, as_json, format_init)

@@ -18,20 +18,56 @@ from ynm.errors import InvalidInput, YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 EXCLUDES = (".ynm/wiki/", ".ynm/index/")
-PRE_PUSH_HOOK = """#!/bin/sh
-# ynm: sync shared memory notes alongside code pushes (installed by `ynm init`)
+HOOK_MARKER = "# ynm: sync shared memory notes alongside code pushes"
+
+
+def pre_push_hook(command: list[str]) -> str:
+    """The pre-push hook script for ``command`` (the argv that runs ynm, e.g. ``["ynm"]`` or
+    ``["/home/me/proj/.venv/bin/ynm"]``).
+
+    git runs it as ``pre-push <remote name> <url>``. It syncs the project mount with that
+    remote (``ynm sync --quiet --mount project --remote <name>``), never with another one, so
+    ``git push fork main`` shares memory with ``fork`` (the reference syncs every distributed
+    mount with its configured remote, whatever is pushed to). A push to a bare URL (name equals
+    URL) is not synced and says so. When ynm cannot be run, or the sync fails, the hook says so
+    on stderr and lets the code push go on (exit 0): memory never blocks a push.
+    Source: reference/cli.md §4.10 step 5, with the remote taken from git's arguments.
+    """
+    import shlex
+
+    first = shlex.quote(command[0])
+    rest = " ".join(shlex.quote(c) for c in command[1:])
+    run = f'"$ynm"{" " + rest if rest else ""}'
+    return f"""#!/bin/sh
+{HOOK_MARKER} (installed by `ynm init`)
 [ -n "$YNM_SYNC_IN_PROGRESS" ] && exit 0
-command -v ynm >/dev/null 2>&1 && ynm sync --quiet || true
+ynm={first}
+if ! command -v "$ynm" >/dev/null 2>&1; then
+  if command -v ynm >/dev/null 2>&1; then
+    ynm=ynm
+  else
+    echo "ynm pre-push hook: cannot run ynm ($ynm is gone and ynm is not on PATH): memory was not synced. Put ynm on PATH, or run 'ynm init' again from where ynm is installed." >&2
+    exit 0
+  fi
+fi
+remote="$1"
+if [ -z "$remote" ] || [ "$remote" = "$2" ]; then
+  echo "ynm pre-push hook: pushing to a URL, not a named remote: memory was not synced (run 'ynm sync --remote <name>')" >&2
+  exit 0
+fi
+{run} sync --quiet --mount project --remote "$remote" || echo "ynm pre-push hook: 'ynm sync --remote $remote' failed (see above); the push goes on without memory" >&2
 exit 0
 """
 
 
-def install_pre_push_hook(repo: Any, work_tree: Path) -> tuple[str | None, str | None]:
-    """Install the pre-push hook that runs ``ynm sync --quiet`` (reference/cli.md §4.10 step
-    5) in ``core.hooksPath`` or ``<git common dir>/hooks``.
+def install_pre_push_hook(repo: Any, work_tree: Path,
+                          command: list[str] | None = None) -> tuple[str | None, str | None]:
+    """Install the pre-push hook (:func:`pre_push_hook` for ``command``, default ``ynm``) in
+    ``core.hooksPath`` or ``<git common dir>/hooks``. A hook an earlier ``ynm init`` wrote is
+    brought up to date; any other pre-push hook is left alone.
 
-    Returns ``(path installed, None)``, ``(None, None)`` when ynm's hook is already there, or
-    ``(None, note)`` when another pre-push hook exists and was left alone.
+    Returns ``(path installed, None)``, ``(None, None)`` when ynm's hook is already there as it
+    would be written, or ``(None, note)`` when another pre-push hook exists and was left alone.
     """
     try:
         hooks_path = Path(str(repo.config["core.hooksPath"])).expanduser()
@@ -39,22 +75,40 @@ def install_pre_push_hook(repo: Any, work_tree: Path) -> tuple[str | None, str |
     except KeyError:
         hooks_dir = Path(repo.path) / "hooks"
     path = hooks_dir / "pre-push"
+    text = pre_push_hook(command or ["ynm"])
     if path.exists():
-        if "ynm sync" in path.read_text(errors="replace"):
+        old = path.read_text(errors="replace")
+        if old == text:
             return None, None
-        return None, f"pre-push hook exists and was left alone: {path}"
+        if HOOK_MARKER not in old:
+            return None, f"pre-push hook exists and was left alone: {path}"
     hooks_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(PRE_PUSH_HOOK)
+    path.write_text(text)
     path.chmod(0o755)
     return str(path), None
 
 
 CLAUDE_HOOKS = {
-    "SessionStart": "ynm hook session-start",
-    "UserPromptSubmit": "ynm hook prompt",
-    "Stop": "ynm hook stop",
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "prompt",
+    "Stop": "stop",
 }
 KNOWN_CLIENTS = ("claude-code",)
+
+
+def _is_ynm_hook(command: str, name: str) -> bool:
+    """Whether a hook command is ynm's ``hook <name>``, however ynm was called
+    (``ynm``, an absolute path to it, or ``python -m ynm``)."""
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    if argv[-2:] != ["hook", name] or len(argv) < 3:
+        return False
+    head = argv[:-2]
+    return Path(head[0]).name == "ynm" or head[-2:] == ["-m", "ynm"]
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
@@ -71,17 +125,22 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def setup_claude_code(work_tree: Path, common_dir: Path) -> list[str]:
+def setup_claude_code(work_tree: Path, common_dir: Path,
+                      command: list[str] | None = None) -> list[str]:
     """Register ynm with Claude Code in this project: ``mcpServers.ynm`` in ``.mcp.json`` (the
     team's file) and the three hooks in ``.claude/settings.local.json`` (yours only, and
-    excluded from git; the tracked ``.claude/settings.json`` is never touched). Existing
-    entries are kept and a hook command is never added twice. Returns what changed.
+    excluded from git; the tracked ``.claude/settings.json`` is never touched), each calling
+    ``command`` (default ``["ynm"]``). Other entries are kept; ynm's own hook entries are
+    replaced, never added twice. Returns what changed.
     Source: reference/server.md §4.1, §4.2."""
+    import shlex
+
+    command = command or ["ynm"]
     applied: list[str] = []
     mcp_path = work_tree / ".mcp.json"
     mcp = _read_json_object(mcp_path)
     servers = mcp.setdefault("mcpServers", {})
-    entry = {"command": "ynm", "args": ["serve"]}
+    entry = {"command": command[0], "args": [*command[1:], "serve"]}
     if servers.get("ynm") != entry:
         servers["ynm"] = entry
         _write_json(mcp_path, mcp)
@@ -90,16 +149,25 @@ def setup_claude_code(work_tree: Path, common_dir: Path) -> list[str]:
     settings = _read_json_object(settings_path)
     hooks = settings.setdefault("hooks", {})
     added = []
-    for event, command in CLAUDE_HOOKS.items():
+    for event, name in CLAUDE_HOOKS.items():
+        line = shlex.join([*command, "hook", name])
         groups = hooks.setdefault(event, [])
-        present = any(h.get("command") == command
-                      for g in groups if isinstance(g, dict) for h in g.get("hooks", []))
+        present = False
+        for g in groups:
+            if not isinstance(g, dict):
+                continue
+            for h in g.get("hooks", []):
+                if isinstance(h, dict) and _is_ynm_hook(str(h.get("command", "")), name):
+                    if h["command"] != line:
+                        h["command"] = line  # ynm moved: point the hook at it
+                        added.append(event)
+                    present = True
         if not present:
-            groups.append({"hooks": [{"type": "command", "command": command}]})
+            groups.append({"hooks": [{"type": "command", "command": line}]})
             added.append(event)
     if added:
         _write_json(settings_path, settings)
-        applied.append(f"added hooks {', '.join(added)} to .claude/settings.local.json")
+        applied.append(f"set hooks {', '.join(added)} in .claude/settings.local.json")
     exclude = common_dir / "info" / "exclude"
     lines = exclude.read_text().splitlines() if exclude.exists() else []
     if ".claude/settings.local.json" not in lines:
@@ -138,8 +206,12 @@ def init_project(
     hooks: bool | None = None,
     clients: bool = True,
     client_names: tuple[str, ...] = (),
+    command: list[str] | None = None,
+    command_note: str | None = None,
 ) -> dict[str, Any]:
-    """Initialise the repository containing the configuration's cwd.
+    """Initialise the repository containing the configuration's cwd. ``command`` is the argv
+    that runs ynm, written into the pre-push hook and the agent client setup (default
+    ``["ynm"]``); ``command_note`` is added to the notes when it is not a plain ``ynm``.
 
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
     configWritten, refspecs, hooksInstalled, notes, clients, commit, local``.
@@ -188,7 +260,7 @@ def init_project(
                      "until you add one, then `ynm sync` shares it")
     installed: list[str] = []
     if loaded.config.hooks if hooks is None else hooks:
-        hook, note = install_pre_push_hook(repo, repo_path)
+        hook, note = install_pre_push_hook(repo, repo_path, command)
         if hook:
             installed.append(hook)
         if note:
@@ -202,9 +274,11 @@ def init_project(
         if name != "claude-code":
             notes.append(f"client {name} is not supported by this ynm yet; left alone")
             continue
-        applied = setup_claude_code(repo_path, common)
+        applied = setup_claude_code(repo_path, common, command)
         client_setups.append({"client": name, "applied": applied})
         local.append(".claude/settings.local.json")
+    if command_note and (installed or client_setups):
+        notes.append(command_note)
     config_file = project_config_path(repo_path)
     commit = []
     rel = str(config_file.relative_to(repo_path))
