@@ -110,9 +110,66 @@ def test_edits_of_unknown_and_malformed_ids(project, cli_run):
         r = cli_run(*args)
         assert r.exit_code == 1 and f"unknown memory {unknown}" in r.stderr, args
     for args in (["supersede", "--memory-id", "nope", "--content", "x"], ["pin", "nope"],
-                 ["forget", "--memory-id", "01hf7yat00aaaaaaaaaaaaaaaa"]):
+                 ["forget", "--memory-id", "81HF7YAT00AAAAAAAAAAAAAAAA"], ["forget", "01HF7"],
+                 ["annotate", "01HF7YAT00AAAAAAAAAAAAAAAU", "--tags", "x"]):
         r = cli_run(*args)
         assert r.exit_code == 2 and "invalid input: memoryId: must be a ULID" in r.stderr, args
+
+
+ID_COMMANDS = [
+    ("supersede", ["--content", "Deploys moved to Wednesdays"], "superseded"),
+    ("annotate", ["--tags", "ledger"], "annotated"),
+    ("pin", [], "pinned"),
+    ("forget", ["--reason", "wrong"], "forgot"),
+]
+
+
+@pytest.mark.parametrize(("command", "extra", "verb"), ID_COMMANDS)
+@pytest.mark.parametrize("form", ["positional", "flag", "both"])
+@pytest.mark.parametrize("case", [str.upper, str.lower])
+def test_every_edit_takes_the_id_either_way_in_either_case(project, cli_run, command, extra,
+                                                           verb, form, case):
+    """Every command that acts on one memory takes its id as the argument or ``--memory-id``,
+    and takes lower-case ULIDs (as session ids are printed), writing them in upper case."""
+    mid = js(cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
+                     "Deploys go out on Tuesdays", "--json"))["memoryId"]
+    given = case(mid)
+    args = {"positional": [given], "flag": ["--memory-id", given],
+            "both": [given, "--memory-id", mid]}[form]
+    out = js(cli_run(command, *args, *extra, "--json"))
+    assert out["memoryId"] == mid
+    line = [json.loads(x) for x in cli_run("export").stdout.splitlines()][-1]
+    assert line["memoryId"] == mid
+
+
+@pytest.mark.parametrize(("command", "extra"), [
+    ("supersede", ["--content", "x"]), ("annotate", []), ("forget", []), ("pin", []),
+    ("promote", []), ("purge", ["--reason", "r", "--yes"])])
+def test_two_different_ids_or_none_are_refused(project, cli_run, command, extra):
+    a, b = "01HF7YAT00AAAAAAAAAAAAAAAA", "01HF7YAT00BBBBBBBBBBBBBBBB"
+    r = cli_run(command, a, "--memory-id", b, *extra)
+    assert r.exit_code == 2 and "two memory ids given" in r.stderr
+    r = cli_run(command, *extra)
+    assert r.exit_code == 2
+    assert "missing the memory id: give it as the argument or --memory-id" in r.stderr
+
+
+def test_promote_purge_and_review_take_lower_case_ids(project, cli_run):
+    mid = js(cli_run("remember", "--type", "procedural", "--content", "Run make check first",
+                     "--json"))["memoryId"]
+    copy = js(cli_run("promote", "--memory-id", mid.lower(), "--json"))
+    assert copy["memoryId"] != mid
+    links = js(cli_run("annotate", copy["memoryId"].lower(), "--links",
+                       json.dumps([{"rel": "about", "to": mid.lower()}]), "--needs-review",
+                       "--json"))
+    assert links["memoryId"] == copy["memoryId"]
+    line = [json.loads(x) for x in cli_run("export").stdout.splitlines()
+            if json.loads(x)["memoryId"] == copy["memoryId"]][-1]
+    assert line["links"] == [{"rel": "about", "to": mid}]
+    assert js(cli_run("review", "clear", "--memory-id", copy["memoryId"].lower(),
+                      "--json"))["memoryId"] == copy["memoryId"]
+    out = js(cli_run("purge", copy["memoryId"].lower(), "--reason", "r", "--yes", "--json"))
+    assert out["memoryId"] == copy["memoryId"]
     r = cli_run("review", "clear")
     assert r.exit_code == 2 and "memoryId required" in r.stderr
     r = cli_run("session", "end")

@@ -25,8 +25,34 @@ def _id(memory_id: str) -> str:
     return check_memory_id(memory_id)
 
 
+def memory_id_input(verb: str) -> Any:
+    """The memory id of a command, as its first argument or as ``--memory-id`` (either, not
+    both); read with :func:`one_id`. Every command that acts on one memory takes both forms."""
+    def decorate(f: Any) -> Any:
+        f = click.option("--memory-id", "memory_id_flag", metavar="ID",
+                         help=f"The memory to {verb} (or give it as the argument).")(f)
+        return click.argument("memory_id", required=False, metavar="[ID]")(f)
+    return decorate
+
+
+def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
+    """The id given positionally or with ``--memory-id``, in upper case.
+
+    Raises:
+        click.UsageError: neither given, or two different ids (exit 2).
+        InvalidInput: not a ULID.
+    """
+    if memory_id and memory_id_flag and memory_id.upper() != memory_id_flag.upper():
+        raise click.UsageError(f"two memory ids given: {memory_id} and --memory-id "
+                               f"{memory_id_flag}")
+    value = memory_id or memory_id_flag
+    if not value:
+        raise click.UsageError("missing the memory id: give it as the argument or --memory-id")
+    return _id(value)
+
+
 @click.command()
-@click.option("--memory-id", required=True, help="The memory to replace.")
+@memory_id_input("replace")
 @click.option("--content", required=True, help="The new content (markdown).")
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="New subject (kept when omitted).")
@@ -45,18 +71,20 @@ def _id(memory_id: str) -> str:
 @click.option("--source", help="Source reference: URL, file, ticket.")
 @click.option("--links", help='More links: JSON array of {"rel", "to"}.')
 @common_options
-def supersede(as_json: bool, cwd: Path | None, tags: tuple[str, ...], data: str | None,
+def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
+              memory_id_flag: str | None, tags: tuple[str, ...], data: str | None,
               links: str | None, importance: str | None, confidence: str | None,
               **rest: Any) -> None:
     """Write a new version of a memory.
 
     \b
     Example:
-      ynm supersede --memory-id 01K... --content "Deploys moved to Wednesdays"
+      ynm supersede 01K... --content "Deploys moved to Wednesdays"
     """
     from ynm.model.inputs import SupersedeInput, parse_input
 
     inp = parse_input(SupersedeInput, drop_none(
+        memory_id=one_id(memory_id, memory_id_flag),
         tags=split_tags(tags), data=json_flag("data", data), links=json_flag("links", links),
         importance=number_flag("importance", importance),
         confidence=number_flag("confidence", confidence), **rest))
@@ -66,7 +94,7 @@ def supersede(as_json: bool, cwd: Path | None, tags: tuple[str, ...], data: str 
 
 
 @click.command()
-@click.option("--memory-id", required=True, help="The memory to annotate.")
+@memory_id_input("annotate")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
 @click.option("--links", help='Links to add: JSON array of {"rel", "to"}.')
 @click.option("--importance", help="New importance, 0..1.")
@@ -77,18 +105,20 @@ def supersede(as_json: bool, cwd: Path | None, tags: tuple[str, ...], data: str 
 @click.option("--session", help="Session id for provenance.")
 @click.option("--data", help="Structured annotation data (JSON object).")
 @common_options
-def annotate(as_json: bool, cwd: Path | None, tags: tuple[str, ...], links: str | None,
+def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
+             memory_id_flag: str | None, tags: tuple[str, ...], links: str | None,
              data: str | None, importance: str | None, confidence: str | None,
              **rest: Any) -> None:
     """Add tags or links, or set importance, confidence, pin or review; content stays.
 
     \b
     Example:
-      ynm annotate --memory-id 01K... --tags ledger --importance 0.9
+      ynm annotate 01K... --tags ledger --importance 0.9
     """
     from ynm.model.inputs import AnnotateInput, parse_input
 
     inp = parse_input(AnnotateInput, drop_none(
+        memory_id=one_id(memory_id, memory_id_flag),
         tags=split_tags(tags), links=json_flag("links", links), data=json_flag("data", data),
         importance=number_flag("importance", importance),
         confidence=number_flag("confidence", confidence), **rest))
@@ -98,30 +128,33 @@ def annotate(as_json: bool, cwd: Path | None, tags: tuple[str, ...], links: str 
 
 
 @click.command()
-@click.option("--memory-id", required=True, help="The memory to forget.")
+@memory_id_input("forget")
 @click.option("--reason", help="Why.")
 @click.option("--session", help="Session id for provenance.")
 @common_options
-def forget(as_json: bool, cwd: Path | None, **rest: Any) -> None:
+def forget(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_flag: str | None,
+           **rest: Any) -> None:
     """Forget a memory (a tombstone): hidden from recall, list and context; history kept.
 
     \b
     Example:
-      ynm forget --memory-id 01K... --reason "wrong"
+      ynm forget 01K... --reason "wrong"
     """
     from ynm.model.inputs import ForgetInput, parse_input
 
-    inp = parse_input(ForgetInput, drop_none(**rest))
+    inp = parse_input(ForgetInput, drop_none(memory_id=one_id(memory_id, memory_id_flag),
+                                             **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.forget(inp)
     emit(result, as_json, lambda r: f"forgot {r['memoryId']} (record {r['recordId']})")
 
 
 @click.command()
-@click.argument("memory_id")
+@memory_id_input("pin")
 @click.option("--unpin", is_flag=True, default=False, help="Unpin instead.")
 @common_options
-def pin(as_json: bool, cwd: Path | None, memory_id: str, unpin: bool) -> None:
+def pin(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_flag: str | None,
+        unpin: bool) -> None:
     """Pin a memory: always in the context block (unless tagged occurrence).
 
     \b
@@ -130,36 +163,38 @@ def pin(as_json: bool, cwd: Path | None, memory_id: str, unpin: bool) -> None:
       ynm pin 01K... --unpin
     """
     with open_ynm(cwd) as ynm:
-        result = ynm.pin(_id(memory_id), unpin)
+        result = ynm.pin(one_id(memory_id, memory_id_flag), unpin)
     emit(result, as_json, lambda r: f"{'unpinned' if unpin else 'pinned'} {r['memoryId']}")
 
 
 @click.command()
-@click.argument("memory_id")
+@memory_id_input("promote")
 @click.option("--mount", help="Target distributed mount (default: project).")
 @common_options
-def promote(as_json: bool, cwd: Path | None, memory_id: str, mount: str | None) -> None:
+def promote(as_json: bool, cwd: Path | None, memory_id: str | None,
+            memory_id_flag: str | None, mount: str | None) -> None:
     """Copy a personal memory into shared (distributed) memory; the original stays.
 
     \b
     Example:
       ynm promote 01K...
     """
+    source = one_id(memory_id, memory_id_flag)
     with open_ynm(cwd) as ynm:
-        result = ynm.promote(_id(memory_id), mount)
+        result = ynm.promote(source, mount)
     emit(result, as_json,
-         lambda r: f"promoted {memory_id} -> {r['memoryId']} in {r['mount']}")
+         lambda r: f"promoted {source} -> {r['memoryId']} in {r['mount']}")
 
 
 @click.command()
-@click.argument("memory_id")
+@memory_id_input("purge")
 @click.option("--reason", required=True, help="Why (kept in the purge marker).")
 @click.option("--forget-history", is_flag=True, default=False,
               help="Restart the history of every rewritten shard, so no ref reaches the bytes.")
 @click.option("--yes", is_flag=True, default=False, help="Confirm: purge is irreversible.")
 @common_options
-def purge(as_json: bool, cwd: Path | None, memory_id: str, reason: str, forget_history: bool,
-          yes: bool) -> None:
+def purge(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_flag: str | None,
+          reason: str, forget_history: bool, yes: bool) -> None:
     """Physically remove a memory's records and append an audited purge marker.
 
     \b
@@ -171,7 +206,8 @@ def purge(as_json: bool, cwd: Path | None, memory_id: str, reason: str, forget_h
 
     if not yes:
         raise Refused("purge is irreversible; re-run with --yes to confirm")
-    inp = parse_input(PurgeInput, {"memory_id": memory_id, "reason": reason,
+    inp = parse_input(PurgeInput, {"memory_id": one_id(memory_id, memory_id_flag),
+                                   "reason": reason,
                                    "forget_history": forget_history})
     with open_ynm(cwd) as ynm:
         result = ynm.purge(inp)

@@ -103,10 +103,12 @@ def format_review(memories: list[dict[str, Any]]) -> str:
 @click.command()
 @click.argument("action", type=click.Choice(["list", "clear"]))
 @click.argument("memory_id", required=False)
+@click.option("--memory-id", "memory_id_flag", metavar="ID",
+              help="The memory to clear (or give it as the argument).")
 @click.option("--mount", help="Only this mount (list).")
 @common_options
 def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
-           mount: str | None) -> None:
+           memory_id_flag: str | None, mount: str | None) -> None:
     """List memories flagged for review, or clear one's flag.
 
     \b
@@ -118,9 +120,10 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
     from ynm.model.inputs import check_memory_id
 
     if action == "clear":
+        memory_id = memory_id or memory_id_flag
         if not memory_id:
             raise Refused("memoryId required")
-        check_memory_id(memory_id)
+        memory_id = check_memory_id(memory_id)
         with open_ynm(cwd) as ynm:
             result = ynm.review_clear(memory_id)
         emit(result, as_json, lambda r: f"cleared review flag on {r['memoryId']}")

@@ -82,6 +82,9 @@ class _Content(_Input):
         classmethod(lambda cls, v: _check_datetime(v))
     )
     _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
+    _links = field_validator("links", mode="before")(
+        classmethod(lambda cls, v: _upper_link_targets(v))
+    )
 
 
 class RememberInput(_Content):
@@ -178,12 +181,20 @@ class ExportQuery(_Input):
     )
 
 
+def input_ulid(value: Any) -> Any:
+    """A ULID as given on input, in the upper case every record holds: Crockford base 32 is
+    case-insensitive, and ynm prints session ids in lower case. Non-strings pass through for
+    the validator to refuse. Records read from a store stay strict (reference/storage.md §7.25)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
 def check_memory_id(value: str, field: str = "memoryId") -> str:
-    """Return ``value`` when it is a ULID.
+    """Return ``value`` in upper case when it is a ULID in either case.
 
     Raises:
         InvalidInput: ``invalid input: memoryId: must be a ULID``.
     """
+    value = input_ulid(value)
     if not is_ulid(value):
         raise InvalidInput(f"{field}: must be a ULID")
     return value
@@ -207,8 +218,17 @@ def parse_input(model: type[_Input], data: dict[str, Any]) -> Any:
 
 
 def _check_ulid(v: str) -> str:
+    v = input_ulid(v)
     if not is_ulid(v):
         raise ValueError("must be a ULID")
+    return v
+
+
+def _upper_link_targets(v: Any) -> Any:
+    """Input links with their ``to`` ids upper-cased (see :func:`input_ulid`)."""
+    if isinstance(v, list):
+        return [{**item, "to": input_ulid(item["to"])}
+                if isinstance(item, dict) and "to" in item else item for item in v]
     return v
 
 
@@ -243,6 +263,9 @@ class AnnotateInput(_Input):
 
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _links = field_validator("links", mode="before")(
+        classmethod(lambda cls, v: _upper_link_targets(v))
+    )
 
 
 class ForgetInput(_Input):

@@ -249,8 +249,10 @@ def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> M
         def find(ynm: Ynm) -> dict[str, Any]:
             from ynm.errors import UnknownMemory
 
+            from ynm.model.inputs import input_ulid
+
             try:
-                found, state = ynm.find(memoryId)
+                found, state = ynm.find(input_ulid(memoryId))
             except UnknownMemory:
                 found, state = None, None
             if found is None or found.id != mount:
