@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .conftest import USER, make_record, ulid
@@ -183,3 +185,31 @@ def test_cwd(project, cli_run, load, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli_run("list").stdout == "no memories\n"
     assert cli_run("list", "--cwd", project).stdout.startswith(b["id"])
+
+
+def test_list_shows_50_by_default_and_says_when_more_exist(project, cli_run, load):
+    from .conftest import make_record
+
+    records = [make_record(recordedAt=f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}.000Z",
+                           content=f"fact {i}", summary=f"fact {i}") for i in range(53)]
+    load(*records)
+    result = cli_run("list")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 50 and lines[0].endswith("fact 52") and lines[-1].endswith("fact 3")
+    assert result.stderr == ("note: showing the newest 50; more exist (use --limit N or "
+                             "--all)\n")
+    as_json = cli_run("list", "--json")
+    assert len(json.loads(as_json.stdout)) == 50 and "more exist" in as_json.stderr
+    assert len(json.loads(cli_run("list", "--all", "--json").stdout)) == 53
+    exact = cli_run("list", "--limit", "53", "--json")
+    assert len(json.loads(exact.stdout)) == 53 and exact.stderr == ""
+    assert cli_run("list", "--limit", "5", "--all").exit_code == 2
+
+
+def test_no_note_when_everything_fits(project, cli_run, load):
+    from .conftest import make_record
+
+    load(*[make_record(content=f"fact {i}") for i in range(50)])
+    result = cli_run("list")
+    assert len(result.stdout.splitlines()) == 50 and result.stderr == ""

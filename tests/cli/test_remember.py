@@ -446,3 +446,71 @@ def test_existing_colliding_ref_gives_a_clear_error(project, cli_run, git):
         f"Error: cannot create refs/notes/ynm/distributed/docs/reference/{month}: it collides "
         f"with the existing ref {foreign} (a namespace must not be another namespace followed "
         "by <type>/<yyyy-mm>); write to another namespace")
+
+
+# ----------------------------------------------------------------- content from stdin or a file
+
+BIG = ("Ünïcödé 内容 — " * 4700)[:65536]  # 64 KiB characters of non-ASCII text
+
+
+@pytest.mark.parametrize("how", ["stdin", "file", "file-bom"])
+def test_content_from_stdin_or_a_file(project, cli_run, tmp_path, how):
+    path = tmp_path / "content.md"
+    path.write_bytes((b"\xef\xbb\xbf" if how == "file-bom" else b"") + BIG.encode())
+    args = ["--content", "-"] if how == "stdin" else ["--content-file", path]
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed", *args,
+                     "--json", input=BIG.encode() if how == "stdin" else None)
+    assert result.exit_code == 0, result.stderr
+    mid = json.loads(result.stdout)["memoryId"]
+    shown = json.loads(cli_run("show", mid, "--json").stdout)
+    assert shown["current"]["content"] == BIG
+
+
+def test_supersede_content_from_a_file(project, cli_run, tmp_path):
+    mid = json.loads(cli_run("remember", "--type", "semantic", "--content", "old",
+                             "--json").stdout)["memoryId"]
+    path = tmp_path / "new.md"
+    path.write_text("# New version\n\nwith détails\n", encoding="utf-8")
+    assert cli_run("supersede", mid, "--content-file", path).exit_code == 0
+    state = json.loads(cli_run("show", mid, "--json").stdout)
+    assert state["current"]["content"] == "# New version\n\nwith détails\n"
+    assert state["current"]["summary"] == "New version"
+
+
+@pytest.mark.parametrize(("args", "stdin", "message"), [
+    (["--content", "x", "--content-file", "FILE"], None, "give --content or --content-file, not both"),
+    ([], None, "missing --content (text, or - for standard input) or --content-file"),
+    (["--content-file", "LATIN1"], None, "invalid input: content: --content-file is not UTF-8"),
+    (["--content", "-"], b"caf\xe9", "invalid input: content: --content - is not UTF-8"),
+    (["--content", "-"], b"   \n", "invalid input: content: must not be blank"),
+])
+def test_content_input_problems_are_refused(project, cli_run, tmp_path, git, args, stdin,
+                                            message):
+    (tmp_path / "f.md").write_text("fine")
+    (tmp_path / "l1.md").write_bytes("café".encode("latin-1"))
+    args = [{"FILE": tmp_path / "f.md", "LATIN1": tmp_path / "l1.md"}.get(a, a) for a in args]
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed", *args,
+                     input=stdin)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert git(project, "for-each-ref", "refs/notes") == ""
+
+
+@pytest.mark.parametrize("where", ["before", "after", "short-before", "short-after"])
+def test_cwd_before_or_after_the_command_name(project, cli_run, tmp_path, monkeypatch, where):
+    monkeypatch.chdir(tmp_path)
+    flag = "--cwd" if where.startswith("b") or where == "after" else "-C"
+    remember = ["remember", "--type", "semantic", "--level", "distributed", "--content",
+                "Deploys on Tuesdays", "--json"]
+    args = ([flag, project, *remember] if where.endswith("before") else [*remember, flag, project])
+    result = cli_run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["mount"] == "project"
+    listed = json.loads(cli_run("-C", project, "list", "--json").stdout)
+    assert [m["memoryId"] for m in listed] == [json.loads(result.stdout)["memoryId"]]
+
+
+def test_cwd_after_the_command_wins_and_a_missing_one_is_refused(project, cli_run, tmp_path):
+    assert cli_run("-C", tmp_path, "list", "--cwd", project, "--json").exit_code == 0
+    r = cli_run("-C", tmp_path / "nope", "list")
+    assert r.exit_code == 2 and "does not exist" in r.stderr

@@ -16,6 +16,7 @@ COMMANDS = {
     "dream": "ynm.cli.dream:dream",
     "export": "ynm.cli.export:export",
     "forget": "ynm.cli.edit:forget",
+    "history": "ynm.cli.show:history",
     "hook": "ynm.cli.hook:hook",
     "import": "ynm.cli.import_:import_",
     "init": "ynm.cli.init:init",
@@ -29,6 +30,7 @@ COMMANDS = {
     "review": "ynm.cli.session:review",
     "serve": "ynm.cli.serve:serve",
     "session": "ynm.cli.session:session",
+    "show": "ynm.cli.show:show",
     "status": "ynm.cli.status:status",
     "supersede": "ynm.cli.edit:supersede",
     "sync": "ynm.cli.sync:sync",
@@ -60,8 +62,23 @@ class LazyGroup(click.Group):
             ctx.exit(err.exit_code)
 
 
+def _keep_cwd(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+    from ynm.cli._common import CWD_KEY
+
+    if value is not None:
+        ctx.meta[CWD_KEY] = value
+    return value
+
+
+def _group_cwd(fn: Any) -> Any:
+    from ynm.cli._common import cwd_option
+
+    return cwd_option(callback=_keep_cwd, expose_value=False, is_eager=True)(fn)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ynm")
+@_group_cwd
 def cli() -> None:
     """Long-term memory for coding agents and their people, kept in git notes.
 
@@ -70,6 +87,7 @@ def cli() -> None:
       ynm init                                   # in a git repository
       ynm remember --type semantic --level distributed --content "We deploy on Tuesdays"
       ynm recall "when do we deploy"
+      ynm -C ../other-repo recall deploys        # as if started there (like git -C)
     """
 
 

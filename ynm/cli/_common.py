@@ -17,10 +17,25 @@ if TYPE_CHECKING:
 F = Callable[..., Any]
 
 
+CWD_KEY = "ynm.cwd"  # where the group's -C/--cwd leaves its value for the command
+
+
+def inherit_cwd(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """A command's ``--cwd``, else the one given before the command name."""
+    return value if value is not None else ctx.find_root().meta.get(CWD_KEY)
+
+
+def cwd_option(**kwargs: Any) -> Callable[[F], F]:
+    """``-C``/``--cwd DIR`` (as ``git -C``): behave as if started in DIR, which must exist."""
+    return click.option("-C", "--cwd", type=click.Path(exists=True, file_okay=False,
+                                                         path_type=Path),
+                        default=None, help="Behave as if started in this directory.", **kwargs)
+
+
 def common_options(fn: F) -> F:
-    """Add ``--json`` and ``--cwd`` (reference/cli.md §1.2)."""
-    fn = click.option("--cwd", type=click.Path(exists=True, file_okay=False, path_type=Path),
-                      default=None, help="Behave as if started in this directory.")(fn)
+    """Add ``--json`` and ``-C``/``--cwd`` (reference/cli.md §1.2); ``--cwd`` may also stand
+    before the command name (``ynm -C ../other recall deploys``)."""
+    fn = cwd_option(callback=inherit_cwd)(fn)
     fn = click.option("--json", "as_json", is_flag=True, default=False,
                       help="Print the result as one JSON document.")(fn)
     return fn
@@ -121,6 +136,44 @@ def number_flag(name: str, raw: str | None) -> float | None:
     if not math.isfinite(value):
         raise InvalidInput(f"{name}: expected a number, got {raw!r}")
     return value
+
+
+def content_input(content: str | None, content_file: Path | None,
+                  required: bool = True) -> str | None:
+    """The content of a write: ``--content TEXT``, ``--content -`` (standard input) or
+    ``--content-file PATH``, read as UTF-8 (a leading byte-order mark dropped), so long and
+    non-ASCII text need not pass through a shell argument.
+
+    Raises:
+        click.UsageError: both or (when ``required``) neither given (exit 2).
+        InvalidInput: the bytes are not UTF-8 (exit 2).
+    """
+    from ynm.errors import InvalidInput
+
+    if content is not None and content_file is not None:
+        raise click.UsageError("give --content or --content-file, not both")
+    if content_file is not None:
+        raw, where = content_file.read_bytes(), "--content-file"
+    elif content == "-":
+        raw, where = sys.stdin.buffer.read(), "--content -"
+    elif content is None and required:
+        raise click.UsageError("missing --content (text, or - for standard input) or "
+                               "--content-file")
+    else:
+        return content
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InvalidInput(f"content: {where} is not UTF-8 text ({err.reason} at byte "
+                           f"{err.start})") from None
+
+
+def content_options(fn: F) -> F:
+    """``--content`` (text, or ``-`` for standard input) and ``--content-file``."""
+    fn = click.option("--content-file", type=click.Path(exists=True, dir_okay=False,
+                                                         path_type=Path),
+                      help="Read the content from this file (UTF-8).")(fn)
+    return click.option("--content", help="The memory (markdown); - reads standard input.")(fn)
 
 
 def drop_none(**kwargs: Any) -> dict[str, Any]:

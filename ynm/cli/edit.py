@@ -10,6 +10,8 @@ import click
 
 from ynm.cli._common import (
     common_options,
+    content_input,
+    content_options,
     drop_none,
     emit,
     json_flag,
@@ -53,7 +55,7 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
 
 @click.command()
 @memory_id_input("replace")
-@click.option("--content", required=True, help="The new content (markdown).")
+@content_options
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="New subject (kept when omitted).")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
@@ -74,7 +76,7 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
 def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
               memory_id_flag: str | None, tags: tuple[str, ...], data: str | None,
               links: str | None, importance: str | None, confidence: str | None,
-              **rest: Any) -> None:
+              content: str | None, content_file: Path | None, **rest: Any) -> None:
     """Write a new version of a memory.
 
     \b
@@ -83,8 +85,9 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
     """
     from ynm.model.inputs import SupersedeInput, parse_input
 
+    mid = one_id(memory_id, memory_id_flag)
     inp = parse_input(SupersedeInput, drop_none(
-        memory_id=one_id(memory_id, memory_id_flag),
+        memory_id=mid, content=content_input(content, content_file),
         tags=split_tags(tags), data=json_flag("data", data), links=json_flag("links", links),
         importance=number_flag("importance", importance),
         confidence=number_flag("confidence", confidence), **rest))

@@ -19,6 +19,8 @@ from typing import Any
 
 import click
 
+from ynm.cli._common import inherit_cwd
+
 STDIN_TIMEOUT_S = 1.5
 STOP_EVERY_S = 5 * 60
 STAMP_MAX_AGE_S = 24 * 3600
@@ -129,7 +131,8 @@ def run_hook(event: str | None, payload: dict[str, Any], cwd: str | Path | None)
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("event", required=False)
-@click.option("--cwd", default=None, help="Directory to open (default: the hook's cwd).")
+@click.option("-C", "--cwd", default=None, callback=inherit_cwd,
+              help="Directory to open (default: the hook's cwd).")
 @click.pass_context
 def hook(ctx: click.Context, event: str | None, cwd: str | None) -> None:
     """Run a client hook: session-start, prompt or stop (reads the hook JSON on stdin).

@@ -11,6 +11,7 @@ from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit,
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
+DEFAULT_LIMIT = 50  # memories shown when neither --limit nor --all is given
 
 
 def format_memories(memories: list[dict[str, Any]]) -> str:
@@ -37,11 +38,17 @@ def format_memories(memories: list[dict[str, Any]]) -> str:
               help="Include forgotten memories.")
 @click.option("--needs-review/--no-needs-review", default=None,
               help="Only flagged (or, negated, only unflagged) memories.")
-@click.option("--limit", type=int, help="At most this many (1..10000).")
+@click.option("--limit", type=int,
+              help=f"At most this many (1..10000; default {DEFAULT_LIMIT}).")
+@click.option("--all", "all_", is_flag=True, default=False, help="Every match, no limit.")
 @click.option("--mount", help="Only this mount.")
 @common_options
-def list_(as_json: bool, cwd: Path | None, type_: str | None, **rest: Any) -> None:
+def list_(as_json: bool, cwd: Path | None, type_: str | None, limit: int | None, all_: bool,
+          **rest: Any) -> None:
     """List folded memories across mounts, newest first.
+
+    Shows the newest 50 unless --limit or --all says otherwise, and says on stderr when more
+    exist.
 
     \b
     Example:
@@ -49,8 +56,19 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, **rest: Any) -> No
     """
     from ynm.model.inputs import ListQuery, parse_input
 
-    q = parse_input(ListQuery, drop_none(type=type_, **rest))
+    if all_ and limit is not None:
+        raise click.UsageError("give --limit or --all, not both")
+    q = parse_input(ListQuery, drop_none(type=type_, limit=limit, **rest))
+    default = limit is None and not all_
+    if default:
+        q.limit = DEFAULT_LIMIT + 1  # one more, to know whether more exist
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount)
         memories = ynm.list(q)
+    more = default and len(memories) > DEFAULT_LIMIT
+    if more:
+        memories = memories[:DEFAULT_LIMIT]
     emit(memories, as_json, format_memories)
+    if more:
+        click.echo(f"note: showing the newest {DEFAULT_LIMIT}; more exist (use --limit N or "
+                   "--all)", err=True)

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import common_options, drop_none, emit, json_flag, number_flag, open_ynm, split_tags
+from ynm.cli._common import (
+    common_options,
+    content_input,
+    content_options,
+    drop_none,
+    emit,
+    json_flag,
+    number_flag,
+    open_ynm,
+    split_tags,
+)
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -16,7 +26,7 @@ LEVELS = ("personal", "distributed")
 @click.option("--type", "type_", type=click.Choice(TYPES), required=True, help="Memory type.")
 @click.option("--level", type=click.Choice(LEVELS), help="personal (default) or distributed.")
 @click.option("--namespace", help="Namespace, e.g. common, team/payments, session/<id>.")
-@click.option("--content", required=True, help="The memory itself (markdown).")
+@content_options
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="Entity or topic key, e.g. entity:ledger.")
 @click.option("--tags", multiple=True, help="Tags (repeatable, comma-separated).")
@@ -34,18 +44,19 @@ LEVELS = ("personal", "distributed")
 @common_options
 def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...], data: str | None,
              links: str | None, importance: str | None, confidence: str | None,
-             **rest: str | None) -> None:
+             content: str | None, content_file: Path | None, **rest: str | None) -> None:
     """Record a new memory.
 
     \b
     Example:
       ynm remember --type semantic --level distributed --namespace team/payments \\
         --content "Ledger deploys go out on Tuesdays" --tags deploy,ledger
+      git log -1 --format=%B | ynm remember --type episodic --content -
     """
     from ynm.model.inputs import RememberInput, parse_input
 
     inp = parse_input(RememberInput, drop_none(
-        type=type_, tags=split_tags(tags), data=json_flag("data", data),
+        type=type_, content=content_input(content, content_file), tags=split_tags(tags), data=json_flag("data", data),
         links=json_flag("links", links), importance=number_flag("importance", importance),
         confidence=number_flag("confidence", confidence), **rest,
     ))

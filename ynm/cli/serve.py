@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from ynm.cli._common import inherit_cwd
+
 
 def _split(values: tuple[str, ...]) -> list[str]:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
@@ -16,7 +18,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.command()
 @click.option("--http", "http", is_flag=True, default=False,
               help="Serve streamable HTTP at /mcp instead of stdio.")
-@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("-C", "--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=inherit_cwd,
               help="Directory the service opens from (default: the current directory).")
 @click.option("--host", default=None,
               help="HTTP bind address (default: $YNM_HTTP_HOST, else localhost).")

@@ -681,6 +681,24 @@ class Ynm:
         memories = [obj for _, obj in out]
         return memories[: q.limit] if q.limit else memories
 
+    def show(self, memory_id: str) -> dict[str, Any]:
+        """One memory with its links resolved (see :func:`ynm.service.history.show`).
+
+        Raises:
+            UnknownMemory."""
+        from ynm.service import history
+
+        return history.show(self.mounts, memory_id)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every record of one memory in fold order (see :func:`ynm.service.history.history`).
+
+        Raises:
+            UnknownMemory."""
+        from ynm.service import history
+
+        return history.history(self.mounts, memory_id)
+
     def find(self, memory_id: str) -> tuple[Mount, dict[str, Any]]:
         """The first mount (in mount order) whose records fold to this memory, and its state.
 

@@ -1,0 +1,123 @@
+"""One memory up close: its folded state with its links resolved (``ynm show``), and every
+record of it in fold order with what each changed (``ynm history``).
+
+Both read the cache of each mount (kept fresh from git first); neither writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ynm.errors import UnknownMemory
+from ynm.model.jsonl import parse_line
+from ynm.model.records import Record
+
+# Fields a record may set, in the order a history line lists them.
+_SCALARS = ("type", "namespace", "subject", "importance", "confidence", "pinned", "needsReview",
+            "validFrom", "validTo", "ttl", "dataSchema")
+
+
+def record_changes(record: Record) -> dict[str, Any]:
+    """What one record sets or adds on its memory, as JSON-ready values keyed by field name:
+    ``content``/``summary`` for a new version, the scalars it sets, ``tags`` and ``links`` it
+    adds, ``data``, and the ``reason`` it gives. Empty lists and unset fields are left out.
+    Source: the op table of seed 000 (which fields each op may change)."""
+    obj = record.model_dump(by_alias=True, exclude_none=True)
+    out: dict[str, Any] = {}
+    if record.op in ("create", "supersede"):
+        for key in ("summary", "content"):
+            if key in obj:
+                out[key] = obj[key]
+    for key in _SCALARS:
+        if key in obj and record.op != "purge-marker":
+            out[key] = obj[key]
+    for key in ("tags", "links"):
+        if obj.get(key):
+            out[key] = obj[key]
+    if "data" in obj and record.op != "snapshot":
+        out["data"] = obj["data"]
+    if "reason" in obj:
+        out["reason"] = obj["reason"]
+    return out
+
+
+def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
+    """Every record of ``memory_id`` in every mount that holds one, in fold order (the order
+    of ``Record.sort_key``): ``[{recordId, op, recordedAt, actor, mount, shard, changes}]``,
+    ``changes`` as :func:`record_changes` (type and namespace only where they change),
+    ``session``/``source`` when the record has them.
+    A purged memory shows its purge marker; an orphan shows its records.
+
+    Raises:
+        UnknownMemory: no mount has a record of it.
+    """
+    found: list[tuple[Record, str, str]] = []
+    for mount in mounts:
+        cache = mount.fresh_cache()
+        for ref, line in cache.conn.execute(
+                "SELECT ref, line FROM records WHERE memory_id = ?", (memory_id,)):
+            found.append((parse_line(line), mount.id, ref))
+    if not found:
+        raise UnknownMemory(memory_id)
+    found.sort(key=lambda f: f[0].sort_key)
+    out = []
+    placed: tuple[str, str] | None = None  # (type, namespace) so far: listed when they change
+    for record, mount_id, ref in found:
+        entry: dict[str, Any] = {
+            "recordId": record.id, "op": record.op, "recordedAt": record.recorded_at,
+            "actor": record.provenance.actor, "mount": mount_id,
+            "shard": ref.removeprefix("refs/notes/ynm/"),
+        }
+        if record.provenance.session:
+            entry["session"] = record.provenance.session
+        if record.provenance.source:
+            entry["source"] = record.provenance.source
+        changes = record_changes(record)
+        if placed == (record.type, record.namespace) or record.op == "purge-marker":
+            changes.pop("type", None)
+            changes.pop("namespace", None)
+        else:
+            placed = (record.type, record.namespace)
+        entry["changes"] = changes
+        out.append(entry)
+    return out
+
+
+def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
+    """The folded memory (``ynm list``'s shape, with ``mount``) plus ``linked``: each link's
+    target with its summary (``null`` when no mount has it), and ``linkedFrom``: the live
+    memories of the same mount whose links point at it, as ``{memoryId, rel, summary}``.
+
+    Raises:
+        UnknownMemory: no mount folds a memory of this id (an orphan counts as unknown).
+    """
+    mounts = list(mounts)
+    for mount in mounts:
+        cache = mount.fresh_cache()
+        state = cache.get_state(memory_id)
+        if state is None:
+            continue
+        out = {**state, "mount": mount.id}
+        # A supersede's link to the memory it replaces is the memory itself: not listed.
+        out["linked"] = [{**link, "summary": _summary(mounts, link["to"])}
+                         for link in state.get("links", []) if link["to"] != memory_id]
+        out["linkedFrom"] = [
+            {"memoryId": mid, "rel": rel, "summary": summary}
+            for mid, rel, summary in cache.conn.execute(
+                "SELECT m.memory_id, json_extract(l.value, '$.rel'), m.summary "
+                "FROM memories m, json_each(m.state, '$.links') l "
+                "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.to') = ? "
+                "AND m.memory_id != ? ORDER BY m.updated_at DESC", (memory_id, memory_id))
+        ]
+        return out
+    raise UnknownMemory(memory_id)
+
+
+def _summary(mounts: list[Any], memory_id: str) -> str | None:
+    for mount in mounts:
+        row = mount.cache.conn.execute(
+            "SELECT summary FROM memories WHERE memory_id = ?", (memory_id,)).fetchone()
+        if row is not None:
+            return row[0]
+    return None
