@@ -134,7 +134,7 @@ def test_redaction_on_distributed_records(project, cli_run, dump, git):
     result = cli_run("import", dump(jsonl(ok, bad)))
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "Error: refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}")
+        "Error: refused: content matches 1 secret detector: AWS Access Key")
     assert git(project, "for-each-ref", "refs/notes") == ""
 
 
