@@ -121,7 +121,7 @@ def test_every_record_refused_fails_with_the_first_refusal(project, cli_run, dum
     result = cli_run("import", dump(jsonl(*bad) + "{broken\n"), "--json")
     assert result.exit_code == 2
     assert result.stderr.strip() == (
-        "Error: refused: content matches 1 redaction pattern: AKIA[0-9A-Z]{16}")
+        "Error: refused: content matches 1 secret detector: AWS Access Key")
     out = json.loads(result.stdout)
     assert out["imported"] == 0
     assert [p.split(":")[0] for p in out["problems"]] == ["line 1", "line 2", "line 3", "line 4"]
@@ -154,7 +154,8 @@ def test_redaction_refuses_records_not_the_batch(project, cli_run, dump, git):
     out = json.loads(result.stdout)
     assert out["imported"] == 4
     assert [p.split(":")[0] for p in out["problems"]] == ["line 2", "line 5"]
-    assert all("refused: content matches 1 redaction pattern" in p for p in out["problems"])
+    assert all("refused: content matches 1 secret detector: AWS Access Key" in p
+               for p in out["problems"])
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in ok)
 
 

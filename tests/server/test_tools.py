@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.server.conftest import USER, text
+from tests.support.secrets import SECRETS
 from ynm.errors import ShareRequired
 from ynm.server.tools import TOOL_SPECS
 
@@ -114,6 +115,19 @@ def test_same_message_as_the_cli(mcp_call, cli_run):
     cli = cli_run("remember", "--type", "working", "--content", "x")
     assert cli.exit_code == 2
     assert cli.stderr.strip() == f"Error: {got}"
+
+
+def test_remember_refuses_a_secret_with_the_cli_message(mcp_call, cli_run):
+    for name in ("github fine-grained", "openai project"):
+        detector, secret = SECRETS[name]
+        got = err(call_tool(mcp_call, "memory_remember",
+                            {"type": "semantic", "content": secret, "level": "distributed"}))
+        assert got == f"refused: content matches 1 secret detector: {detector}"
+        cli = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                      "--content", secret)
+        assert cli.exit_code == 2 and cli.stderr.strip() == f"Error: {got}"
+    ordinary = "Use the risk-based-authentication-flow for admin logins"
+    assert remember(mcp_call, content=ordinary, level="distributed")["mount"] == "project"
 
 
 def test_recall_and_context(mcp_call):

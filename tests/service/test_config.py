@@ -104,7 +104,8 @@ def test_defaults_outside_any_repo(tmp_path: Path, env: dict[str, str], home: Pa
     config = loaded.config
     assert config.remote == "origin" and config.provider == "git-notes"
     assert config.index == "sqlite-fts" and config.hooks is True and config.embedder == "auto"
-    assert config.redaction == list(DEFAULT_REDACTION) and len(config.redaction) == 6
+    assert config.redaction == list(DEFAULT_REDACTION) == []
+    assert config.redaction_detectors == "default"
     assert config.mounts == []
     assert config.user_id == "tester" and config.actor == "user:tester"
     assert config.personal_store == str(home / "store.git")
@@ -327,10 +328,14 @@ def test_values_are_strict(home: Path, tmp_path: Path, env: dict[str, str]) -> N
         load_config(tmp_path, env)
 
 
-def test_redaction_replaces_the_defaults_and_must_compile() -> None:
+def test_redaction_patterns_must_compile_and_detectors_be_known() -> None:
     assert Config.model_validate({"redaction": ["secret-[0-9]+"]}).redaction == ["secret-[0-9]+"]
     with pytest.raises(ValueError, match="invalid pattern"):
         Config.model_validate({"redaction": ["(unclosed"]})
+    for value in ("default", "entropy", "none"):
+        assert Config.model_validate({"redactionDetectors": value}).redaction_detectors == value
+    with pytest.raises(ValueError, match="redactionDetectors"):
+        Config.model_validate({"redactionDetectors": "all"})
 
 
 # ---------------------------------------------------------------------------------- dream

