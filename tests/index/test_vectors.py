@@ -116,7 +116,54 @@ def test_reindex_reuses_stored_embeddings_and_a_model_change_re_embeds(project, 
         y._embedder = other
         y.reindex("project")
         assert other.calls == 4
-        assert "embedder changed from fake:hash to fake:other" in capsys.readouterr().err
+        assert ("embedder changed from fake:hash (8 dims) to fake:other (8 dims)"
+                in capsys.readouterr().err)
+
+
+def test_vectors_kept_under_a_bare_model_name_are_reused_for_a_local_model(project,
+                                                                         monkeypatch):
+    # Before vectors were kept by model, endpoint and dimension, a local model's were kept under
+    # its name alone: they are taken over (the length checked), not embedded again.
+    with open_ynm(project, monkeypatch) as y:
+        fake = Counting()
+        y._embedder, y._embedder_opened = fake, True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        fill(y)
+        y.recall(RecallQuery(text="backups"))
+        before = fake.calls
+        conn = y.mount("project").cache.conn
+        conn.execute("UPDATE embeddings SET model = 'fake:hash'")
+        conn.execute("UPDATE meta SET value = 'fake:hash' WHERE key = 'vec_model'")
+        y.reindex("project")
+        assert fake.calls == before  # nothing embedded again
+        assert conn.execute("SELECT DISTINCT model FROM embeddings").fetchall() == [
+            ("fake:hash (8 dims)",)]
+        wider = Counting("fake:hash", 16)  # the same name, another length: re-embedded
+        y._embedder = wider
+        y.reindex("project")
+        assert wider.calls == 4
+
+
+def test_the_remote_key_holds_endpoint_and_dimension_and_bad_answers_are_unavailable(
+        project, monkeypatch):
+    from ynm.index.embedders import DimensionChanged, EmbedderUnavailable
+    from tests.support.embeddings_server import EmbeddingsServer
+
+    server = EmbeddingsServer(dim=12).start()
+    try:
+        e, why = open_embedder(f"openai-compatible:m@{server.url}/v1", project)
+        assert why is None and e.key == f"openai-compatible:m@{server.url}/v1/embeddings (12 dims)"
+        server.dim = 6
+        with pytest.raises(DimensionChanged, match="now returns 6 dimensions where it returned 12"):
+            e.embed(["x"])
+        assert e.dim == 6 and e.key.endswith("(6 dims)")
+        server.fail = 404
+        with pytest.raises(EmbedderUnavailable, match="HTTP 404 Not Found: model not found"):
+            e.embed(["x"])
+    finally:
+        server.stop()
+    with pytest.raises(EmbedderUnavailable, match="Connection refused"):
+        e.embed(["x"])
 
 
 def vector_state(y: Ynm) -> tuple[np.ndarray, int, np.ndarray, int]:

@@ -42,10 +42,24 @@ def common_options(fn: F) -> F:
 
 
 def open_ynm(cwd: Path | None) -> Ynm:
-    """Open the service for ``cwd`` (default: the current directory)."""
+    """Open the service for ``cwd`` (default: the current directory). When the command ends,
+    each of the service's :attr:`~ynm.service.ynm.Ynm.warnings` is printed on stderr as
+    ``warning: <text>`` (a recall that fell back to full text, a cache update that failed
+    after a committed write); they never change the exit code."""
     from ynm.service.ynm import Ynm
 
-    return Ynm.open(cwd or Path.cwd())
+    ynm = Ynm.open(cwd or Path.cwd())
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: print_warnings(ynm))
+    return ynm
+
+
+def print_warnings(ynm: Ynm) -> None:
+    """Print the service's warnings on stderr, ``warning: <text>`` each, once."""
+    for text in ynm.warnings:
+        click.echo(f"warning: {text}", err=True)
+    ynm.warnings.clear()
 
 
 def warn_unknown_mount(ynm: Ynm, mount_id: str | None) -> None:

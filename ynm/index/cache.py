@@ -502,32 +502,42 @@ class MountCache:
     def vectors_ready(self, embedder: Any, progress: Progress | None = None) -> int:
         """Give every memory a vector from ``embedder``; returns how many texts were embedded.
 
-        The vector table is (re)created when the model changes (and says so on stderr); texts
-        already embedded by this model are taken from the embeddings store, so a rebuild or a
-        re-fold never embeds the same text twice. Embedding runs in batches with progress.
+        Vectors are kept under the embedder's :attr:`~ynm.index.embedders.Embedder.key` (model
+        name, endpoint and dimension). The vector table is (re)created when the key changes (and
+        says so on stderr): a server that answers with another dimension under the same model
+        name re-embeds, never mixing lengths. Texts already embedded under this key are taken
+        from the embeddings store (a stored vector of another length is ignored), so a rebuild
+        or a re-fold never embeds the same text twice. Embedding runs in batches with progress.
 
         Raises:
-            EmbedderUnavailable: the embedder failed (e.g. its server is down).
+            EmbedderUnavailable: the embedder failed (e.g. its server is down);
+                DimensionChanged when it returned vectors of another length than its ``dim``.
         """
         import sys
 
-        from ynm.index.embedders import content_hash
+        from ynm.index.embedders import DimensionChanged, content_hash
 
         if self.vector_problem() is not None:
             return 0
         conn = self.conn
+        key, size = embedder.key, embedder.dim * 4  # float32 bytes
         model = schema.get_meta(conn, "vec_model")
-        if model != embedder.name or not self.has_vectors or not self._has_table("vector_sum"):
-            if model is not None and model != embedder.name:
-                print(f"ynm: embedder changed from {model} to {embedder.name}; re-embedding "
+        if model != key or not self.has_vectors or not self._has_table("vector_sum"):
+            if model is not None and model != key:
+                print(f"ynm: embedder changed from {model} to {key}; re-embedding "
                       f"{self.mount_id}", file=sys.stderr)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 # Vectors of a cache written before vector_sum existed are refilled from the
                 # embeddings store below, without embedding anything again.
                 schema.create_vector_tables(conn)
-                schema.set_meta(conn, "vec_model", embedder.name)
+                schema.set_meta(conn, "vec_model", key)
                 schema.set_meta(conn, "vec_synced", "")
+                if model == embedder.name and not embedder.endpoint:
+                    # Kept under the bare model name before keys held the dimension: a local
+                    # model's vectors of the right length are its own.
+                    conn.execute("UPDATE OR IGNORE embeddings SET model = ? "
+                                 "WHERE model = ? AND length(vector) = ?", (key, model, size))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -549,8 +559,8 @@ class MountCache:
         for i in range(0, len(wanted), 500):
             chunk = wanted[i: i + 500]
             for h, blob in conn.execute(
-                "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN "
-                f"({', '.join('?' * len(chunk))})", (embedder.name, *chunk)
+                "SELECT hash, vector FROM embeddings WHERE model = ? AND length(vector) = ? "
+                f"AND hash IN ({', '.join('?' * len(chunk))})", (key, size, *chunk)
             ):
                 known[h] = blob
         todo: dict[str, str] = {}
@@ -559,12 +569,16 @@ class MountCache:
                 todo[h] = texts[rowid]
         if todo:
             vectors = embedder.embed_all(list(todo.values()), progress)
+            if vectors.shape[1:] != (embedder.dim,):
+                got = vectors.shape[1] if vectors.ndim == 2 else vectors.shape
+                raise DimensionChanged(f"{embedder.name} returned {got} dimensions where it "
+                                       f"returned {embedder.dim}")
             for h, vector in zip(todo, vectors):
                 known[h] = vector.astype("float32").tobytes()
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)",
-                             [(embedder.name, h, known[h]) for h in todo])
+                             [(key, h, known[h]) for h in todo])
             present = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
             rows = [(rowid, known[h]) for rowid, h in hashes.items() if rowid in present]
             conn.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?) ON CONFLICT "

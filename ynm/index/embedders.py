@@ -43,15 +43,32 @@ class EmbedderUnavailable(Exception):
     """The configured embedder cannot run here (a missing package, model or server)."""
 
 
+class DimensionChanged(EmbedderUnavailable):
+    """The embedder now returns vectors of another length than it did when it was opened
+    (a server that swapped the model behind the same name). :attr:`Embedder.dim` already holds
+    the new length, so its :attr:`Embedder.key` is new and a retry re-embeds."""
+
+
 class Embedder:
     """Texts in, unit-length float32 vectors out (numpy array, shape (n, dim)).
 
-    ``name`` identifies the model (vectors of different names are never mixed); ``dim`` is the
-    vector length.
+    ``name`` identifies the model, ``endpoint`` where it runs (the URL of a remote one, ``""``
+    for a local one) and ``dim`` is the vector length; :attr:`key` joins the three, and vectors
+    of different keys are never mixed.
     """
 
     name: str = ""
     dim: int = 0
+    endpoint: str = ""
+
+    @property
+    def key(self) -> str:
+        """What stored vectors are kept under: ``<name>[@<endpoint>] (<dim> dims)``, e.g.
+        ``openai-compatible:nomic-embed@http://localhost:11434/v1/embeddings (768 dims)``. A
+        server that returns another length under the same model name, or the same name at
+        another URL, gives another key, so nothing embedded before is reused for it."""
+        at = f"@{self.endpoint}" if self.endpoint else ""
+        return f"{self.name}{at} ({self.dim} dims)"
 
     def embed(self, texts: Sequence[str]) -> Any:
         """Embed ``texts`` (one call; callers batch)."""
@@ -217,33 +234,88 @@ class OpenAICompatibleEmbedder(Embedder):
     Ollama and many hosted services speak); vectors are normalised here."""
 
     def __init__(self, model: str, base_url: str, key: str | None, timeout_s: float = 30.0):
+        try:
+            import numpy  # noqa: F401
+        except ImportError as err:
+            raise EmbedderUnavailable(
+                "numpy is not installed; install the vector extra: pip install 'ynm[vector]'"
+            ) from err
         self.model = model
         self.url = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/v1") else "/v1")
         self.url += "/embeddings"
-        self.key = key
+        self.endpoint = self.url
+        self.api_key = key
         self.timeout_s = timeout_s
         self.name = f"openai-compatible:{model}"
+        self.dim = 0  # the probe below learns it
         self.dim = len(self.embed(["dimension probe"])[0])
 
     def embed(self, texts: Sequence[str]) -> Any:
+        """POST ``texts``; unit vectors of shape (len(texts), dim).
+
+        Raises:
+            EmbedderUnavailable: the server cannot be reached, answers an HTTP error (a missing
+                model: 404), times out, or answers something that is not one vector per text
+                of one length.
+            DimensionChanged: the vectors are of another length than :attr:`dim` (which is set
+                to the new length before raising).
+        """
+        import http.client
+
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         body = json.dumps({"model": self.model, "input": list(texts)}).encode()
         headers = {"Content-Type": "application/json"}
-        if self.key:
-            headers["Authorization"] = f"Bearer {self.key}"
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 payload = json.loads(response.read())
-        except OSError as err:
-            raise EmbedderUnavailable(f"{self.url}: {err}") from err
-        rows = sorted(payload["data"], key=lambda d: d.get("index", 0))
-        vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
+        except (OSError, http.client.HTTPException) as err:  # HTTPError, timeouts: OSError
+            raise EmbedderUnavailable(f"{self.url}: {_http_problem(err)}") from err
+        except ValueError as err:
+            raise EmbedderUnavailable(f"{self.url}: the answer is not JSON ({err})") from err
+        try:
+            rows = sorted(payload["data"], key=lambda d: d.get("index", 0))
+            vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise EmbedderUnavailable(
+                f"{self.url}: the answer is not a list of embeddings ({err!r})") from err
+        if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
+            raise EmbedderUnavailable(
+                f"{self.url}: expected {len(texts)} vector(s) of one length, got shape "
+                f"{vectors.shape}")
+        if self.dim and vectors.shape[1] != self.dim:
+            was, self.dim = self.dim, int(vectors.shape[1])
+            raise DimensionChanged(f"{self.url}: model {self.model} now returns {self.dim} "
+                                   f"dimensions where it returned {was}")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
+
+
+def _http_problem(err: BaseException) -> str:
+    """A short reason for a failed request: ``HTTP 404 Not Found: <the server's message>``,
+    ``[Errno 111] Connection refused``, ``timed out``."""
+    import urllib.error
+
+    if isinstance(err, urllib.error.HTTPError):
+        text = f"HTTP {err.code} {err.reason}"
+        try:
+            body = json.loads(err.read() or b"null")
+            detail = body.get("error") if isinstance(body, dict) else None
+            if isinstance(detail, dict):
+                detail = detail.get("message")
+            if isinstance(detail, str) and detail:
+                text += f": {detail[:200]}"
+        except (OSError, ValueError):
+            pass
+        return text
+    if isinstance(err, urllib.error.URLError):
+        return str(err.reason)
+    return str(err) or type(err).__name__
 
 
 def spec_problem(spec: str) -> str | None:

@@ -17,10 +17,15 @@ Tables:
   deleted row's terms leave the index pages too (a purge leaves no trace in the file). It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs
   summary 2.0, content 1.0, subject 1.5, tags 1.0 as intended (reference/algorithms.md §8.1
   notes the reference's weights land one column off).
-- ``embeddings``: every vector ever computed, keyed by (model, content hash), so a rebuild or a
-  re-fold never embeds the same text twice.
+- ``meta`` also holds ``vec_model`` (the key of the embedder the vectors came from) and
+  ``vec_failure`` (JSON ``{"reason", "at"}``: the last recall that fell back to full text, for
+  ``ynm status``; removed by the next recall whose vector search works).
+- ``embeddings``: every vector ever computed, keyed by (model, content hash), where model is
+  the embedder's key (name, endpoint and dimension, ynm.index.embedders.Embedder.key), so a
+  rebuild or a re-fold never embeds the same text twice and vectors of another length are never
+  mixed in.
 - ``vectors`` (float32) and ``vector_codes`` (their sign bits), sharing the memories rowid,
-  created when vector search is on (``meta.vec_model`` names the model). Plain tables scanned
+  created when vector search is on (``meta.vec_model`` names the embedder). Plain tables scanned
   with sqlite-vec's distance functions: at 100k memories a scan of the sign bits takes ~20 ms
   where a ``vec0`` virtual table took ~70 ms, and rescoring 400 rows by rowid ~1 ms where
   ``vec0`` took ~55 ms (measured here), so ynm keeps no ``vec0`` table.

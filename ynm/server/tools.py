@@ -312,4 +312,14 @@ def run_tool(ynm: Ynm, name: str, arguments: dict[str, Any] | None) -> ToolOutpu
     spec = TOOL_SPECS.get(name)
     if spec is None:
         raise InvalidInput(f"name: unknown tool {name!r}")
-    return spec.run(ynm, spec.parse(arguments))
+    inp = spec.parse(arguments)
+    ynm.warnings.clear()
+    output = spec.run(ynm, inp)
+    # What went wrong without failing the call (a recall that fell back to full text, a cache
+    # update after a committed write) is told to the agent in the guidance; write results
+    # also carry it as ``warnings``.
+    if ynm.warnings:
+        told = " ".join(f"Warning: {w}." for w in ynm.warnings)
+        output.guidance = f"{output.guidance} {told}" if output.guidance else told
+        ynm.warnings.clear()
+    return output

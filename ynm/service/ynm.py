@@ -101,7 +101,14 @@ class Ynm:
         self._embedder: Any = None
         self._embedder_opened = False
         self.embedder_problem: str | None = None
-        self._query_vectors: dict[str, bytes] = {}
+        self._query_vectors: dict[tuple[str, str], bytes] = {}
+        # Why vector search fell back to full text in this process (None: it did not).
+        self.vector_failure: str | None = None
+        # Things that went wrong without failing the operation: a vector search that fell
+        # back to full text, a cache update that failed after a committed write. The CLI prints
+        # each on stderr (``warning: <text>``), the MCP tools add them to the guidance, and
+        # write results carry the ones of their call as ``warnings``.
+        self.warnings: list[str] = []
 
     @classmethod
     def open(
@@ -158,10 +165,26 @@ class Ynm:
             for key, recs in groups.items()
         }
         appended = mount.log.append(batches)
-        if progress:
-            progress("append", len(records), len(records))
-        mount.cache.apply_append(mount.log, appended, records, lines)
-        return AppendOutcome(records, appended[-1].revision if appended else "")
+        revision = appended[-1].revision if appended else ""
+        # The records are committed: from here on a failure is a warning, never the result,
+        # or a caller told "failed" would write them again.
+        try:
+            if progress:
+                progress("append", len(records), len(records))
+            mount.cache.apply_append(mount.log, appended, records, lines)
+        except Exception as err:  # noqa: BLE001 (any failure: the write stands)
+            self.warnings.append(f"saved, but the search cache of mount {mount.id} was not "
+                                 f"updated ({type(err).__name__}: {err}); the next command "
+                                 "catches up from git")
+        return AppendOutcome(records, revision)
+
+    def _with_warnings(self, result: dict[str, Any], mark: int) -> dict[str, Any]:
+        """``result`` plus ``warnings``: what went wrong after ``mark`` (an index into
+        :attr:`warnings`) without failing the write; the key is left out when nothing did
+        (a WriteResult, reference/cli.md §3.1, with one more optional key)."""
+        if len(self.warnings) > mark:
+            result["warnings"] = self.warnings[mark:]
+        return result
 
     def _gate(self, record: Record) -> None:
         if record.level == "distributed":
@@ -190,6 +213,7 @@ class Ynm:
         elif namespace is None:
             namespace = COMMON
         mount = route(self.mounts, level, inp.mount)
+        mark = len(self.warnings)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
         fields: dict[str, Any] = {
             "op": "create", "type": inp.type, "level": level, "namespace": namespace,
@@ -205,10 +229,15 @@ class Ynm:
         out = self._append(mount, [record])
         result = {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
                   "revision": out.revision}
-        guidance = self.similar_guidance(record.memory_id, inp.content)
+        try:  # after the append: a failure here is a warning (see _append)
+            guidance = self.similar_guidance(record.memory_id, inp.content)
+        except Exception as err:  # noqa: BLE001
+            guidance = None
+            self.warnings.append(f"saved, but looking for similar memories failed "
+                                 f"({type(err).__name__}: {err})")
         if guidance:
             result["guidance"] = guidance
-        return result
+        return self._with_warnings(result, mark)
 
     def similar_guidance(self, memory_id: str, content: str) -> str | None:
         """The note a write gets when similar memories already exist, or None.
@@ -235,27 +264,31 @@ class Ynm:
 
     def _edit(self, memory_id: str, fields: dict[str, Any], *, session: str | None = None,
               source: str | None = None,
-              found: tuple[Mount, dict[str, Any]] | None = None) -> tuple[Mount, Record, str]:
+              found: tuple[Mount, dict[str, Any]] | None = None
+              ) -> tuple[Mount, Record, str, int]:
         """Append one record to the memory's own mount, type/level/namespace from its folded
-        state unless ``fields`` says otherwise. Returns the mount, the record and the revision.
+        state unless ``fields`` says otherwise. Returns the mount, the record, the revision
+        and the length :attr:`warnings` had before the append (for :meth:`_with_warnings`).
 
         Raises:
             UnknownMemory: no mount holds the memory.
             Refused: a distributed record holds a secret (redaction gate).
         """
         mount, state = found or self.find(memory_id)
+        mark = len(self.warnings)
         base = {"memoryId": memory_id, "type": state["type"], "level": state["level"],
                 "namespace": state["namespace"], "tags": [], "links": []}
         base.update({k: v for k, v in fields.items() if v is not None})
         record = self._stamp(base, session=session, source=source)
         self._gate(record)
         out = self._append(mount, [record])
-        return mount, record, out.revision
+        return mount, record, out.revision, mark
 
-    @staticmethod
-    def _write_result(mount: Mount, record: Record, revision: str) -> dict[str, Any]:
-        return {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
-                "revision": revision}
+    def _write_result(self, mount: Mount, record: Record, revision: str,
+                      mark: int) -> dict[str, Any]:
+        """A WriteResult (reference/cli.md §3.1), with the ``warnings`` since ``mark``."""
+        return self._with_warnings({"memoryId": record.memory_id, "recordId": record.id,
+                                    "mount": mount.id, "revision": revision}, mark)
 
     def supersede(self, inp: SupersedeInput) -> dict[str, Any]:
         """A new version of a memory (op ``supersede``): new content, summary (derived when not
@@ -337,6 +370,7 @@ class Ynm:
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
         target = route(self.mounts, "distributed", mount_id)
+        mark = len(self.warnings)
         current = state["current"]
         ns = state["namespace"]
         ns = COMMON if ns == "user" or ns.startswith("user/") else ns
@@ -356,7 +390,7 @@ class Ynm:
                              source=f"promoted:{source_mount.id}")
         self._gate(record)
         out = self._append(target, [record])
-        return self._write_result(target, record, out.revision)
+        return self._write_result(target, record, out.revision, mark)
 
     def purge(self, inp: PurgeInput) -> dict[str, Any]:
         """Remove a memory's records from every shard of its mount, then append an audited
@@ -378,10 +412,19 @@ class Ynm:
                               "type": state["type"], "level": state["level"],
                               "namespace": state["namespace"], "tags": [], "links": [],
                               "reason": reason})
-        mount.cache.conn.execute("PRAGMA secure_delete = ON")
+        mark = len(self.warnings)
+        try:
+            mount.cache.conn.execute("PRAGMA secure_delete = ON")
+        except Exception as err:  # noqa: BLE001 (the purge is committed: see _append)
+            self.warnings.append(f"purged, but the search cache could not turn on secure "
+                                 f"delete ({err})")
         self._append(mount, [marker])
-        mount.cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return {"memoryId": inp.memory_id, "removed": removed, "mount": mount.id}
+        try:
+            mount.cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except Exception as err:  # noqa: BLE001
+            self.warnings.append(f"purged, but the search cache's log was not truncated ({err})")
+        return self._with_warnings({"memoryId": inp.memory_id, "removed": removed,
+                                    "mount": mount.id}, mark)
 
     # -- sessions and context (reference/algorithms.md §3, §6) ------------------------------
 
@@ -618,29 +661,113 @@ class Ynm:
         return self._embedder
 
     def _query_vector(self, text: str) -> bytes:
-        vector = self._query_vectors.get(text)
+        embedder = self.embedder
+        vector = self._query_vectors.get((embedder.key, text))
         if vector is None:
-            vector = self.embedder.embed([text])[0].astype("float32").tobytes()
-            self._query_vectors[text] = vector
+            vector = embedder.embed([text])[0].astype("float32").tobytes()
+            self._query_vectors[(embedder.key, text)] = vector
         return vector
 
     def _vector_query(self, mount: Mount, text: str) -> bytes | None:
         """Make the mount's vectors current and embed ``text``; None when vector search is
-        off or cannot run here (the reason lands in ``embedder_problem``)."""
-        from ynm.index.embedders import EmbedderUnavailable
+        off or cannot run here (see :meth:`_vectors_current`)."""
+        return self._vectors_current(mount, text)
 
+    # -- vector fallback (begin) -----------------------------------------------------------
+
+    def _vectors_current(self, mount: Mount, text: str | None,
+                         progress: Progress | None = None) -> bytes | None:
+        """Make ``mount``'s vectors current with the configured embedder and embed ``text``
+        (``b""`` without a text); None when recall must fall back to full text.
+
+        An embedder that now returns another dimension (DimensionChanged) is retried once: its
+        key changed, so the vectors are re-embedded under the new key. Any other failure of the
+        embedder (server down, model missing, timeout, a bad answer) or of the vector tables
+        falls back to full text through :meth:`_vector_fallback`, which says so. Never raises
+        for those.
+        """
+        import sqlean
+
+        from ynm.index.embedders import DimensionChanged, EmbedderUnavailable
+
+        if self.config.embedder == "none":
+            return None
         cache = mount.cache
-        if self.config.embedder == "none" or cache.vector_problem() is not None:
-            return None
-        embedder = self.embedder
-        if embedder is None:
-            return None
+        problem = cache.vector_problem()
+        embedder = None
+        if problem is None:
+            embedder = self.embedder
+            if embedder is None:
+                problem = self.embedder_problem or "the embedder did not open"
+        for attempt in (1, 2):
+            if problem is not None:
+                break
+            try:
+                cache.vectors_ready(embedder, progress)
+                vector = self._query_vector(text) if text else b""
+            except DimensionChanged as err:
+                if attempt == 2:
+                    problem = str(err)
+                continue
+            except (EmbedderUnavailable, sqlean.Error) as err:
+                problem = str(err)
+                break
+            self._vector_ok(mount)
+            return vector
+        self._vector_fallback(mount, problem or "unknown")
+        return None
+
+    def _full_text_by_choice(self) -> bool:
+        """True when full-text only is what the configuration asks for: ``embedder: none``, or
+        ``auto`` without the vector extra installed. Such a recall says nothing."""
+        spec = self.config.embedder
+        return spec == "none" or (spec == "auto" and _missing_vector_extra() is not None)
+
+    def _vector_fallback(self, mount: Mount, reason: str) -> None:
+        """Recall falls back to full text for ``reason``: unless that is by choice, warn once
+        per process (``vector search unavailable (<reason>); full-text results only``) and
+        record the reason with the time in the mount cache's meta (``vec_failure``, JSON
+        ``{"reason", "at"}``), where ``ynm status``, a new process, finds it."""
+        if self._full_text_by_choice():
+            return
+        self.vector_failure = reason
+        message = f"vector search unavailable ({reason}); full-text results only"
+        if message not in self.warnings:
+            self.warnings.append(message)
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._now_ms() / 1000))
         try:
-            cache.vectors_ready(embedder)
-            return self._query_vector(text)
-        except EmbedderUnavailable as err:
-            self.embedder_problem = str(err)
-            return None
+            from ynm.index.schema import set_meta
+
+            set_meta(mount.cache.conn, "vec_failure", json.dumps({"reason": reason, "at": at}))
+        except Exception:  # noqa: BLE001 (a record for status; recall goes on without it)
+            pass
+
+    @staticmethod
+    def _vector_ok(mount: Mount) -> None:
+        """Vector search worked on ``mount``: drop a recorded failure."""
+        conn = mount.cache.conn
+        try:
+            if conn.execute("SELECT 1 FROM meta WHERE key = 'vec_failure'").fetchone():
+                conn.execute("DELETE FROM meta WHERE key = 'vec_failure'")
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _recorded_vector_failure(self) -> dict[str, str] | None:
+        """The newest ``vec_failure`` recorded in the mounts' caches (see
+        :meth:`_vector_fallback`), or None."""
+        from ynm.index.schema import get_meta
+
+        found = []
+        for m in self.mounts:
+            try:
+                raw = get_meta(m.cache.conn, "vec_failure")
+                if raw:
+                    found.append(json.loads(raw))
+            except Exception:  # noqa: BLE001
+                continue
+        return max(found, key=lambda f: f.get("at", "")) if found else None
+
+    # -- vector fallback (end) -------------------------------------------------------------
 
     @staticmethod
     def _vector_candidates(conn: Any, sq: Any, query_vector: bytes) -> list[tuple[int, float]]:
@@ -777,6 +904,7 @@ class Ynm:
             targets[mount.id] = mount
             by_mount.setdefault(mount.id, []).append(r)
         imported = 0
+        mark = len(self.warnings)
         for mid, records in by_mount.items():
             mount = targets[mid]
             cache = mount.fresh_cache()
@@ -789,7 +917,7 @@ class Ynm:
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
         if refusals and not by_mount:
             raise BatchRefused(refusals[0], out)
-        return out
+        return self._with_warnings(out, mark)
 
     # -- reindex / status ------------------------------------------------------------------
 
@@ -800,9 +928,7 @@ class Ynm:
         out = {}
         for mount in self._select(mount_id):
             mount.cache.rebuild(mount.log, progress)
-            if self.config.embedder != "none" and mount.cache.vector_problem() is None \
-                    and self.embedder is not None:
-                mount.cache.vectors_ready(self.embedder, progress)
+            self._vectors_current(mount, None, progress)  # a failure is a warning
             out[mount.id] = mount.cache.counts()["memories"]
         return out
 
@@ -849,10 +975,11 @@ class Ynm:
         }
 
     def vector_status(self) -> dict[str, Any]:
-        """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "reason"?}``.
-        Checks what can be checked without loading the model."""
-        import importlib.util
-
+        """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "reason"?,
+        "failedAt"?}``. Checks what can be checked without loading the model or calling a
+        server; then a fallback of this process, or the last one recorded in a mount's cache
+        by any process (``failedAt``: its UTC time; cleared by the next recall whose vector
+        search works), turns it off with that reason."""
         spec = self.config.embedder
         out: dict[str, Any] = {"enabled": False, "embedder": spec}
         if spec == "none":
@@ -864,18 +991,34 @@ class Ynm:
         if problem is None and self.mounts:
             problem = self.mounts[0].cache.vector_problem()
         if problem is None and not spec.startswith("openai-compatible"):
-            missing = [m for m in ("numpy", "onnxruntime", "tokenizers")
-                       if importlib.util.find_spec(m) is None]
-            if missing:
-                problem = (f"{', '.join(missing)} not installed: full-text recall only "
-                           "(pip install 'ynm[vector]')")
+            problem = _missing_vector_extra()
         if problem is None and self._embedder_opened and self._embedder is None:
             problem = self.embedder_problem
+        if problem is None and self.vector_failure is not None:
+            problem = self.vector_failure
+        if problem is None:
+            failure = self._recorded_vector_failure()
+            if failure is not None:
+                problem = (f"the last recall fell back to full text: {failure.get('reason')}; "
+                           "the next recall tries the embedder again")
+                out["failedAt"] = failure.get("at")
         if problem is not None:
             out["reason"] = problem
         else:
             out["enabled"] = True
         return out
+
+
+def _missing_vector_extra() -> str | None:
+    """Which packages of the ``vector`` extra are missing, as a status reason, or None."""
+    import importlib.util
+
+    missing = [m for m in ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
+               if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (f"{', '.join(missing)} not installed: full-text recall only "
+            "(pip install 'ynm[vector]')")
 
 
 # How the lexical and the vector candidate lists become one relevance (see fuse()).
