@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -93,14 +94,16 @@ def _post(url: str, body: dict, headers: dict[str, str] | None = None) -> tuple[
         return e.code, dict(e.headers), e.read()
 
 
-@pytest.fixture
-def http_server(project) -> Iterator[str]:
-    """``ynm serve --http --token`` on 127.0.0.1; yields the base URL."""
+@contextmanager
+def _serving(project: Path, *args: str, env: dict[str, str] | None = None,
+             host: str = "127.0.0.1") -> Iterator[str]:
+    """``ynm serve --http --host <host> --port <free> <args>`` in a subprocess; yields the
+    base URL (always reached on 127.0.0.1)."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ynm", "serve", "--http", "--host", "127.0.0.1", "--port",
-         str(port), "--token", TOKEN, "--cwd", str(project)],
-        env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
+         str(port), "--cwd", str(project), *args],
+        env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -121,6 +124,13 @@ def http_server(project) -> Iterator[str]:
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def http_server(project) -> Iterator[str]:
+    """``ynm serve --http --token`` on 127.0.0.1; yields the base URL."""
+    with _serving(project, "--token", TOKEN) as base:
+        yield base
 
 
 def _client(base: str, token: str | None = TOKEN):
@@ -220,3 +230,31 @@ def test_two_http_clients_interleave_writes_and_all_land(http_server, project):
         for tag, ids in (("alpha", a), ("beta", b)):
             hits = ynm.recall(RecallQuery(tags=[tag], limit=50))
             assert sorted(h["memoryId"] for h in hits) == sorted(ids)
+
+
+# -- Host/Origin case, open servers, token lists (reference/server.md §2.1-§2.3, §6) -------
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def test_host_and_origin_compare_names_and_schemes_case_insensitively(project):
+    with _serving(project, "--allow-host", "DEVBOX", "--allow-origin",
+                  "https://App.Example.com") as base:
+        port = base.rsplit(":", 1)[1]
+
+        def status(**headers: str) -> int:
+            return _post(base + "/mcp", PING, headers)[0]
+
+        assert status(Host=f"devbox:{port}") == 200
+        assert status(Host=f"DevBox.:{port}") == 200
+        assert status(Host=f"LOCALHOST:{port}") == 200
+        assert status(Host=f"[::1]:{port}") == 200
+        assert status(Host=f"devbox.evil.example:{port}") == 421
+        assert status(Origin="https://app.example.com") == 200
+        assert status(Origin="HTTPS://APP.EXAMPLE.COM:443") == 200
+        assert status(Origin="https://app.example.com:8443") == 403
+        assert status(Origin="http://app.example.com") == 403
+        code, headers, _ = _post(base + "/mcp", PING, {"Origin": "https://APP.example.com"})
+        assert headers.get("access-control-allow-origin") == "https://APP.example.com"
+        with urllib.request.urlopen(urllib.request.Request(base + "/health"), timeout=5) as r:
+            assert json.loads(r.read())["auth"] == "none"

@@ -17,32 +17,124 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ynm.errors import InvalidInput
 from ynm.server.app import MemoryService, build_server
 
 STATIC_ACTOR = "token:static"
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
                  "Mcp-Session-Id")
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def _host_name(name: str) -> str:
+    """A host name in the form it is compared in: lowercase, without the brackets of an IPv6
+    literal or one trailing dot (``LocalHost.`` -> ``localhost``), an IP address in its
+    canonical text (``0:0:0:0:0:0:0:1`` -> ``::1``). RFC 9110 §4.2.3: host names compare
+    case-insensitively."""
+    name = name.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name
+
+
+def is_loopback(name: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (``127.0.0.0/8``, ``::1``, also written
+    in brackets, upper case or with a trailing dot). Any other name, a wildcard (``0.0.0.0``,
+    ``::``) or a LAN address is not loopback; names are not resolved."""
+    host = _host_name(name)
+    if host == "localhost":
+        return True
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return bool(addr.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """``(name, port or None)`` of a Host header value or an ``--allow-host`` entry: ``name``,
+    ``name:port``, ``[v6]``, ``[v6]:port`` (a bare IPv6 literal such as ``::1`` has no port).
+    The name is normalised by :func:`_host_name`; the port is digits. None when malformed
+    (empty name, a port that is not 0..65535, a scheme or path)."""
+    value = value.strip()
+    if not value or any(c in value for c in "/@?#") or any(c.isspace() for c in value):
+        return None
+    port_text: str | None = None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[: end + 1], value[end + 1:]
+        if rest:
+            if not rest.startswith(":"):
+                return None
+            port_text = rest[1:]
+    elif value.count(":") == 1:
+        name, port_text = value.split(":")
+    else:
+        name = value  # a name, or a bare IPv6 literal
+    if port_text is not None and not (port_text.isascii() and port_text.isdigit()
+                                      and int(port_text) <= 65535):
+        return None
+    host = _host_name(name)
+    if not host:
+        return None
+    return host, int(port_text) if port_text is not None else None
+
+
+def split_origin(value: str) -> tuple[str, str, int | None] | None:
+    """``(scheme, name, port)`` of an Origin header value or an ``--allow-origin`` entry; the
+    scheme and name lowercase (RFC 9110 §4.2.3, RFC 6454 §4), the port explicit or the scheme's
+    default (``https://x`` = ``https://x:443``). A path, query or fragment is ignored. None when
+    it is not ``scheme://host[:port]`` (``null``, a bare host name, a bad port)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, _host_name(parts.hostname), port if port is not None else DEFAULT_PORTS.get(
+        scheme)
+
+
 @dataclass
 class FrontDoor:
     """Settings of the checks before the MCP handler.
 
+    Host names and schemes compare case-insensitively, ports exactly (RFC 9110 §4.2.3);
+    see :func:`split_host` and :func:`split_origin` for the forms accepted.
+
     Attributes:
         tokens: accepted static bearer tokens (empty: auth mode ``none``).
-        allowed_hosts: Host header names (with or without port); ``*`` turns the check off.
-        allowed_origins: browser Origins allowed besides loopback ones.
+        allowed_hosts: Host header values allowed besides loopback names (any port): ``name``
+            (any port) or ``name:port`` (that port only; a Host without a port means the
+            request scheme's default port); ``*`` turns the check off.
+        allowed_origins: browser Origins allowed besides loopback ones (``scheme://host[:port]``,
+            any path ignored); ``*`` allows every Origin.
+
+    Raises:
+        InvalidInput: an allowed host or origin that cannot match anything.
     """
 
     tokens: list[str] = field(default_factory=list)
@@ -51,6 +143,26 @@ class FrontDoor:
 
     def __post_init__(self) -> None:
         self._hashes = {_digest(t) for t in self.tokens if t}
+        self._any_host = "*" in self.allowed_hosts
+        self._hosts: list[tuple[str, int | None]] = []
+        for entry in self.allowed_hosts:
+            if entry == "*":
+                continue
+            parsed = split_host(entry)
+            if parsed is None:
+                raise InvalidInput(f"--allow-host: {entry!r} is not a host name "
+                                   "(name or name:port)")
+            self._hosts.append(parsed)
+        self._any_origin = "*" in self.allowed_origins
+        self._origins: set[tuple[str, str, int | None]] = set()
+        for entry in self.allowed_origins:
+            if entry == "*":
+                continue
+            origin = split_origin(entry)
+            if origin is None:
+                raise InvalidInput(f"--allow-origin: {entry!r} is not an origin "
+                                   "(scheme://host[:port])")
+            self._origins.add(origin)
 
     @property
     def auth_mode(self) -> str:
@@ -74,28 +186,35 @@ class FrontDoor:
         auth = headers.get("authorization") or headers.get("Authorization")
         return STATIC_ACTOR if self.token_ok(auth) else None
 
-    def host_ok(self, host: str | None) -> bool:
-        """The Host header names loopback or an allowed host (any port)."""
-        if "*" in self.allowed_hosts:
+    def host_ok(self, host: str | None, scheme: str = "http") -> bool:
+        """The Host header names loopback (any port) or an allowed host. A Host without a
+        port stands for ``scheme``'s default port."""
+        if self._any_host:
             return True
-        if not host:
+        parsed = split_host(host) if host else None
+        if parsed is None:
             return False
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        allowed = {*LOCAL_HOSTS, *self.allowed_hosts}
-        return host in allowed or name in allowed
+        name, port = parsed
+        if is_loopback(name):
+            return True
+        port = port if port is not None else DEFAULT_PORTS.get(scheme.lower())
+        return any(name == a_name and (a_port is None or a_port == port)
+                   for a_name, a_port in self._hosts)
 
     def origin_ok(self, origin: str | None) -> bool:
-        """No Origin (not a browser), a loopback origin, or an allowed one."""
+        """No Origin (not a browser), a loopback ``http``/``https`` origin (any port), or an
+        allowed one (same scheme, name and port)."""
         if not origin:
             return True
-        if origin in self.allowed_origins or "*" in self.allowed_origins:
+        if self._any_origin:
             return True
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(origin)
-        host = parts.hostname or ""
-        return parts.scheme in ("http", "https") and (
-            host in ("localhost", "127.0.0.1", "::1"))
+        parsed = split_origin(origin)
+        if parsed is None:
+            return False
+        scheme, name, _ = parsed
+        if scheme in ("http", "https") and is_loopback(name):
+            return True
+        return parsed in self._origins
 
 
 async def _send_json(send: Any, status: int, body: Any,
@@ -137,13 +256,15 @@ def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
             return
-        if not door.host_ok(headers.get("host")):
+        if not door.host_ok(headers.get("host"), scope.get("scheme", "http")):
             await _send_json(send, 421, {"error": "invalid_host",
-                                         "error_description": "Host header not allowed"}, cors)
+                                         "error_description": "Host header not allowed "
+                                         "(name it with ynm serve --allow-host)"}, cors)
             return
         if not door.origin_ok(origin):
             await _send_json(send, 403, {"error": "invalid_origin",
-                                         "error_description": "Origin not allowed"}, cors)
+                                         "error_description": "Origin not allowed "
+                                         "(name it with ynm serve --allow-origin)"}, cors)
             return
         if not door.token_ok(headers.get("authorization")):
             await _send_json(send, 401, {"error": "invalid_token",
