@@ -4,10 +4,19 @@ schemes case-insensitive, ports exact, RFC 9110 §4.2.3) and the start-up settin
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from ynm.errors import InvalidInput
-from ynm.server.http import FrontDoor, is_loopback, split_host, split_origin
+from ynm.errors import InvalidInput, Refused
+from ynm.server.http import (
+    UNSUPPORTED_AUTH_ENV,
+    FrontDoor,
+    http_settings,
+    is_loopback,
+    split_host,
+    split_origin,
+)
 
 # -- Host ----------------------------------------------------------------------------------
 
@@ -114,3 +123,110 @@ def test_split_origin_uses_default_ports_and_ignores_the_path():
 ])
 def test_is_loopback(name, loopback):
     assert is_loopback(name) is loopback
+
+
+# -- start-up settings ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "devbox", "[fe80::1]"])
+def test_no_auth_on_a_non_loopback_address_is_refused(host):
+    with pytest.raises(Refused) as err:
+        http_settings(host=host, env={})
+    assert "--allow-open" in str(err.value) and "--token" in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_the_bind_address_may_come_from_the_environment():
+    with pytest.raises(Refused):
+        http_settings(env={"YNM_HTTP_HOST": "0.0.0.0"})
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST", "127.0.0.1", "::1", "[::1]"])
+def test_no_auth_on_loopback_starts_with_the_personal_store(host):
+    s = http_settings(host=host, env={})
+    assert s.door.auth_mode == "none" and s.personal and not s.notes
+    assert s.host == host.strip("[]")
+
+
+def test_allow_open_serves_without_auth_and_without_the_personal_store():
+    s = http_settings(host="0.0.0.0", allow_open=True, env={})
+    assert s.door.auth_mode == "none"
+    assert s.personal is False
+    assert any("personal store not mounted" in n for n in s.notes)
+    assert any("auth is off" in n for n in s.notes)
+
+
+def test_a_token_on_a_non_loopback_address_starts_without_the_personal_store():
+    s = http_settings(host="192.168.1.5", token="t", env={})
+    assert s.door.auth_mode == "bearer" and s.personal is False
+
+
+def test_the_host_check_stays_on_for_a_wildcard_bind():
+    s = http_settings(host="0.0.0.0", token="t", env={})
+    assert not s.door.host_ok("evil.example:3000")
+    assert s.door.host_ok("localhost:3000")
+    s = http_settings(host="::", token="t", allow_host=["Mem.Example.com"], env={})
+    assert s.door.host_ok("mem.example.com:3000") and not s.door.host_ok("other.example")
+    s = http_settings(host="0.0.0.0", token="t", env={"YNM_ALLOWED_HOSTS": "a.test, B.test"})
+    assert s.door.host_ok("b.test:3000") and not s.door.host_ok("c.test:3000")
+
+
+@pytest.mark.parametrize(("bind", "host"), [("192.168.1.5", "192.168.1.5:3000"),
+                                            ("Devbox", "DEVBOX:3000"),
+                                            ("fe80::1", "[fe80::1]:3000")])
+def test_a_specific_bind_address_is_an_allowed_host(bind, host):
+    s = http_settings(host=bind, token="t", env={})
+    assert s.door.host_ok(host) and not s.door.host_ok("evil.example:3000")
+
+
+@pytest.mark.parametrize("name", [*UNSUPPORTED_AUTH_ENV, "YNM_JWT_ISSUER", "YNM_JWT_AUDIENCE",
+                                  "YNM_JWT_ANYTHING", "YNM_OAUTH_INTROSPECTION_URL",
+                                  "YNM_OAUTH_CLIENT_ID", "YNM_OAUTH_CLIENT_SECRET",
+                                  "YNM_OAUTH_ISSUER", "YNM_AUTH_PROVIDER",
+                                  "YNM_AUTH_CLIENT_SECRET"])
+def test_each_unsupported_auth_variable_is_refused_by_name(name):
+    with pytest.raises(Refused) as err:
+        http_settings(host="localhost", token="t", env={name: "https://idp.example"})
+    assert str(err.value).startswith(f"{name} is set, but ynm serve does not support")
+    assert err.value.exit_code == 2
+
+
+def test_unsupported_auth_variables_are_all_named_and_empty_ones_ignored():
+    with pytest.raises(Refused, match="^YNM_JWKS_URL, YNM_JWT_ISSUER are set"):
+        http_settings(env={"YNM_JWT_ISSUER": "x", "YNM_JWKS_URL": "y", "YNM_PUBLIC_URL": ""})
+    assert http_settings(env={"YNM_JWKS_URL": "", "YNM_AUTHOR": "x"}).door.auth_mode == "none"
+
+
+def _accepts(door: FrontDoor, token: str) -> bool:
+    return door.token_ok(f"Bearer {token}")
+
+
+@pytest.mark.parametrize(("token", "env"), [("a,b", {}), (" a , b ,", {}),
+                                            (None, {"YNM_MCP_TOKEN": "a,b"}),
+                                            ("a,b", {"YNM_MCP_TOKEN": "c"})])
+def test_a_token_list_accepts_each_token(token, env):
+    door = http_settings(token=token, env=env).door
+    assert door.auth_mode == "bearer"
+    assert _accepts(door, "a") and _accepts(door, "b")
+    assert not _accepts(door, "a,b") and not _accepts(door, "c") and not _accepts(door, "")
+    assert door.token_ok("bearer b")
+
+
+def test_tokens_are_kept_as_sha256_digests():
+    door = http_settings(token="a,b", env={}).door
+    assert door._hashes == {hashlib.sha256(b"a").digest(), hashlib.sha256(b"b").digest()}
+
+
+@pytest.mark.parametrize(("token", "env", "where"), [("", {}, "--token"), (" , ", {}, "--token"),
+                                                     (None, {"YNM_MCP_TOKEN": " ,"},
+                                                      "YNM_MCP_TOKEN")])
+def test_an_empty_token_list_is_refused(token, env, where):
+    with pytest.raises(InvalidInput, match=where):
+        http_settings(token=token, env=env)
+
+
+@pytest.mark.parametrize(("port", "env", "message"), [(None, {"PORT": "http"}, "PORT"),
+                                                      (70000, {}, "--port")])
+def test_a_bad_port_is_refused(port, env, message):
+    with pytest.raises(InvalidInput, match=message):
+        http_settings(port=port, env=env)

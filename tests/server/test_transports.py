@@ -258,3 +258,57 @@ def test_host_and_origin_compare_names_and_schemes_case_insensitively(project):
         assert headers.get("access-control-allow-origin") == "https://APP.example.com"
         with urllib.request.urlopen(urllib.request.Request(base + "/health"), timeout=5) as r:
             assert json.loads(r.read())["auth"] == "none"
+
+
+def _refused_start(project: Path, *args: str, env: dict[str, str] | None = None):
+    """``ynm serve --http <args>`` in a subprocess that must stop by itself (a server that
+    starts instead fails the test at the timeout rather than hanging it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ynm", "serve", "--http", "--port", str(_free_port()),
+         "--cwd", str(project), *args],
+        env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=20)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10"])
+def test_open_non_loopback_server_refuses_to_start(project, host):
+    result = _refused_start(project, "--host", host)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"Error: refusing to serve {host} without auth")
+    assert "--allow-open" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["YNM_JWKS_URL", "YNM_JWT_ISSUER", "YNM_JWT_AUDIENCE",
+                                  "YNM_OAUTH_INTROSPECTION_URL", "YNM_OAUTH_CLIENT_SECRET",
+                                  "YNM_REQUIRED_SCOPES", "YNM_PUBLIC_URL"])
+def test_unsupported_auth_variable_stops_start_up_by_name(project, name):
+    result = _refused_start(project, "--token", TOKEN, env={name: "value"})
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"Error: {name} is set, but ynm serve does not support")
+
+
+def test_allow_open_serves_without_auth_keeps_host_check_and_no_personal_store(project):
+    with _serving(project, "--allow-open", host="0.0.0.0") as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "none"
+        assert _post(base + "/mcp", PING, {"Host": "evil.example"})[0] == 421
+
+        async def go():
+            client, http = _client(base, token=None)
+            async with http, client as c:
+                return (await c.call_tool("memory_remember",
+                                          {"type": "semantic", "content": "no level"}),
+                        await c.call_tool("memory_status", {}))
+
+        refused, status = run(go, timeout=30)
+    assert refused.is_error and text(refused) == str(ShareRequired())
+    mounts = [m["id"] for m in status.structured_content["data"]["mounts"]]
+    assert "personal" not in mounts and mounts
+
+
+@pytest.mark.parametrize(("args", "env"), [(("--token", "one,two"), {}),
+                                           ((), {"YNM_MCP_TOKEN": "one, two"})])
+def test_token_list_accepts_each_token(project, args, env):
+    with _serving(project, *args, env=env) as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "bearer"
+        for token, want in (("one", 200), ("two", 200), ("one,two", 401), ("three", 401)):
+            assert _post(base + "/mcp", PING, {"Authorization": f"Bearer {token}"})[0] == want

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ynm.errors import InvalidInput
+from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
 
 STATIC_ACTOR = "token:static"
@@ -31,6 +31,12 @@ ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
                  "Mcp-Session-Id")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+WILDCARD_BINDS = ("0.0.0.0", "::")
+
+# Auth settings of the reference server (reference/server.md §2.2, §2.3, §2.6) that ynm does
+# not implement: set, they would be silently ignored, so ``ynm serve --http`` refuses to start.
+UNSUPPORTED_AUTH_ENV = ("YNM_JWKS_URL", "YNM_REQUIRED_SCOPES", "YNM_PUBLIC_URL", "YNM_AUTH")
+UNSUPPORTED_AUTH_ENV_PREFIXES = ("YNM_JWT_", "YNM_OAUTH_", "YNM_AUTH_")
 
 
 def _digest(token: str) -> bytes:
@@ -215,6 +221,115 @@ class FrontDoor:
         if scheme in ("http", "https") and is_loopback(name):
             return True
         return parsed in self._origins
+
+
+def split_list(*values: str | None) -> list[str]:
+    """The non-blank items of comma-separated values, stripped (``"a, b"`` -> ``[a, b]``)."""
+    return [p.strip() for v in values if v for p in v.split(",") if p.strip()]
+
+
+@dataclass
+class HttpSettings:
+    """What ``ynm serve --http`` runs with, decided by :func:`http_settings`.
+
+    Attributes:
+        host: the bind address (IPv6 without brackets).
+        port: the TCP port.
+        door: the front door's settings.
+        personal: whether the personal store is mounted.
+        notes: lines to log at start (why the personal store is not mounted, ...).
+    """
+
+    host: str
+    port: int
+    door: FrontDoor
+    personal: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def http_settings(*, host: str | None = None, port: int | None = None,
+                  token: str | None = None, allow_origin: list[str] | None = None,
+                  allow_host: list[str] | None = None, allow_open: bool = False,
+                  personal: bool = True, env: Mapping[str, str]) -> HttpSettings:
+    """Decide the HTTP server's settings from the flags and the environment, refusing the
+    ones that would leave it more open than asked (reference/server.md §2.1, §2.3, §6).
+
+    Rules:
+        - bind address: ``host`` else ``$YNM_HTTP_HOST`` else ``localhost``; port: ``port``
+          else ``$PORT`` else 3000.
+        - tokens: ``token`` else ``$YNM_MCP_TOKEN``, each a comma list (rotation); none gives
+          auth mode ``none``.
+        - an auth setting ynm does not support (:data:`UNSUPPORTED_AUTH_ENV`, names starting
+          with :data:`UNSUPPORTED_AUTH_ENV_PREFIXES`) is refused by name; empty values count as
+          unset.
+        - a bind address that is not loopback (:func:`is_loopback`): no auth is refused unless
+          ``allow_open``; the personal store is not mounted (a hosted server serves no
+          personal memory, server.md §6; the reference mounts it unless ``--no-personal``).
+        - allowed hosts: ``allow_host`` else ``$YNM_ALLOWED_HOSTS``, plus the bind address
+          unless it is a wildcard (``0.0.0.0``, ``::``); the check stays on for every bind
+          (the reference turns it off for a wildcard bind) unless ``*`` is listed.
+
+    Raises:
+        Refused: an unsupported auth variable; no auth on a non-loopback address.
+        InvalidInput: an empty token list, a bad port, an allowed host or origin that is not
+            one.
+    """
+    def value(name: str) -> str:
+        return (env.get(name) or "").strip()
+
+    unsupported = sorted(k for k, v in env.items() if v and (
+        k in UNSUPPORTED_AUTH_ENV or k.startswith(UNSUPPORTED_AUTH_ENV_PREFIXES)))
+    if unsupported:
+        names = ", ".join(unsupported)
+        raise Refused(f"{names} {'is' if len(unsupported) == 1 else 'are'} set, but ynm serve "
+                      "does not support JWT, OAuth introspection or scopes yet; unset "
+                      f"{'it' if len(unsupported) == 1 else 'them'} (static bearer tokens: "
+                      "--token or YNM_MCP_TOKEN)")
+
+    bind = host if host is not None else value("YNM_HTTP_HOST") or "localhost"
+    bind = bind.strip()
+    if bind.startswith("[") and bind.endswith("]"):
+        bind = bind[1:-1]
+    if not bind:
+        raise InvalidInput("--host: empty bind address")
+    if port is None:
+        text = value("PORT")
+        if text and not (text.isascii() and text.isdigit()):
+            raise InvalidInput(f"PORT: {text!r} is not a port number")
+        port = int(text) if text else 3000
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"--port: {port} is not a port number (0..65535)")
+
+    if token is not None:
+        tokens = split_list(token)
+        if not tokens:
+            raise InvalidInput("--token: no token given")
+    else:
+        tokens = split_list(value("YNM_MCP_TOKEN"))
+        if value("YNM_MCP_TOKEN") and not tokens:
+            raise InvalidInput("YNM_MCP_TOKEN: no token given (a comma list of tokens)")
+
+    hosts = list(allow_host) if allow_host else split_list(value("YNM_ALLOWED_HOSTS"))
+    if _host_name(bind) not in WILDCARD_BINDS:
+        hosts.append(bind if ":" not in bind else f"[{bind}]")
+    door = FrontDoor(tokens=tokens, allowed_hosts=hosts,
+                     allowed_origins=list(allow_origin or []))
+
+    notes: list[str] = []
+    if not is_loopback(bind):
+        if not tokens and not allow_open:
+            raise Refused(
+                f"refusing to serve {bind} without auth: it is not a loopback address, so "
+                "anyone who can reach it could read and change the store; set a token "
+                "(--token or YNM_MCP_TOKEN) or pass --allow-open")
+        if personal:
+            notes.append(f"personal store not mounted: {bind} is not a loopback address "
+                         "(a shared server serves no personal memory)")
+        personal = False
+        if not tokens:
+            notes.append(f"auth is off on {bind} (--allow-open): anyone who can reach it can "
+                         "read and change the store")
+    return HttpSettings(host=bind, port=port, door=door, personal=personal, notes=notes)
 
 
 async def _send_json(send: Any, status: int, body: Any,
