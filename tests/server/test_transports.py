@@ -312,3 +312,17 @@ def test_token_list_accepts_each_token(project, args, env):
         assert json.loads(_get(base + "/health")[2])["auth"] == "bearer"
         for token, want in (("one", 200), ("two", 200), ("one,two", 401), ("three", 401)):
             assert _post(base + "/mcp", PING, {"Authorization": f"Bearer {token}"})[0] == want
+
+
+def test_auth_settings_in_env_files_are_not_ignored(project, ynm_home):
+    (project / ".env").write_text("YNM_JWT_AUDIENCE=https://mem.example\n")
+    result = _refused_start(project, "--token", TOKEN)
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: YNM_JWT_AUDIENCE is set")
+    (project / ".env").unlink()
+    ynm_home.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "env").write_text("export YNM_MCP_TOKEN='from-file,other'\n")
+    with _serving(project) as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "bearer"
+        assert _post(base + "/mcp", PING)[0] == 401
+        assert _post(base + "/mcp", PING, {"Authorization": "Bearer from-file"})[0] == 200

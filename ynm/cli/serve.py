@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -50,12 +51,20 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
 
     settings = None
     if http:
+        from ynm.errors import ConfigError
         from ynm.server.http import http_settings, split_list
+        from ynm.service.config import load_config
 
+        # the variables every command sees: the environment, then $YNM_HOME/env and
+        # <repo>/.env (reference/cli.md §5.1), so a token kept there is not ignored
+        try:
+            env: Mapping[str, str] = load_config(cwd).env
+        except ConfigError:
+            env = os.environ  # the service reports the configuration problem on every call
         settings = http_settings(host=host, port=port, token=token,
                                  allow_origin=split_list(*allow_origin),
                                  allow_host=split_list(*allow_host), allow_open=allow_open,
-                                 personal=not no_personal, env=os.environ)
+                                 personal=not no_personal, env=env)
         for note in settings.notes:
             log(note)
     service = MemoryService(cwd, personal=settings.personal if settings else not no_personal)

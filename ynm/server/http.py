@@ -283,8 +283,9 @@ def http_settings(*, host: str | None = None, port: int | None = None,
         names = ", ".join(unsupported)
         raise Refused(f"{names} {'is' if len(unsupported) == 1 else 'are'} set, but ynm serve "
                       "does not support JWT, OAuth introspection or scopes yet; unset "
-                      f"{'it' if len(unsupported) == 1 else 'them'} (static bearer tokens: "
-                      "--token or YNM_MCP_TOKEN)")
+                      f"{'it' if len(unsupported) == 1 else 'them'} (in the environment, "
+                      "$YNM_HOME/env or the repository's .env); static bearer tokens: "
+                      "--token or YNM_MCP_TOKEN")
 
     bind = host if host is not None else value("YNM_HTTP_HOST") or "localhost"
     bind = bind.strip()
