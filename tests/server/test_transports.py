@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -93,14 +94,16 @@ def _post(url: str, body: dict, headers: dict[str, str] | None = None) -> tuple[
         return e.code, dict(e.headers), e.read()
 
 
-@pytest.fixture
-def http_server(project) -> Iterator[str]:
-    """``ynm serve --http --token`` on 127.0.0.1; yields the base URL."""
+@contextmanager
+def _serving(project: Path, *args: str, env: dict[str, str] | None = None,
+             host: str = "127.0.0.1") -> Iterator[str]:
+    """``ynm serve --http --host <host> --port <free> <args>`` in a subprocess; yields the
+    base URL (always reached on 127.0.0.1)."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ynm", "serve", "--http", "--host", "127.0.0.1", "--port",
-         str(port), "--token", TOKEN, "--cwd", str(project)],
-        env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
+         str(port), "--cwd", str(project), *args],
+        env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -121,6 +124,13 @@ def http_server(project) -> Iterator[str]:
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def http_server(project) -> Iterator[str]:
+    """``ynm serve --http --token`` on 127.0.0.1; yields the base URL."""
+    with _serving(project, "--token", TOKEN) as base:
+        yield base
 
 
 def _client(base: str, token: str | None = TOKEN):
@@ -220,3 +230,99 @@ def test_two_http_clients_interleave_writes_and_all_land(http_server, project):
         for tag, ids in (("alpha", a), ("beta", b)):
             hits = ynm.recall(RecallQuery(tags=[tag], limit=50))
             assert sorted(h["memoryId"] for h in hits) == sorted(ids)
+
+
+# -- Host/Origin case, open servers, token lists (reference/server.md §2.1-§2.3, §6) -------
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def test_host_and_origin_compare_names_and_schemes_case_insensitively(project):
+    with _serving(project, "--allow-host", "DEVBOX", "--allow-origin",
+                  "https://App.Example.com") as base:
+        port = base.rsplit(":", 1)[1]
+
+        def status(**headers: str) -> int:
+            return _post(base + "/mcp", PING, headers)[0]
+
+        assert status(Host=f"devbox:{port}") == 200
+        assert status(Host=f"DevBox.:{port}") == 200
+        assert status(Host=f"LOCALHOST:{port}") == 200
+        assert status(Host=f"[::1]:{port}") == 200
+        assert status(Host=f"devbox.evil.example:{port}") == 421
+        assert status(Origin="https://app.example.com") == 200
+        assert status(Origin="HTTPS://APP.EXAMPLE.COM:443") == 200
+        assert status(Origin="https://app.example.com:8443") == 403
+        assert status(Origin="http://app.example.com") == 403
+        code, headers, _ = _post(base + "/mcp", PING, {"Origin": "https://APP.example.com"})
+        assert headers.get("access-control-allow-origin") == "https://APP.example.com"
+        with urllib.request.urlopen(urllib.request.Request(base + "/health"), timeout=5) as r:
+            assert json.loads(r.read())["auth"] == "none"
+
+
+def _refused_start(project: Path, *args: str, env: dict[str, str] | None = None):
+    """``ynm serve --http <args>`` in a subprocess that must stop by itself (a server that
+    starts instead fails the test at the timeout rather than hanging it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "ynm", "serve", "--http", "--port", str(_free_port()),
+         "--cwd", str(project), *args],
+        env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=20)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10"])
+def test_open_non_loopback_server_refuses_to_start(project, host):
+    result = _refused_start(project, "--host", host)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"Error: refusing to serve {host} without auth")
+    assert "--allow-open" in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["YNM_JWKS_URL", "YNM_JWT_ISSUER", "YNM_JWT_AUDIENCE",
+                                  "YNM_OAUTH_INTROSPECTION_URL", "YNM_OAUTH_CLIENT_SECRET",
+                                  "YNM_REQUIRED_SCOPES", "YNM_PUBLIC_URL"])
+def test_unsupported_auth_variable_stops_start_up_by_name(project, name):
+    result = _refused_start(project, "--token", TOKEN, env={name: "value"})
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"Error: {name} is set, but ynm serve does not support")
+
+
+def test_allow_open_serves_without_auth_keeps_host_check_and_no_personal_store(project):
+    with _serving(project, "--allow-open", host="0.0.0.0") as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "none"
+        assert _post(base + "/mcp", PING, {"Host": "evil.example"})[0] == 421
+
+        async def go():
+            client, http = _client(base, token=None)
+            async with http, client as c:
+                return (await c.call_tool("memory_remember",
+                                          {"type": "semantic", "content": "no level"}),
+                        await c.call_tool("memory_status", {}))
+
+        refused, status = run(go, timeout=30)
+    assert refused.is_error and text(refused) == str(ShareRequired())
+    mounts = [m["id"] for m in status.structured_content["data"]["mounts"]]
+    assert "personal" not in mounts and mounts
+
+
+@pytest.mark.parametrize(("args", "env"), [(("--token", "one,two"), {}),
+                                           ((), {"YNM_MCP_TOKEN": "one, two"})])
+def test_token_list_accepts_each_token(project, args, env):
+    with _serving(project, *args, env=env) as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "bearer"
+        for token, want in (("one", 200), ("two", 200), ("one,two", 401), ("three", 401)):
+            assert _post(base + "/mcp", PING, {"Authorization": f"Bearer {token}"})[0] == want
+
+
+def test_auth_settings_in_env_files_are_not_ignored(project, ynm_home):
+    (project / ".env").write_text("YNM_JWT_AUDIENCE=https://mem.example\n")
+    result = _refused_start(project, "--token", TOKEN)
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: YNM_JWT_AUDIENCE is set")
+    (project / ".env").unlink()
+    ynm_home.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "env").write_text("export YNM_MCP_TOKEN='from-file,other'\n")
+    with _serving(project) as base:
+        assert json.loads(_get(base + "/health")[2])["auth"] == "bearer"
+        assert _post(base + "/mcp", PING)[0] == 401
+        assert _post(base + "/mcp", PING, {"Authorization": "Bearer from-file"})[0] == 200

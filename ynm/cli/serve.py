@@ -4,15 +4,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
 from ynm.cli._common import inherit_cwd
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
 @click.command()
@@ -25,28 +22,55 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="HTTP bind address (default: $YNM_HTTP_HOST, else localhost).")
 @click.option("--port", type=int, default=None, help="HTTP port (default: $PORT, else 3000).")
 @click.option("--token", default=None,
-              help="Static bearer token HTTP clients must send (default: $YNM_MCP_TOKEN, "
-                   "a comma list).")
+              help="Static bearer token HTTP clients must send; a comma list accepts each "
+                   "(default: $YNM_MCP_TOKEN).")
 @click.option("--allow-origin", multiple=True,
               help="Browser Origins allowed besides loopback (repeatable, comma-separated).")
 @click.option("--allow-host", multiple=True,
-              help="Host headers allowed besides loopback; * turns the check off "
-                   "(default: $YNM_ALLOWED_HOSTS; * when binding 0.0.0.0 or ::).")
+              help="Host headers allowed besides loopback and the bind address (name or "
+                   "name:port; repeatable, comma-separated); * turns the check off "
+                   "(default: $YNM_ALLOWED_HOSTS).")
+@click.option("--allow-open", "allow_open", is_flag=True, default=False,
+              help="Serve a non-loopback address without auth (refused otherwise).")
 @click.option("--no-personal", "no_personal", is_flag=True, default=False,
               help="Mount no personal store (a shared, hosted server).")
 def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, token: str | None,
-          allow_origin: tuple[str, ...], allow_host: tuple[str, ...], no_personal: bool) -> None:
+          allow_origin: tuple[str, ...], allow_host: tuple[str, ...], allow_open: bool,
+          no_personal: bool) -> None:
     """Run the MCP server: stdio by default, streamable HTTP with --http.
 
     \b
     Examples:
       ynm serve                               # stdio, for a local agent client
       ynm serve --http --port 3000 --token "$TOKEN"
-      ynm serve --http --host 0.0.0.0 --no-personal --cwd /srv/memory.git
+      ynm serve --http --host 0.0.0.0 --token "$TOKEN" --allow-host mem.example.com \\
+                --cwd /srv/memory.git
+
+    \b
+    A bind address other than loopback (localhost, 127.x, ::1) needs a token (or
+    --allow-open) and mounts no personal store.
     """
     from ynm.server.app import MemoryService, log
 
-    service = MemoryService(cwd, personal=not no_personal)
+    settings = None
+    if http:
+        from ynm.errors import ConfigError
+        from ynm.server.http import http_settings, split_list
+        from ynm.service.config import load_config
+
+        # the variables every command sees: the environment, then $YNM_HOME/env and
+        # <repo>/.env (reference/cli.md §5.1), so a token kept there is not ignored
+        try:
+            env: Mapping[str, str] = load_config(cwd).env
+        except ConfigError:
+            env = os.environ  # the service reports the configuration problem on every call
+        settings = http_settings(host=host, port=port, token=token,
+                                 allow_origin=split_list(*allow_origin),
+                                 allow_host=split_list(*allow_host), allow_open=allow_open,
+                                 personal=not no_personal, env=env)
+        for note in settings.notes:
+            log(note)
+    service = MemoryService(cwd, personal=settings.personal if settings else not no_personal)
     service.open()
     try:
         if not http:
@@ -59,17 +83,10 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
             except KeyboardInterrupt:
                 pass
             return
-        from ynm.server.http import FrontDoor, serve_http
+        from ynm.server.http import serve_http
 
-        bind = host or os.environ.get("YNM_HTTP_HOST") or "localhost"
-        bind_port = port if port is not None else int(os.environ.get("PORT") or 3000)
-        tokens = [token] if token else _split((os.environ.get("YNM_MCP_TOKEN") or "",))
-        hosts = _split(allow_host) or _split((os.environ.get("YNM_ALLOWED_HOSTS") or "",))
-        if bind in ("0.0.0.0", "::"):
-            hosts.append("*")
-        hosts.append(bind)
-        door = FrontDoor(tokens=tokens, allowed_hosts=hosts, allowed_origins=_split(allow_origin))
-        serve_http(service, door, bind, bind_port)
+        assert settings is not None
+        serve_http(service, settings.door, settings.host, settings.port)
     except KeyboardInterrupt:
         log("stopped")
     finally:

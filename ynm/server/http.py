@@ -17,32 +17,130 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
 
 STATIC_ACTOR = "token:static"
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
                  "Mcp-Session-Id")
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+WILDCARD_BINDS = ("0.0.0.0", "::")
+
+# Auth settings of the reference server (reference/server.md §2.2, §2.3, §2.6) that ynm does
+# not implement: set, they would be silently ignored, so ``ynm serve --http`` refuses to start.
+UNSUPPORTED_AUTH_ENV = ("YNM_JWKS_URL", "YNM_REQUIRED_SCOPES", "YNM_PUBLIC_URL", "YNM_AUTH")
+UNSUPPORTED_AUTH_ENV_PREFIXES = ("YNM_JWT_", "YNM_OAUTH_", "YNM_AUTH_")
 
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def _host_name(name: str) -> str:
+    """A host name in the form it is compared in: lowercase, without the brackets of an IPv6
+    literal or one trailing dot (``LocalHost.`` -> ``localhost``), an IP address in its
+    canonical text (``0:0:0:0:0:0:0:1`` -> ``::1``). RFC 9110 §4.2.3: host names compare
+    case-insensitively."""
+    name = name.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name
+
+
+def is_loopback(name: str) -> bool:
+    """True for ``localhost`` and loopback IP literals (``127.0.0.0/8``, ``::1``, also written
+    in brackets, upper case or with a trailing dot). Any other name, a wildcard (``0.0.0.0``,
+    ``::``) or a LAN address is not loopback; names are not resolved."""
+    host = _host_name(name)
+    if host == "localhost":
+        return True
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return bool(addr.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """``(name, port or None)`` of a Host header value or an ``--allow-host`` entry: ``name``,
+    ``name:port``, ``[v6]``, ``[v6]:port`` (a bare IPv6 literal such as ``::1`` has no port).
+    The name is normalised by :func:`_host_name`; the port is digits. None when malformed
+    (empty name, a port that is not 0..65535, a scheme or path)."""
+    value = value.strip()
+    if not value or any(c in value for c in "/@?#") or any(c.isspace() for c in value):
+        return None
+    port_text: str | None = None
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[: end + 1], value[end + 1:]
+        if rest:
+            if not rest.startswith(":"):
+                return None
+            port_text = rest[1:]
+    elif value.count(":") == 1:
+        name, port_text = value.split(":")
+    else:
+        name = value  # a name, or a bare IPv6 literal
+    if port_text is not None and not (port_text.isascii() and port_text.isdigit()
+                                      and int(port_text) <= 65535):
+        return None
+    host = _host_name(name)
+    if not host:
+        return None
+    return host, int(port_text) if port_text is not None else None
+
+
+def split_origin(value: str) -> tuple[str, str, int | None] | None:
+    """``(scheme, name, port)`` of an Origin header value or an ``--allow-origin`` entry; the
+    scheme and name lowercase (RFC 9110 §4.2.3, RFC 6454 §4), the port explicit or the scheme's
+    default (``https://x`` = ``https://x:443``). A path, query or fragment is ignored. None when
+    it is not ``scheme://host[:port]`` (``null``, a bare host name, a bad port)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, _host_name(parts.hostname), port if port is not None else DEFAULT_PORTS.get(
+        scheme)
+
+
 @dataclass
 class FrontDoor:
     """Settings of the checks before the MCP handler.
 
+    Host names and schemes compare case-insensitively, ports exactly (RFC 9110 §4.2.3);
+    see :func:`split_host` and :func:`split_origin` for the forms accepted.
+
     Attributes:
         tokens: accepted static bearer tokens (empty: auth mode ``none``).
-        allowed_hosts: Host header names (with or without port); ``*`` turns the check off.
-        allowed_origins: browser Origins allowed besides loopback ones.
+        allowed_hosts: Host header values allowed besides loopback names (any port): ``name``
+            (any port) or ``name:port`` (that port only; a Host without a port means the
+            request scheme's default port); ``*`` turns the check off.
+        allowed_origins: browser Origins allowed besides loopback ones (``scheme://host[:port]``,
+            any path ignored); ``*`` allows every Origin.
+
+    Raises:
+        InvalidInput: an allowed host or origin that cannot match anything.
     """
 
     tokens: list[str] = field(default_factory=list)
@@ -51,6 +149,26 @@ class FrontDoor:
 
     def __post_init__(self) -> None:
         self._hashes = {_digest(t) for t in self.tokens if t}
+        self._any_host = "*" in self.allowed_hosts
+        self._hosts: list[tuple[str, int | None]] = []
+        for entry in self.allowed_hosts:
+            if entry == "*":
+                continue
+            parsed = split_host(entry)
+            if parsed is None:
+                raise InvalidInput(f"--allow-host: {entry!r} is not a host name "
+                                   "(name or name:port)")
+            self._hosts.append(parsed)
+        self._any_origin = "*" in self.allowed_origins
+        self._origins: set[tuple[str, str, int | None]] = set()
+        for entry in self.allowed_origins:
+            if entry == "*":
+                continue
+            origin = split_origin(entry)
+            if origin is None:
+                raise InvalidInput(f"--allow-origin: {entry!r} is not an origin "
+                                   "(scheme://host[:port])")
+            self._origins.add(origin)
 
     @property
     def auth_mode(self) -> str:
@@ -74,28 +192,145 @@ class FrontDoor:
         auth = headers.get("authorization") or headers.get("Authorization")
         return STATIC_ACTOR if self.token_ok(auth) else None
 
-    def host_ok(self, host: str | None) -> bool:
-        """The Host header names loopback or an allowed host (any port)."""
-        if "*" in self.allowed_hosts:
+    def host_ok(self, host: str | None, scheme: str = "http") -> bool:
+        """The Host header names loopback (any port) or an allowed host. A Host without a
+        port stands for ``scheme``'s default port."""
+        if self._any_host:
             return True
-        if not host:
+        parsed = split_host(host) if host else None
+        if parsed is None:
             return False
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        allowed = {*LOCAL_HOSTS, *self.allowed_hosts}
-        return host in allowed or name in allowed
+        name, port = parsed
+        if is_loopback(name):
+            return True
+        port = port if port is not None else DEFAULT_PORTS.get(scheme.lower())
+        return any(name == a_name and (a_port is None or a_port == port)
+                   for a_name, a_port in self._hosts)
 
     def origin_ok(self, origin: str | None) -> bool:
-        """No Origin (not a browser), a loopback origin, or an allowed one."""
+        """No Origin (not a browser), a loopback ``http``/``https`` origin (any port), or an
+        allowed one (same scheme, name and port)."""
         if not origin:
             return True
-        if origin in self.allowed_origins or "*" in self.allowed_origins:
+        if self._any_origin:
             return True
-        from urllib.parse import urlsplit
+        parsed = split_origin(origin)
+        if parsed is None:
+            return False
+        scheme, name, _ = parsed
+        if scheme in ("http", "https") and is_loopback(name):
+            return True
+        return parsed in self._origins
 
-        parts = urlsplit(origin)
-        host = parts.hostname or ""
-        return parts.scheme in ("http", "https") and (
-            host in ("localhost", "127.0.0.1", "::1"))
+
+def split_list(*values: str | None) -> list[str]:
+    """The non-blank items of comma-separated values, stripped (``"a, b"`` -> ``[a, b]``)."""
+    return [p.strip() for v in values if v for p in v.split(",") if p.strip()]
+
+
+@dataclass
+class HttpSettings:
+    """What ``ynm serve --http`` runs with, decided by :func:`http_settings`.
+
+    Attributes:
+        host: the bind address (IPv6 without brackets).
+        port: the TCP port.
+        door: the front door's settings.
+        personal: whether the personal store is mounted.
+        notes: lines to log at start (why the personal store is not mounted, ...).
+    """
+
+    host: str
+    port: int
+    door: FrontDoor
+    personal: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def http_settings(*, host: str | None = None, port: int | None = None,
+                  token: str | None = None, allow_origin: list[str] | None = None,
+                  allow_host: list[str] | None = None, allow_open: bool = False,
+                  personal: bool = True, env: Mapping[str, str]) -> HttpSettings:
+    """Decide the HTTP server's settings from the flags and the environment, refusing the
+    ones that would leave it more open than asked (reference/server.md §2.1, §2.3, §6).
+
+    Rules:
+        - bind address: ``host`` else ``$YNM_HTTP_HOST`` else ``localhost``; port: ``port``
+          else ``$PORT`` else 3000.
+        - tokens: ``token`` else ``$YNM_MCP_TOKEN``, each a comma list (rotation); none gives
+          auth mode ``none``.
+        - an auth setting ynm does not support (:data:`UNSUPPORTED_AUTH_ENV`, names starting
+          with :data:`UNSUPPORTED_AUTH_ENV_PREFIXES`) is refused by name; empty values count as
+          unset.
+        - a bind address that is not loopback (:func:`is_loopback`): no auth is refused unless
+          ``allow_open``; the personal store is not mounted (a hosted server serves no
+          personal memory, server.md §6; the reference mounts it unless ``--no-personal``).
+        - allowed hosts: ``allow_host`` else ``$YNM_ALLOWED_HOSTS``, plus the bind address
+          unless it is a wildcard (``0.0.0.0``, ``::``); the check stays on for every bind
+          (the reference turns it off for a wildcard bind) unless ``*`` is listed.
+
+    Raises:
+        Refused: an unsupported auth variable; no auth on a non-loopback address.
+        InvalidInput: an empty token list, a bad port, an allowed host or origin that is not
+            one.
+    """
+    def value(name: str) -> str:
+        return (env.get(name) or "").strip()
+
+    unsupported = sorted(k for k, v in env.items() if v and (
+        k in UNSUPPORTED_AUTH_ENV or k.startswith(UNSUPPORTED_AUTH_ENV_PREFIXES)))
+    if unsupported:
+        names = ", ".join(unsupported)
+        raise Refused(f"{names} {'is' if len(unsupported) == 1 else 'are'} set, but ynm serve "
+                      "does not support JWT, OAuth introspection or scopes yet; unset "
+                      f"{'it' if len(unsupported) == 1 else 'them'} (in the environment, "
+                      "$YNM_HOME/env or the repository's .env); static bearer tokens: "
+                      "--token or YNM_MCP_TOKEN")
+
+    bind = host if host is not None else value("YNM_HTTP_HOST") or "localhost"
+    bind = bind.strip()
+    if bind.startswith("[") and bind.endswith("]"):
+        bind = bind[1:-1]
+    if not bind:
+        raise InvalidInput("--host: empty bind address")
+    if port is None:
+        text = value("PORT")
+        if text and not (text.isascii() and text.isdigit()):
+            raise InvalidInput(f"PORT: {text!r} is not a port number")
+        port = int(text) if text else 3000
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"--port: {port} is not a port number (0..65535)")
+
+    if token is not None:
+        tokens = split_list(token)
+        if not tokens:
+            raise InvalidInput("--token: no token given")
+    else:
+        tokens = split_list(value("YNM_MCP_TOKEN"))
+        if value("YNM_MCP_TOKEN") and not tokens:
+            raise InvalidInput("YNM_MCP_TOKEN: no token given (a comma list of tokens)")
+
+    hosts = list(allow_host) if allow_host else split_list(value("YNM_ALLOWED_HOSTS"))
+    if _host_name(bind) not in WILDCARD_BINDS:
+        hosts.append(bind if ":" not in bind else f"[{bind}]")
+    door = FrontDoor(tokens=tokens, allowed_hosts=hosts,
+                     allowed_origins=list(allow_origin or []))
+
+    notes: list[str] = []
+    if not is_loopback(bind):
+        if not tokens and not allow_open:
+            raise Refused(
+                f"refusing to serve {bind} without auth: it is not a loopback address, so "
+                "anyone who can reach it could read and change the store; set a token "
+                "(--token or YNM_MCP_TOKEN) or pass --allow-open")
+        if personal:
+            notes.append(f"personal store not mounted: {bind} is not a loopback address "
+                         "(a shared server serves no personal memory)")
+        personal = False
+        if not tokens:
+            notes.append(f"auth is off on {bind} (--allow-open): anyone who can reach it can "
+                         "read and change the store")
+    return HttpSettings(host=bind, port=port, door=door, personal=personal, notes=notes)
 
 
 async def _send_json(send: Any, status: int, body: Any,
@@ -137,13 +372,15 @@ def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
             return
-        if not door.host_ok(headers.get("host")):
+        if not door.host_ok(headers.get("host"), scope.get("scheme", "http")):
             await _send_json(send, 421, {"error": "invalid_host",
-                                         "error_description": "Host header not allowed"}, cors)
+                                         "error_description": "Host header not allowed "
+                                         "(name it with ynm serve --allow-host)"}, cors)
             return
         if not door.origin_ok(origin):
             await _send_json(send, 403, {"error": "invalid_origin",
-                                         "error_description": "Origin not allowed"}, cors)
+                                         "error_description": "Origin not allowed "
+                                         "(name it with ynm serve --allow-origin)"}, cors)
             return
         if not door.token_ok(headers.get("authorization")):
             await _send_json(send, 401, {"error": "invalid_token",
