@@ -711,6 +711,12 @@ class Ynm:
         are skipped, so importing an export twice adds nothing. Bad lines are reported as
         ``line N: message`` and never fatal.
 
+        Date-times are normalised to canonical UTC
+        (``YYYY-MM-DDTHH:MM:SS.sssZ``) and the record is written in that form, so an imported
+        line may differ from the source line in its ``recordedAt``, ``validFrom`` and
+        ``validTo`` text, never in their instants; its shard month is the UTC month of that
+        instant.
+
         Returns ``{"imported": <records appended>, "problems": [...]}``.
 
         Raises:
