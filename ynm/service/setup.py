@@ -60,7 +60,7 @@ KNOWN_CLIENTS = ("claude-code",)
 def _read_json_object(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    data = json.loads(path.read_text() or "{}")
+    data = json.loads(path.read_text(encoding="utf-8-sig") or "{}")
     if not isinstance(data, dict):
         raise YnmError(f"{path}: expected a JSON object")
     return data

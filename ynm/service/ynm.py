@@ -57,6 +57,7 @@ SIMILAR_AT = 0.6  # overlap coefficient from which a memory counts as similar (a
 
 # One clock per process: ids and recordedAt strictly increase across every write it makes.
 _CLOCK = Clock()
+BOM = "\ufeff"  # a UTF-8 byte order mark, once decoded; dropped from text ynm reads
 
 
 @dataclass
@@ -711,7 +712,8 @@ class Ynm:
         are skipped, so importing an export twice adds nothing. Bad lines are reported as
         ``line N: message`` and never fatal.
 
-        Date-times are normalised to canonical UTC
+        Text is UTF-8; a byte order mark at its start (or at the start of a line, where files
+        were joined with ``cat``) is dropped. Date-times are normalised to canonical UTC
         (``YYYY-MM-DDTHH:MM:SS.sssZ``) and the record is written in that form, so an imported
         line may differ from the source line in its ``recordedAt``, ``validFrom`` and
         ``validTo`` text, never in their instants; its shard month is the UTC month of that
@@ -723,7 +725,9 @@ class Ynm:
             Refused: a distributed record matched a redaction pattern (nothing is written).
             UnknownMount, MountLevelMismatch, NoMount: no mount can take a record.
         """
-        parsed = parse_jsonl(text)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8-sig", errors="replace")
+        parsed = parse_jsonl(text.removeprefix(BOM).replace("\n" + BOM, "\n"))
         by_mount: dict[str, list[Record]] = {}
         targets: dict[str, Mount] = {}
         for r in parsed.records:
