@@ -136,7 +136,7 @@ def test_all_optional_fields(project, cli_run):
     assert rec["dataSchema"] == "shape/v1"
     assert rec["importance"] == 0.9 and rec["confidence"] == 0.25
     assert rec["validFrom"] == "2026-01-01T00:00:00.000Z"
-    assert rec["validTo"] == "2026-02-01T10:00:00Z"
+    assert rec["validTo"] == "2026-02-01T10:00:00.000Z"  # canonical UTC, as ynm stamps
     assert rec["provenance"] == {"actor": f"user:{USER}", "session": "sess-1",
                                  "source": "https://example.com/t/1"}
     assert rec["links"] == [{"rel": "about", "to": target}]

@@ -333,10 +333,73 @@ def test_compare_records_ties_broken_by_id():
     assert a.sort_key == rec("annotate", mid_at(0), 1, rid="01ARZ3NDEKTSV4RRFFQ69G5FAA").sort_key
 
 
-def test_records_sort_by_recorded_at_string_first():
+def test_records_sort_by_recorded_at_first():
     early = rec("annotate", mid_at(0), 1, rid="7ZZZZZZZZZZZZZZZZZZZZZZZZZ")
     late = rec("annotate", mid_at(0), 2, rid="00000000000000000000000000")
     assert sort_records([late, early]) == [early, late]
+
+
+# --- order by instant, not by text (ynm differs from storage.md §7.1 deliberately) ----------
+
+
+def test_offset_supersede_loses_to_a_later_instant():
+    # 2026-12-01T01:00+05:00 is 20:00Z on 11-30: an hour before the Z supersede.
+    M = mid_at(0)
+    c = rec("create", M, 0, content="base")
+    offset = rec("supersede", M, 1, content="offset, 20:00Z",
+                 recordedAt="2026-12-01T01:00:00.000+05:00")
+    zulu = rec("supersede", M, 2, content="zulu, 21:00Z", recordedAt="2026-11-30T21:00:00.000Z")
+    for order in ([c, offset, zulu], [zulu, offset, c], [offset, zulu, c]):
+        m = fold(order).memories[M]
+        assert m.current.content == "zulu, 21:00Z"
+        assert m.updated_at == "2026-11-30T21:00:00.000Z"
+    assert offset.bucket == "2026-11"  # the UTC month, not the local 2026-12
+
+
+def test_negative_offset_sorts_by_instant():
+    # 2026-11-30T16:00-08:00 is 00:00Z on 12-01: after a 23:00Z supersede.
+    M = mid_at(0)
+    c = rec("create", M, 0, recordedAt="2026-11-30T10:00:00Z")
+    west = rec("supersede", M, 1, content="west", recordedAt="2026-11-30T16:00:00-08:00")
+    late = rec("supersede", M, 2, content="23:00Z", recordedAt="2026-11-30T23:00:00.000Z")
+    m = fold([west, late, c]).memories[M]
+    assert m.current.content == "west"
+    assert m.updated_at == "2026-12-01T00:00:00.000Z"
+    assert m.created_at == "2026-11-30T10:00:00.000Z"
+    assert west.bucket == "2026-12"
+
+
+def test_fractional_seconds_within_one_second_sort_by_instant():
+    # As text, "...:00Z" sorts after "...:00.500Z" ('Z' > '.'); as instants it is before.
+    M = mid_at(0)
+    whole = rec("create", M, 0, content="at :00", recordedAt="2026-11-30T12:00:00Z")
+    half = rec("supersede", M, 1, content="at :00.5", recordedAt="2026-11-30T12:00:00.5Z")
+    tenth = rec("annotate", M, 2, tags=["t"], recordedAt="2026-11-30T12:00:00.1+00:00")
+    assert sort_records([half, whole, tenth]) == [whole, tenth, half]
+    m = fold([half, tenth, whole]).memories[M]
+    assert m.current.content == "at :00.5" and m.versions == 3
+    assert (m.created_at, m.updated_at) == ("2026-11-30T12:00:00.000Z",
+                                            "2026-11-30T12:00:00.500Z")
+
+
+def test_record_with_offset_before_its_base_is_applied_before():
+    # An annotate at 11:59Z written as 17:29+05:30 sorts before a 12:00Z create (storage.md §2.5).
+    M = mid_at(0)
+    c = rec("create", M, 0, tags=["base"], recordedAt="2026-11-30T12:00:00.000Z")
+    early = rec("annotate", M, 1, tags=["early"], recordedAt="2026-11-30T17:29:00+05:30")
+    m = fold([c, early]).memories[M]
+    assert m.tags == ["early", "base"]
+    assert m.created_at == "2026-11-30T11:59:00.000Z"
+    assert m.updated_at == "2026-11-30T12:00:00.000Z"
+
+
+def test_snapshot_memory_times_are_canonical():
+    M = mid_at(0)
+    obj = snapshot_data(fold([rec("create", M, 0)]))["memories"][0]
+    obj.update(createdAt="2026-12-01T01:00:00+05:00", updatedAt="2026-12-01T01:00:00.5+05:00")
+    m = fold_with_snapshot(rec("snapshot", mid_at(9), 9, data={"memories": [obj]}), []).memories[M]
+    assert (m.created_at, m.updated_at) == ("2026-11-30T20:00:00.000Z",
+                                            "2026-11-30T20:00:00.500Z")
 
 
 def test_early_purge_marker_counts_and_moves_created_at():

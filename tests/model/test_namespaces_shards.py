@@ -128,8 +128,13 @@ def test_session_id_property(session_id):
 def test_bucket_of():
     assert bucket_of("2026-09-29T10:00:00.000Z") == "2026-09"
     assert bucket_of("2026-12-31T23:59:59.999Z") == "2026-12"
-    # §7.2: bucketed by the string, so an offset time uses its local month
-    assert bucket_of("2026-10-01T01:00:00+02:00") == "2026-10"
+    # The UTC month of the instant, where the reference takes the local month (§7.2).
+    assert bucket_of("2026-10-01T01:00:00+02:00") == "2026-09"
+    assert bucket_of("2026-12-01T01:00:00.000+05:00") == "2026-11"
+    assert bucket_of("2026-11-30T16:00:00-08:00") == "2026-12"
+    assert bucket_of("2026-11-30") == "2026-11"
+    with pytest.raises(ValueError):
+        bucket_of("2026-11-30T16:00:00")
 
 
 def test_shard_id_and_refs():

@@ -10,7 +10,14 @@ from pydantic import ValidationError
 from ynm.model.durations import DEFAULT_WORKING_TTL, duration_ms, is_duration
 from ynm.model.ids import is_ulid
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_line, parse_obj
-from ynm.model.records import Link, Provenance, Record, validation_message
+from ynm.model.records import (
+    Link,
+    Provenance,
+    Record,
+    datetime_ms,
+    normalize_datetime,
+    validation_message,
+)
 
 try:
     from tests.support.records import DROP, make_record, ulid
@@ -279,20 +286,52 @@ def test_bare_date_becomes_midnight_utc():
 
 
 @pytest.mark.parametrize(
-    "value",
+    ("value", "canonical"),
     [
-        "2026-09-01T10:00:00.000Z",
-        "2026-09-01T10:00:00Z",
-        "2026-09-01T12:00:00+02:00",
-        "2026-09-01T12:00:00.123+02:00",
-        "2026-09-01T05:30:00-04:30",
-        "2026-09-01T10:00:00.123456Z",
+        ("2026-09-01T10:00:00.000Z", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T10:00:00Z", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T10:00Z", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T12:00:00+02:00", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T12:00:00.123+02:00", "2026-09-01T10:00:00.123Z"),
+        ("2026-09-01T05:30:00-04:30", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T15:30:00+0530", "2026-09-01T10:00:00.000Z"),
+        ("2026-09-01T10:00:00.5Z", "2026-09-01T10:00:00.500Z"),
+        ("2026-09-01T10:00:00.123456Z", "2026-09-01T10:00:00.123Z"),  # digits past ms dropped
+        ("2026-09-01T10:00:00.999999999Z", "2026-09-01T10:00:00.999Z"),
+        ("2026-12-01T01:00:00.000+05:00", "2026-11-30T20:00:00.000Z"),  # previous UTC month
+        ("2026-12-31T16:30:00-08:00", "2027-01-01T00:30:00.000Z"),  # next UTC year
+        ("2026-09-01T10:00:00-00:00", "2026-09-01T10:00:00.000Z"),
+        ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"),
+        ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"),
     ],
 )
-def test_datetimes_with_z_or_offset_are_accepted_and_kept(value):
-    r = ok(recordedAt=value, validFrom=value)
-    assert r.recorded_at == value  # kept as written: the fold compares strings (§7.1)
-    assert r.valid_from == value
+def test_datetimes_become_canonical_utc_instants(value, canonical):
+    r = ok(recordedAt=value, validFrom=value, validTo=value)
+    assert (r.recorded_at, r.valid_from, r.valid_to) == (canonical,) * 3
+    assert r.bucket == canonical[:7]
+    assert f'"recordedAt":"{canonical}"' in dumps_record(r)
+
+
+def test_normalize_datetime_rounds_up_only_when_asked():
+    assert normalize_datetime("2026-09-01T10:00:00.1231Z") == "2026-09-01T10:00:00.123Z"
+    assert normalize_datetime("2026-09-01T10:00:00.1231Z", round_up=True) == \
+        "2026-09-01T10:00:00.124Z"
+    assert normalize_datetime("2026-09-01T10:00:00.1230000Z", round_up=True) == \
+        "2026-09-01T10:00:00.123Z"
+    assert normalize_datetime("2026-09-01T10:00:00.9999+05:00", round_up=True) == \
+        "2026-09-01T05:00:01.000Z"
+    assert datetime_ms("1970-01-01T00:00:00.001Z") == 1
+    assert datetime_ms("1970-01-01T05:30:00+05:30") == 0
+    assert datetime_ms("1969-12-31") == -86_400_000
+
+
+def test_canonical_text_order_is_instant_order():
+    values = ["2026-11-30T12:00:00Z", "2026-11-30T12:00:00.500Z", "2026-11-30T17:00:00.250+05:00",
+              "2026-11-30T04:00:00.750-08:00", "2026-11-30T12:00:01+00:00", "2026-11-30"]
+    by_text = sorted(normalize_datetime(v) for v in values)
+    by_instant = [normalize_datetime(v) for v in sorted(values, key=datetime_ms)]
+    assert by_text == by_instant
+    assert [datetime_ms(v) for v in by_text] == sorted(datetime_ms(v) for v in values)
 
 
 @pytest.mark.parametrize(
@@ -310,11 +349,34 @@ def test_datetimes_with_z_or_offset_are_accepted_and_kept(value):
         "2026-02-30",
         "20260901",
         "1788220800000",
+        "2026-02-30T00:00:00.000Z",  # the canonical form is checked too
+        "2026-09-01T24:00:00.000Z",
+        "0000-01-01T00:00:00.000Z",
+        "2026-09-01T10:00:00+24:00",  # offsets stay under a day
+        "2026-09-01T10:00:00+05:60",
+        "2026-09-01T10:00:00.Z",
+        "2026-09-01T10:00:00z",
+        "2026-09-01T10:00:00Z\n",
+        "2026-09-01\n",
+        "\uff12\uff10\uff12\uff16-09-01",  # full-width digits are not ASCII digits
+        "0001-01-01T00:00:00+01:00",  # year 0 in UTC
+        "9999-12-31T23:30:00-01:00",  # year 10000 in UTC
     ],
 )
 def test_garbage_datetimes_rejected(value):
-    bad(recordedAt=value)
+    assert "expected an ISO 8601 date-time" in bad(recordedAt=value)
     bad(validFrom=value)
+    with pytest.raises(ValueError):
+        normalize_datetime(value)
+
+
+def test_datetime_messages_say_what_is_missing():
+    assert bad(recordedAt="2026-09-01T10:00:00") == (
+        "recordedAt: expected an ISO 8601 date-time with Z or an offset such as +05:00 "
+        "(a time without one names no instant)")
+    assert bad(validFrom="9999-12-31T23:30:00-01:00") == (
+        "validFrom: expected an ISO 8601 date-time in years 0001..9999 (UTC)")
+    assert bad(validTo="2026-02-30T00:00:00Z") == "validTo: expected an ISO 8601 date-time"
 
 
 def test_recorded_at_must_be_a_string():

@@ -48,7 +48,8 @@ def read_payload(stream: Any = None, timeout: float = STDIN_TIMEOUT_S) -> dict[s
         return {}
     raw = box[0]
     try:
-        data = json.loads(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+        text = raw.decode("utf-8-sig", "replace") if isinstance(raw, bytes) else raw
+        data = json.loads(text.removeprefix("\ufeff"))
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

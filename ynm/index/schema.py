@@ -7,6 +7,10 @@ Tables:
   byte length, newline count, whether it ends in a newline and its CRC-32 (for tail reads:
   CRC-32 extends over appended bytes without re-reading the old ones).
 - ``records``: every valid record line, by record id, with its memory id and shard ref.
+  ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
+  instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
+  offset a line was written with, so comparing them as text (the ``since``/``until`` filters,
+  ``ORDER BY updated_at``) compares instants.
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``).
@@ -42,7 +46,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """

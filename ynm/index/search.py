@@ -7,7 +7,9 @@ Filters (reference/algorithms.md §2.3.3), all in the same statement: tombstoned
 asked; type and level membership; namespace as a whole-segment prefix
 (``namespace = ? OR namespace LIKE ? ESCAPE '\\'`` with ``%``, ``_`` and ``\\`` escaped, which the
 reference gets wrong, §8.2); exact subject; every required tag present; no excluded tag present;
-a data key present; ``updatedAt`` within since/until (inclusive, as strings); pinned only.
+a data key present; ``updatedAt`` within since/until (inclusive, compared as strings, which
+compares instants because both sides are canonical UTC ``YYYY-MM-DDTHH:MM:SS.sssZ``: the column
+as the cache stores it, the bounds as :mod:`ynm.model.inputs` normalises them); pinned only.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ CENTROID_PRIOR = 10
 @dataclass(slots=True)
 class SearchQuery:
     """One mount's candidate query. ``match`` is an FTS5 MATCH string (None: filter only);
-    ``phrases`` are its OR-ed quoted phrases, which let :func:`search` prune (see there)."""
+    ``phrases`` are its OR-ed quoted phrases, which let :func:`search` prune (see there).
+    ``since``/``until`` must be canonical UTC date-times (ynm.model.records.normalize_datetime)."""
 
     match: str | None = None
     phrases: Sequence[str] = ()

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ynm.model.records import Link, Record
+from ynm.model.records import Link, Record, normalize_datetime
 
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 1.0
@@ -37,7 +37,8 @@ class Memory:
 
     ``current`` is the record holding the content (the base or the latest supersede); content,
     summary, data, dataSchema, ttl, validFrom/validTo and provenance are read from it.
-    ``created_at``/``updated_at`` are ``recordedAt`` strings; ``versions`` counts folded records.
+    ``created_at``/``updated_at`` are ``recordedAt`` values (canonical UTC); ``versions``
+    counts folded records.
     """
 
     memory_id: str
@@ -93,6 +94,8 @@ class Memory:
     def from_obj(cls, obj: dict[str, Any]) -> Memory:
         """Rebuild a memory from :meth:`to_obj` output (as carried by snapshot records).
 
+        ``createdAt``/``updatedAt`` are normalised to canonical UTC like every record time.
+
         Raises:
             ValueError: the object is not a folded memory.
         """
@@ -109,7 +112,8 @@ class Memory:
                 pinned=bool(obj.get("pinned", False)),
                 needs_review=bool(obj.get("needsReview", False)),
                 tombstoned=bool(obj.get("tombstoned", False)),
-                created_at=obj["createdAt"], updated_at=obj["updatedAt"],
+                created_at=normalize_datetime(obj["createdAt"]),
+                updated_at=normalize_datetime(obj["updatedAt"]),
                 versions=int(obj["versions"]), tombstone_reason=obj.get("tombstoneReason"),
                 dreamed=obj.get("dreamed"),
             )
@@ -127,7 +131,13 @@ class FoldResult:
 
 
 def sort_records(records: Iterable[Record]) -> list[Record]:
-    """Records in fold order, ``(recordedAt, id)`` as strings (storage.md §2.2)."""
+    """Records in fold order, ``(recordedAt, id)`` (storage.md §2.2, seed 000).
+
+    ``recordedAt`` is held in canonical UTC (``YYYY-MM-DDTHH:MM:SS.sssZ``, normalised when the
+    record is read), so comparing the strings compares the instants: a line written with an
+    offset or another precision sorts where its instant is. The reference compares the text
+    as written (storage.md §7.1); ynm deliberately differs.
+    """
     return sorted(records, key=lambda r: (r.recorded_at, r.id))
 
 

@@ -58,6 +58,11 @@ def _check_datetime(v: str | None) -> str | None:
     return None if v is None else normalize_datetime(v)
 
 
+def _check_lower_bound(v: str | None) -> str | None:
+    # A ``since`` finer than a millisecond rounds up, so it still excludes the stamps before it.
+    return None if v is None else normalize_datetime(v, round_up=True)
+
+
 class _Content(_Input):
     """The fields a new version of a memory carries, shared by remember and supersede."""
 
@@ -115,8 +120,10 @@ class RememberInput(_Content):
 
 
 class RecallQuery(_Input):
-    """Input of ``recall`` (reference/algorithms.md §2.1). Dates are ISO date-times or bare
-    dates (midnight UTC); the namespace filter ignores trailing slashes."""
+    """Input of ``recall`` (reference/algorithms.md §2.1). ``since``/``until`` are ISO
+    date-times or bare dates (midnight UTC), held as canonical UTC instants
+    (:func:`ynm.model.records.normalize_datetime`; ``since`` rounds sub-millisecond digits up,
+    ``until`` down); the namespace filter ignores trailing slashes."""
 
     text: str | None = Field(default=None, max_length=TEXT_MAX_CHARS)
     type: list[MemoryType] = Field(default_factory=list)
@@ -134,14 +141,16 @@ class RecallQuery(_Input):
     rerank: bool | None = None
     mount: str | None = None
 
-    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _since = field_validator("since")(classmethod(lambda cls, v: _check_lower_bound(v)))
+    _until = field_validator("until")(classmethod(lambda cls, v: _check_datetime(v)))
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
 
 
 class ListQuery(_Input):
-    """Input of ``list`` (reference/cli.md §4.11)."""
+    """Input of ``list`` (reference/cli.md §4.11). ``since``/``until`` as in
+    :class:`RecallQuery`: canonical UTC instants."""
 
     level: Level | None = None
     type: MemoryType | None = None
@@ -153,7 +162,8 @@ class ListQuery(_Input):
     limit: int | None = Field(default=None, ge=1, le=LIST_LIMIT_MAX)
     mount: str | None = None
 
-    _dates = field_validator("since", "until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _since = field_validator("since")(classmethod(lambda cls, v: _check_lower_bound(v)))
+    _until = field_validator("until")(classmethod(lambda cls, v: _check_datetime(v)))
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
@@ -161,7 +171,8 @@ class ListQuery(_Input):
 
 class ExportQuery(_Input):
     """Input of ``export`` (reference/cli.md §4.6). ``since``/``until`` prune whole months, so
-    a month ``YYYY-MM`` is accepted beside a date-time."""
+    a month ``YYYY-MM`` is accepted beside a date-time; a date-time becomes a canonical UTC
+    instant first, so its month is the UTC month (the month of its shard bucket)."""
 
     level: Level | None = None
     type: MemoryType | None = None

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+
+from ynm.model.records import datetime_ms
 
 HALF_LIFE_DAYS: dict[str, float | None] = {
     "working": 1,
@@ -67,9 +68,13 @@ class Score:
 
 
 def iso_to_ms(value: str) -> int:
-    """Milliseconds since the epoch of an ISO 8601 date-time (``Z`` or offset)."""
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return math.floor(dt.timestamp() * 1000 + 0.5)
+    """Milliseconds since the epoch of an ISO 8601 date-time (``Z`` or offset, or a bare
+    date), by the same rule as every date-time ynm reads (:func:`ynm.model.records.datetime_ms`).
+
+    Raises:
+        ValueError: not an ISO 8601 date-time.
+    """
+    return datetime_ms(value)
 
 
 def recency(memory_type: str, updated_at_ms: int, now_ms: int) -> float:

@@ -5,7 +5,8 @@ Every field, limit and cross-field rule of seed 000 and reference/storage.md §1
 - the top level is strict (an unknown key makes the line invalid); ``provenance`` and each link
   drop unknown keys instead (storage.md §1.1, §7.11);
 - ``id`` and ``memoryId`` are uppercase ULIDs; ``v`` is the literal ``1``;
-- date-times are ISO 8601 with ``Z`` or an offset; a bare ``YYYY-MM-DD`` becomes midnight UTC;
+- date-times are ISO 8601 with ``Z`` or an offset, or a bare ``YYYY-MM-DD`` (midnight UTC);
+  each is held as its instant in canonical UTC, ``YYYY-MM-DDTHH:MM:SS.sssZ``;
 - ``create``/``supersede`` need non-empty content; ``create`` has ``memoryId == id``;
   ``supersede`` carries a ``supersedes`` link; ``snapshot`` carries ``data``; ``working``
   records live under ``session/``.
@@ -17,7 +18,7 @@ Field names are snake_case in Python and camelCase on disk (aliases); serialisin
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from pydantic import (
@@ -55,9 +56,13 @@ DATA_SCHEMA_MAX_CHARS = 100
 REASON_MAX_CHARS = 1000
 
 _DATETIME_RE = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$"
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
+    r"(?:Z|([+-])(\d{2}):?(\d{2}))",
+    re.ASCII,
 )
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_CANONICAL_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", re.ASCII)
+_NO_OFFSET_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?", re.ASCII)
 
 
 def js_length(value: str) -> int:
@@ -75,28 +80,95 @@ _LIMITS = (("subject", SUBJECT_MAX_CHARS), ("content", CONTENT_MAX_CHARS),
            ("reason", REASON_MAX_CHARS))
 
 
-def normalize_datetime(value: str) -> str:
-    """Check an ISO 8601 date-time (``Z`` or offset required) and return it; a bare date
-    ``YYYY-MM-DD`` becomes ``YYYY-MM-DDT00:00:00.000Z`` (reference/storage.md §1.2).
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MS = timedelta(milliseconds=1)
+DATETIME_PROBLEM = "expected an ISO 8601 date-time"
 
-    The string is kept as written: the fold compares ``recordedAt`` as text (storage.md §7.1).
+
+def datetime_ms(value: str, *, round_up: bool = False) -> int:
+    """The instant of an ISO 8601 date-time, in whole milliseconds since the epoch.
+
+    Accepted: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by ``Z`` or an offset ``+HH:MM``,
+    ``-HH:MM`` (or ``+HHMM``), and a bare date ``YYYY-MM-DD``, which means midnight UTC of that
+    day (reference/storage.md §1.2). A date-time without ``Z`` or an offset is refused: its
+    instant is unknown. Digits past the millisecond are dropped (the instant is rounded down),
+    or with ``round_up`` rounded up to the next millisecond, which is how a lower bound keeps
+    excluding every millisecond stamp before it.
 
     Raises:
-        ValueError: not an ISO 8601 date-time.
+        ValueError: ``expected an ISO 8601 date-time`` for anything else or a day or time
+            that does not exist (``2026-02-30``, ``25:00``, offset minutes over 59); the
+            message adds ``with Z or an offset ...`` for a time without one, and
+            ``in years 0001..9999 (UTC)`` for an instant outside them.
     """
-    if _DATE_RE.match(value):
-        try:
-            datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError("expected an ISO 8601 date-time") from None
-        return value + "T00:00:00.000Z"
-    if not _DATETIME_RE.match(value):
-        raise ValueError("expected an ISO 8601 date-time")
+    if not isinstance(value, str):
+        raise ValueError(DATETIME_PROBLEM)
+    if _DATE_RE.fullmatch(value):
+        value += "T00:00:00Z"
+    m = _DATETIME_RE.fullmatch(value)
+    if m is None:
+        if _NO_OFFSET_RE.fullmatch(value):
+            raise ValueError(f"{DATETIME_PROBLEM} with Z or an offset such as +05:00 "
+                             "(a time without one names no instant)")
+        raise ValueError(DATETIME_PROBLEM)
+    year, month, day, hour, minute, second, fraction, sign, off_h, off_m = m.groups()
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError("expected an ISO 8601 date-time") from None
-    return value
+        offset = timedelta(0)
+        if sign:
+            if int(off_m) > 59:
+                raise ValueError(DATETIME_PROBLEM)
+            offset = timedelta(hours=int(off_h), minutes=int(off_m)) * (-1 if sign == "-" else 1)
+        local = datetime(int(year), int(month), int(day), int(hour), int(minute),
+                         int(second or 0), tzinfo=timezone(offset))
+        ms = (local - _EPOCH) // _ONE_MS
+        if fraction:
+            ms += int(fraction[:3].ljust(3, "0"))
+            if round_up and fraction[3:].strip("0"):
+                ms += 1
+    except (ValueError, OverflowError):
+        raise ValueError(DATETIME_PROBLEM) from None
+    try:
+        canonical_datetime(ms)
+    except OverflowError:
+        raise ValueError(f"{DATETIME_PROBLEM} in years 0001..9999 (UTC)") from None
+    return ms
+
+
+def canonical_datetime(ms: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` for ``ms`` milliseconds since the epoch: UTC, always the
+    milliseconds, what ynm's clock stamps (ynm.model.ids.iso_ms) and JavaScript's
+    ``toISOString`` writes. Strings of this form sort as their instants do.
+
+    Raises:
+        OverflowError: the instant is outside years 0001..9999.
+    """
+    t = _EPOCH + timedelta(milliseconds=ms)
+    return (f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:"
+            f"{t.second:02d}.{t.microsecond // 1000:03d}Z")
+
+
+def normalize_datetime(value: str, *, round_up: bool = False) -> str:
+    """Check an ISO 8601 date-time and return its instant in the canonical form
+    ``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, milliseconds); see :func:`datetime_ms` for what is
+    accepted, bare dates (midnight UTC) and sub-millisecond digits (dropped, or rounded up with
+    ``round_up``).
+
+    Every date-time entering ynm passes here (records' ``recordedAt``, ``validFrom``,
+    ``validTo``; flags and tool inputs), so comparing two of them as text compares their
+    instants. The reference keeps the string as written and compares text
+    (reference/storage.md §1.6, §7.1, §7.2); ynm deliberately does not.
+
+    Raises:
+        ValueError: ``expected an ISO 8601 date-time``.
+    """
+    if isinstance(value, str) and _CANONICAL_RE.fullmatch(value):
+        # Already canonical (what ynm and the reference stamp): only the calendar is checked.
+        try:
+            datetime.fromisoformat(value[:-1])
+        except ValueError:
+            raise ValueError(DATETIME_PROBLEM) from None
+        return value
+    return canonical_datetime(datetime_ms(value, round_up=round_up))
 
 
 class _Nested(BaseModel):
@@ -232,12 +304,14 @@ class Record(BaseModel):
 
     @property
     def bucket(self) -> str:
-        """The UTC month ``yyyy-mm`` of ``recordedAt`` (its first seven characters)."""
+        """The UTC month ``yyyy-mm`` of ``recordedAt``: its first seven characters, since
+        ``recordedAt`` is held in canonical UTC (:func:`normalize_datetime`)."""
         return self.recorded_at[:7]
 
     @property
     def sort_key(self) -> tuple[str, str]:
-        """``(recordedAt, id)``: the fold order (storage.md §2.2)."""
+        """``(recordedAt, id)``: the fold order (storage.md §2.2). ``recordedAt`` is canonical
+        UTC, so the order is that of the instants, whatever offset a line was written with."""
         return (self.recorded_at, self.id)
 
 

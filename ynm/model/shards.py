@@ -42,8 +42,16 @@ class ShardKey:
 
 
 def bucket_of(recorded_at: str) -> str:
-    """The month bucket of a ``recordedAt`` string: its first seven characters (storage.md §3.1)."""
-    return recorded_at[:7]
+    """The month bucket ``yyyy-mm`` of a ``recordedAt`` string: the UTC month of its instant
+    (seed 000). The reference takes the first seven characters of the text as written, a
+    local month for an offset time (storage.md §3.1, §7.2); ynm deliberately does not.
+
+    Raises:
+        ValueError: not an ISO 8601 date-time.
+    """
+    from ynm.model.records import normalize_datetime  # pydantic: only when needed
+
+    return normalize_datetime(recorded_at)[:7]
 
 
 def key_from_ref(ref: str, prefix: str = NOTES_PREFIX) -> ShardKey | None:

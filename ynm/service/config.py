@@ -452,7 +452,7 @@ def read_env_file(path: str | Path) -> dict[str, str]:
     if not file.is_file():
         return {}
     try:
-        text = file.read_text(encoding="utf-8", errors="replace")
+        text = file.read_text(encoding="utf-8-sig", errors="replace")
     except OSError:
         return {}
     values: dict[str, str] = {}
@@ -559,7 +559,7 @@ def _read_config_file(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a leading BOM is dropped
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
@@ -721,7 +721,7 @@ def write_project_anchor(repo: str | Path, anchor: str) -> bool:
     data: dict[str, Any] = {}
     if path.is_file():
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: invalid JSON: {exc}") from exc
         if not isinstance(loaded, dict):

@@ -114,7 +114,7 @@ def _is_ynm_hook(command: str, name: str) -> bool:
 def _read_json_object(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    data = json.loads(path.read_text() or "{}")
+    data = json.loads(path.read_text(encoding="utf-8-sig") or "{}")
     if not isinstance(data, dict):
         raise YnmError(f"{path}: expected a JSON object")
     return data

@@ -65,6 +65,7 @@ SIMILAR_AT = 0.6  # overlap coefficient from which a memory counts as similar (a
 
 # One clock per process: ids and recordedAt strictly increase across every write it makes.
 _CLOCK = Clock()
+BOM = "\ufeff"  # a UTF-8 byte order mark, once decoded; dropped from text ynm reads
 
 
 @dataclass
@@ -874,6 +875,13 @@ class Ynm:
         can take are each skipped and reported as ``line N: message``; the rest are written.
         The reference refuses the whole file for one refused record.
 
+        Text is UTF-8; a byte order mark at its start (or at the start of a line, where files
+        were joined with ``cat``) is dropped. Date-times are normalised to canonical UTC
+        (``YYYY-MM-DDTHH:MM:SS.sssZ``) and the record is written in that form, so an imported
+        line may differ from the source line in its ``recordedAt``, ``validFrom`` and
+        ``validTo`` text, never in their instants; its shard month is the UTC month of that
+        instant.
+
         Returns ``{"imported": <records appended>, "problems": [...]}``, problems in line order.
 
         Raises:
@@ -883,7 +891,9 @@ class Ynm:
         """
         from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
 
-        parsed = parse_jsonl(text)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8-sig", errors="replace")
+        parsed = parse_jsonl(text.removeprefix(BOM).replace("\n" + BOM, "\n"))
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
         problems: list[tuple[int, str]] = [(p.line, p.message) for p in parsed.problems]
