@@ -75,6 +75,22 @@ def test_no_matches(project, cli_run):
     assert result.stdout == "[]\n"
 
 
+def test_chinese_japanese_and_korean_are_found_by_a_part(project, cli_run):
+    """A memory written without spaces is found by two or more of its characters side by
+    side; the output shows it as written."""
+    texts = ["设备清单：NAS 在机房二号柜", "サーバーの設定を変更した", "서버 설정을 변경했다"]
+    made = [json.loads(cli_run("remember", "--type", "semantic", "--level", "distributed",
+                               "--content", t, "--json").stdout)["memoryId"] for t in texts]
+    for query, i in [("设备", 0), ("机房", 0), ("二号柜", 0), ("設定", 1), ("バー", 1),
+                     ("설정", 2), ("변경", 2)]:
+        result = cli_run("recall", query, "--explain")
+        assert result.exit_code == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2 and lines[0].startswith("0.875  " + made[i]), (query, lines)
+        assert lines[0].endswith("  project   " + texts[i])
+    assert cli_run("recall", "设单").stdout == "no matches\n"
+
+
 def test_json_hit_shape(project, run_json, load):
     a = proc("deploy the ledger", tags=["deploy"])
     load(a)

@@ -201,6 +201,20 @@ def test_no_note_for_unrelated_memory(project, cli_run):
     assert "guidance" not in out
 
 
+def test_similar_note_for_chinese_and_japanese(project, cli_run):
+    """Overlap words include the character pairs of Han and kana, so a repeated note in
+    Chinese is similar, and two sharing only a Latin word are not."""
+    for text in ["设备清单：NAS 在机房二号柜", "サーバーの設定を変更した"]:
+        first = json.loads(cli_run("remember", "--type", "semantic", "--content", text,
+                                   "--json").stdout)
+        out = json.loads(cli_run("remember", "--type", "semantic", "--content", text,
+                                 "--json").stdout)
+        assert out["guidance"].startswith(f"1 similar memory exists: {first['memoryId']} ")
+    out = json.loads(cli_run("remember", "--type", "semantic", "--content",
+                             "NAS 的密码在保险箱里", "--json").stdout)
+    assert "guidance" not in out
+
+
 # ------------------------------------------------------------------------------- errors
 
 

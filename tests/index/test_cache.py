@@ -426,3 +426,54 @@ def test_refolded_memory_scores_like_a_fresh_cache(ynm_factory, git_repo, git, a
     with ynm_factory() as y:
         fresh = [y.recall(q) for q in _queries()]
     assert json.dumps(incremental) == json.dumps(fresh)
+
+
+# --------------------------------------------------------------- scripts without spaces
+
+
+def fts_terms(cache: MountCache) -> list[tuple[str, str, int, int]]:
+    """Every token the FTS index holds: (memory id, term, column, position), sorted."""
+    cache.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab "
+                       "USING fts5vocab(main, fts, 'instance')")
+    return sorted(cache.conn.execute(
+        "SELECT m.memory_id, v.term, v.col, v.offset FROM temp.vocab v "
+        "JOIN memories m ON m.rowid = v.doc"))
+
+
+def test_han_kana_and_hangul_are_indexed_one_character_a_token(log, cache, append):
+    a = rec(content="设备清单：NAS 在机房", summary="设备", tags=["机房", "infra"])
+    b = rec(content="サーバー設定", summary="서버 설정")
+    append(a, b)
+    terms = {(m, t, c) for m, t, c, _ in fts_terms(cache)}
+    assert {(a["id"], t, "content") for t in ["na", *"设备清单在机房"]} <= terms
+    assert {(a["id"], t, "tags") for t in "机房"} | {(a["id"], "infra", "tags")} <= terms
+    assert {(b["id"], t, "summary") for t in "서버설정"} <= terms
+    assert {(b["id"], t, "content") for t in "サーバ設定"} <= terms
+    assert not [t for _, t, _, _ in fts_terms(cache) if len(t) > 1 and t not in ("na", "infra")]
+    assert find(cache, "机房") == [a["id"]]
+    assert find(cache, "バー設") == [b["id"]]
+    assert find(cache, "설정") == [b["id"]]
+    assert find(cache, "房机") == [] and find(cache, "设清") == []  # not side by side
+    # the memories table keeps the text as written
+    assert cache.get_state(a["id"])["current"]["content"] == "设备清单：NAS 在机房"
+
+
+def test_refolded_han_memory_leaves_no_old_terms(log, cache, append, tmp_path):
+    """A superseded memory's FTS row is deleted with the text it was indexed with, so an
+    updated cache holds exactly the tokens of a rebuilt one."""
+    a = rec(content="设备清单：NAS 在机房二号柜", summary="设备清单",
+            recordedAt="2026-01-01T00:00:00.000Z")
+    b = rec(content="サーバーの設定", summary="設定")
+    append(a, b)
+    sup = rec(id=ulid(), memoryId=a["id"], op="supersede", content="备份在三号柜",
+              summary="备份", recordedAt="2026-01-02T00:00:00.000Z",
+              links=[{"rel": "supersedes", "to": a["id"]}])
+    append(sup)
+    assert find(cache, "机房") == [] and find(cache, "设备") == []
+    assert find(cache, "号柜") == [a["id"]]
+    rebuilt = MountCache(tmp_path / "rebuilt.sqlite", "project")
+    try:
+        assert rebuilt.refresh(log).rebuilt
+        assert fts_terms(cache) == fts_terms(rebuilt)
+    finally:
+        rebuilt.close()

@@ -20,6 +20,7 @@ from ynm.model.ranker import (
     score,
 )
 from ynm.model.text import (
+    fts_text,
     overlap_coefficient,
     overlap_words,
     summarize,
@@ -191,10 +192,34 @@ def test_tokenize(text, tokens):
     assert tokenize(text) == tokens
 
 
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # a run of Han, kana or Hangul searches its overlapping two-character pieces
+        ("设备", ["设备"]),
+        ("二号柜", ["二号", "号柜"]),
+        ("设备清单：NAS 在机房二号柜",
+         ["设备", "备清", "清单", "nas", "在机", "机房", "房二", "二号", "号柜"]),
+        ("设备，清单。", ["设备", "清单"]),  # full-width punctuation separates
+        ("柜", ["柜"]),  # a one-character run stays (one Han character is often a word)
+        ("在 机 房", ["在", "机", "房"]),
+        ("サーバーの設定", ["サー", "ーバ", "バー", "ーの", "の設", "設定"]),
+        ("ひらがな", ["ひら", "らが", "がな"]),
+        ("서버 설정을 변경", ["서버", "설정", "정을", "변경"]),
+        ("\u1109\u1165\u1107\u1165", ["서버"]),  # NFC: decomposed jamo join their syllable
+        ("v2版本 nas在 设备/清单", ["v2", "版本", "nas", "在", "设备", "清单"]),
+        ("NAS在机房-01.", ["nas", "在机", "机房", "01"]),
+        ("x设y", ["设"]),  # one-letter Latin pieces are dropped as ever
+    ],
+)
+def test_tokenize_splits_scripts_written_without_spaces(text, tokens):
+    assert tokenize(text) == tokens
+
+
 @given(st.text(max_size=100))
 def test_tokenize_property(text):
     for token in tokenize(text):
-        assert len(token) > 1
+        assert len(token) > 1 or fts_text("x" + token) == "x " + token  # or Han, kana, Hangul
         assert all(c.isalnum() or c in "_-/." for c in token)
         assert token == token.lower()
         assert token[0] not in "-./" and token[-1] not in "-./"
@@ -229,9 +254,45 @@ def test_query_phrases_drop_double_quotes_in_words():
 def test_query_phrases_property(text):
     phrases = query_phrases(text)
     tokens = tokenize(text)
-    assert phrases[: len(tokens)] == [f'"{t}"' for t in tokens]
+    assert phrases[: len(tokens)] == [f'"{fts_text(t)}"' for t in tokens]
     assert all(p.count('"') == 2 and p.startswith('"') and p.endswith('"') for p in phrases)
     assert not tokens or len(phrases) >= len(tokens)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrases"),
+    [
+        ("设备", ['"设 备"']),
+        ("设备清单", ['"设 备"', '"备 清"', '"清 单"']),
+        ("柜", ['"柜"']),
+        ("NAS 在机房", ['"nas"', '"在 机"', '"机 房"', '"nas 在 机 房"']),
+        ("機房の設定", ['"機 房"', '"房 の"', '"の 設"', '"設 定"']),
+        ("서버 설정", ['"서 버"', '"설 정"', '"서 버 설 정"']),
+        ("v2版本", ['"v2"', '"版 本"']),
+    ],
+)
+def test_query_phrases_search_han_kana_and_hangul_by_their_characters(text, phrases):
+    assert query_phrases(text) == phrases
+
+
+@pytest.mark.parametrize(
+    ("text", "indexed"),
+    [
+        ("设备清单：NAS 在机房二号柜", "设 备 清 单 ：NAS 在 机 房 二 号 柜"),
+        ("サーバーの設定", "サ ー バ ー の 設 定"),
+        ("서버 설정을", "서 버 설 정 을"),
+        ("\u1109\u1165\u1107\u1165", "서 버"),
+        ("v2版本\n下一行", "v2 版 本\n下 一 行"),
+    ],
+)
+def test_fts_text_sets_each_han_kana_and_hangul_character_apart(text, indexed):
+    assert fts_text(text) == indexed
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x10ff)))
+def test_fts_text_leaves_other_scripts_as_they_are(text):
+    # Latin, Cyrillic, Greek, ... reach FTS5 unchanged (not even NFC), so their ranking stays
+    assert fts_text(text) is text
 
 
 # --- similar-memory overlap (§2.10) -------------------------------------------------------
@@ -241,6 +302,16 @@ def test_overlap_words():
     assert overlap_words("The quick fox uses the API for deploys, and x1 is ok") == {
         "quick", "fox", "api", "deploys"}
     assert overlap_words("this that from are was use with") == set()
+
+
+def test_overlap_words_of_han_kana_and_hangul_are_their_character_pairs():
+    assert overlap_words("设备清单：NAS 在机房") == {"设备", "备清", "清单", "nas", "在机", "机房"}
+    assert overlap_words("サーバー設定") == {"サー", "ーバ", "バー", "ー設", "設定"}
+    assert overlap_words("서버 설정을") == {"서버", "설정", "정을"}
+    assert overlap_words("一 个 字") == set()  # one character alone, like a short Latin word
+    # two Chinese notes sharing only a Latin word are not the same fact
+    a, b = overlap_words("设备清单：NAS 在机房二号柜"), overlap_words("NAS 的密码在保险箱")
+    assert overlap_coefficient(a, b) < 0.6
 
 
 def test_overlap_coefficient():

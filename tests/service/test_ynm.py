@@ -202,6 +202,35 @@ def test_words_of_any_script_are_searched(open_ynm):
     assert [h["memoryId"] for h in recall(y, text="café")] == [fr["id"]]  # diacritics fold
 
 
+def test_han_kana_and_hangul_are_found_by_any_characters_side_by_side(open_ynm):
+    y = open_ynm()
+    zh = rec(content="设备清单：NAS 在机房二号柜", summary="设备清单")
+    ja = rec(content="サーバーの設定を変更した。", summary="設定メモ")
+    ko = rec(content="서버 설정을 변경했습니다", summary="서버 메모")
+    en = rec(content="The NAS sits in rack two", summary="rack")
+    load(y, zh, ja, ko, en)
+
+    def found(text: str) -> list[str]:
+        return [h["memoryId"] for h in recall(y, text=text)]
+
+    cases = {
+        zh["id"]: ["设备", "设备清单", "清单", "机房", "在机房", "二号柜", "号柜", "柜",
+                   "设备，清单"],
+        ja["id"]: ["サーバー", "ーバ", "の設定", "設定", "変更した", "設", "サーバーの設定を変更"],
+        ko["id"]: ["서버", "설정", "설정을", "정을", "변경", "했습니다", "서버 설정"],
+    }
+    for memory_id, texts in cases.items():
+        for text in texts:
+            assert found(text) == [memory_id], text
+    # characters that are not side by side, or in another order, find nothing
+    for text in ["设清", "房机", "柜号", "定設", "정설", "서설"]:
+        assert found(text) == [], text
+    assert found("NAS 在机房") == [zh["id"], en["id"]]  # mixed text: both scripts search
+    assert found("nas") == [en["id"], zh["id"]]  # Latin ranks as before: a shorter text wins
+    hit = recall(y, text="机房")[0]  # recall shows the text as written
+    assert (hit["summary"], hit["content"]) == ("设备清单", "设备清单：NAS 在机房二号柜")
+
+
 # ----------------------------------------------------------------------- ties and limits
 
 

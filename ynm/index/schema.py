@@ -15,7 +15,9 @@ Tables:
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``).
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
-  the ``memories`` rowid. Rows are removed with FTS5's ``'delete'`` command and the old values
+  the ``memories`` rowid, fed through ``ynm.model.text.fts_text`` (each Han, kana or Hangul
+  character set apart by spaces, so each is a token; ``memories`` keeps the text as written).
+  Rows are removed with FTS5's ``'delete'`` command and the old values
   (kept in ``memories``), which undoes their share of the BM25 statistics exactly, so a cache
   updated in place ranks exactly as a rebuilt one. FTS5's ``secure-delete`` option is on, so a
   deleted row's terms leave the index pages too (a purge leaves no trace in the file). It has no id column, so ``bm25(fts, 2.0, 1.0, 1.5, 1.0)`` weighs

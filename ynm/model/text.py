@@ -16,6 +16,19 @@ SUMMARY_MAX_CHARS = 280
 _TOKEN_SPLIT_RE = re.compile(r"[^\w\-/.]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset("the and for with that this from are was use uses".split())
+# Scripts written without spaces between words (Korean with particles glued to its words), by
+# Unicode block: Hangul Jamo; CJK and Kangxi radicals; 々 〆 〇, Hangzhou numerals, kana repeat
+# marks, 〻 〼; Hiragana, Katakana; Bopomofo, Hangul compatibility jamo, Bopomofo extended,
+# Katakana phonetic extensions; CJK Extension A and Unified Ideographs; Hangul Jamo Extended-A,
+# Syllables, Jamo Extended-B; CJK Compatibility Ideographs; half-width Katakana and Hangul;
+# Kana Supplement and Extended; the Supplementary and Tertiary Ideographic Planes.
+_CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u303c"
+        "\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3100-\u31bf\u31f0-\u31ff\u3400-\u4dbf"
+        "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
+        "\U0001b000-\U0001b16f\U00020000-\U0003ffff")
+_CJK_RE = re.compile(f"[{_CJK}]")
+_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+_CJK_EDGE_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
 # English function words: they carry a question's grammar, not its subject. Hybrid recall gives
 # them no weight when it measures how much of a question a memory's words hold (a small store
 # cannot learn from IDF that "is" or "what" says nothing). BM25 still searches them.
@@ -50,7 +63,9 @@ def summarize(content: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Recall tokens: NFC, lowercase; runs of characters other than letters and digits of any
     script, ``_``, ``-``, ``/`` and ``.`` become spaces; split; strip leading and trailing
-    ``-./``; keep tokens longer than one character. No stop words.
+    ``-./``; split runs of Han, kana and Hangul into their two-character pieces
+    (:func:`_cjk_split`); keep tokens longer than one character, and single characters of those
+    scripts (in Chinese and Japanese one character is often a word). No stop words.
 
     The reference's tokenizer (reference/algorithms.md §2.3) keeps only ``[a-z0-9_-/.]``, so
     "café" searches "caf" and a Cyrillic or Greek word searches nothing; ynm keeps the letters,
@@ -59,10 +74,52 @@ def tokenize(text: str) -> list[str]:
     text = unicodedata.normalize("NFC", text)
     out = []
     for raw in _TOKEN_SPLIT_RE.sub(" ", text.lower()).split():
-        token = raw.strip("-./")
-        if len(token) > 1:
-            out.append(token)
+        for token in _cjk_split(raw.strip("-./")):
+            if len(token) > 1 or _CJK_RE.match(token):
+                out.append(token)
     return out
+
+
+def _cjk_split(token: str) -> list[str]:
+    """A token of :func:`tokenize` as the tokens it searches: ``[token]`` when it holds no
+    character of a script written without spaces (Han, Hiragana, Katakana, Bopomofo, Hangul);
+    else each such run as its overlapping two-character pieces ("设备清单" gives "设备", "备清",
+    "清单"; a one-character run stays whole), and the text between runs stripped of ``-./``,
+    in order ("v2版本" gives "v2", "版本"). Empty pieces are dropped, short ones are not.
+
+    The FTS5 index holds every such character as its own token (:func:`fts_text`) and
+    :func:`query_phrases` searches each piece as a phrase of its characters, so a memory is
+    found by any two characters it holds side by side, and a query of many characters by
+    each pair of them (the bigrams of Lucene's CJKBigramFilter).
+    """
+    if not _CJK_RE.search(token):
+        return [token]
+    out = []
+    for i, piece in enumerate(_CJK_RUN_RE.split(token)):
+        if i % 2 == 0:  # between runs
+            piece = piece.strip("-./")
+            if piece:
+                out.append(piece)
+        elif len(piece) == 1:
+            out.append(piece)
+        else:
+            out.extend(piece[j: j + 2] for j in range(len(piece) - 1))
+    return out
+
+
+def fts_text(text: str) -> str:
+    """What the FTS5 table is given for ``text`` (summary, content, subject or tags) and what
+    a query phrase is passed through: ``text`` itself when it holds no character of the
+    scripts of :func:`_cjk_split`; else its NFC form with a space on each side of every such
+    character, so ``unicode61`` makes each one a token ("NAS 在机房" gives "NAS 在 机 房").
+
+    ``unicode61`` splits only at spaces and punctuation, so without this a run of Han or kana
+    is one token and no part of it can be searched. Porter stemming leaves these tokens alone
+    (it rewrites ASCII suffixes only). The memories table keeps the text as written.
+    """
+    if not _CJK_RE.search(text):
+        return text
+    return _CJK_EDGE_RE.sub(" ", unicodedata.normalize("NFC", text))
 
 
 def query_phrases(text: str) -> list[str]:
@@ -85,13 +142,18 @@ def query_phrases(text: str) -> list[str]:
     stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", lowered).split())
     words = [w for w in stripped if w]
     pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
-    return ['"' + p.replace('"', "") + '"' for p in [*tokens, *pairs]]
+    return ['"' + fts_text(p.replace('"', "")) + '"' for p in [*tokens, *pairs]]
 
 
 def overlap_words(text: str) -> set[str]:
     """Words for the similar-memory overlap: lowercase ``[a-z0-9]`` runs of three or more
-    characters, minus the stop words (algorithms.md §2.10)."""
-    return {w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
+    characters, minus the stop words (algorithms.md §2.10), plus the two-character pieces of
+    each run of Han, kana or Hangul (:func:`_cjk_split`), which the reference's ASCII words
+    leave out: two memories in Chinese would otherwise share no word however alike, and two
+    sharing one Latin word would count as the same."""
+    words = {w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
+    runs = _CJK_RUN_RE.findall(unicodedata.normalize("NFC", text))
+    return words | {p for run in runs for p in _cjk_split(run) if len(p) == 2}
 
 
 def overlap_coefficient(a: set[str], b: set[str]) -> float:

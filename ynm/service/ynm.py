@@ -245,7 +245,8 @@ class Ynm:
 
         Recall with the first 200 characters of the content (limit 4), drop the memory itself,
         keep hits whose word overlap coefficient with the content is at least 0.6 (words:
-        lowercase ``[a-z0-9]`` runs of 3+ characters minus a few stop words). Never blocks a
+        lowercase ``[a-z0-9]`` runs of 3+ characters minus a few stop words, and the character
+        pairs of Han, kana and Hangul: :func:`ynm.model.text.overlap_words`). Never blocks a
         write. Source: reference/algorithms.md §2.10, cli.md §4.20.
         """
         words = overlap_words(content)
