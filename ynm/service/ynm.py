@@ -73,7 +73,8 @@ class Ynm:
         loaded: the merged configuration (see :func:`ynm.service.config.load_config`).
         personal: open the personal store (False for a hosted, shared-only server).
         clock: stamps ids and ``recordedAt`` (default: the process clock).
-        now_ms: the time recall measures recency against (default: the wall clock).
+        now_ms: the time reads measure recency and working-memory expiry against, in
+            milliseconds since the epoch (default: the wall clock).
     """
 
     def __init__(
