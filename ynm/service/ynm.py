@@ -463,10 +463,11 @@ class Ynm:
         for mount in self.mounts:
             cache = mount.fresh_cache()
             cond, args = filter_sql(SearchQuery(types=["working"], namespace=namespace))
-            # expires_at is updatedAt + ttl of the current record (ynm.index.cache)
+            # expires_at is updatedAt + ttl of the current record (ynm.index.cache); without
+            # INDEXED BY SQLite walks the tombstoned index instead (~50x slower at 100k)
             due = [row[0] for row in cache.conn.execute(
-                f"SELECT memory_id FROM memories m WHERE {cond} AND m.expires_at <= ?",
-                [*args, now])]
+                f"SELECT memory_id FROM memories m INDEXED BY memories_expires "
+                f"WHERE {cond} AND m.expires_at <= ?", [*args, now])]
             for memory_id in sorted(due):
                 if not dry_run:
                     self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
