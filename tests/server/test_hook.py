@@ -98,6 +98,14 @@ def test_session_start_with_odd_session_ids_still_answers(project, cli_run, sess
         assert "refused" not in context and err == ""
 
 
+def test_stop_with_a_session_id_of_no_letter_or_digit_says_why(project, ynm_home):
+    out, err = hook("stop", stdin=json.dumps({"session_id": "!!!", "cwd": str(project)}))
+    assert out == {}
+    assert err == ("ynm hook: session id '!!!' has no letter or digit [a-z0-9] to name a "
+                   "session namespace; use letters, digits, '.', '_' or '-'\n")
+    assert not list((ynm_home / "hooks").glob("stop-*"))
+
+
 def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_home):
     assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
                    "--ttl", "PT0S", "--content", "scratch", "--cwd", project).exit_code == 0

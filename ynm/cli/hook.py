@@ -109,7 +109,11 @@ def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return {}
-    sid = normalize_session_id(session_id)
+    try:
+        sid = normalize_session_id(session_id)
+    except ValueError as err:  # no letter or digit: no session namespace to expire
+        click.echo(f"ynm hook: {err}", err=True)
+        return {}
     stamps = _home() / "hooks"
     stamps.mkdir(parents=True, exist_ok=True)
     now = time.time()
