@@ -42,3 +42,47 @@ def test_nothing_fits_the_budget(project, cli_run):
     block = json.loads(cli_run("context", "--budget-tokens", "4", "--json").stdout)
     assert block == {"markdown": "", "included": [], "tokens": 0, "truncated": True}
     assert cli_run("context", "--budget-tokens", "0").exit_code == 2
+
+
+def working(cli_run, session: str, content: str, ttl: str = "PT8H") -> str:
+    r = cli_run("remember", "--type", "working", "--namespace", f"session/{session}",
+                "--ttl", ttl, "--content", content, "--json")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)["memoryId"]
+
+
+def test_expired_working_memory_is_left_out_of_every_read_before_any_sweep(project, cli_run):
+    # PT0S: expired the moment it is written (updatedAt + ttl <= now); nothing sweeps it
+    gone = working(cli_run, "run-a", "staging DB is down until the restart", ttl="PT0S")
+    live = working(cli_run, "run-a", "staging deploy is paused")
+    reads = {
+        "recall text": ("recall", "staging", "--json"),
+        "recall filter only": ("recall", "--type", "working", "--json"),
+        "list": ("list", "--json"),
+        "context": ("context", "--json"),
+        "context with text": ("context", "--text", "staging DB", "--json"),
+        "session start": ("session", "start", "run-a", "--json"),
+    }
+    for name, args in reads.items():
+        out = cli_run(*args).stdout
+        assert gone not in out, name
+        assert live in out, name
+    shown = cli_run("recall", "staging", "--include-tombstoned").stdout
+    assert "[expired] staging DB is down until the restart" in shown
+    listed = cli_run("list", "--include-tombstoned").stdout
+    assert "[expired] staging DB is down until the restart" in listed
+    assert "[expired] staging deploy" not in listed
+
+
+def test_a_session_block_holds_its_own_working_memory_and_no_other_sessions(project, cli_run):
+    other = working(cli_run, "run-a", "run-a scratch: staging is down")
+    own = working(cli_run, "run-b", "run-b scratch: retry the deploy")
+    assert cli_run("remember", "--type", "semantic", "--content",
+                   "deploys go through staging").exit_code == 0
+    r = cli_run("session", "start", "Run-B")
+    assert r.exit_code == 0
+    assert "- (working) run-b scratch: retry the deploy" in r.stdout
+    assert "run-a scratch" not in r.stdout and "deploys go through staging" in r.stdout
+    included = json.loads(cli_run("session", "start", "run-c", "--json").stdout)
+    assert own not in included["context"]["included"]
+    assert other not in included["context"]["included"]

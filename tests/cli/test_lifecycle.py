@@ -286,7 +286,9 @@ def test_working_memory_expires_at_session_end(project, cli_run):
 def test_session_start_human_output_and_bad_ids(project, cli_run):
     out = ok(cli_run("session", "start", "abc"))
     assert out == "session abc\nworking namespace session/abc (ttl PT8H)\n\nno memory yet\n"
-    r = cli_run("session", "start", "a..b")
+    out = ok(cli_run("session", "start", "a..b"))
+    assert out.startswith("session a.b\nworking namespace session/a.b (ttl PT8H)\n")
+    r = cli_run("session", "start", "!!!")
     assert r.exit_code == 2 and "invalid input: sessionId:" in r.stderr
     r = cli_run("session", "start", "x", "--ttl", "8h")
     assert r.exit_code == 2 and "ttl: must be an ISO 8601 duration" in r.stderr

@@ -62,7 +62,7 @@ def test_json_shape(project, run_json, load):
     load(a)
     (m,) = run_json("list")
     keys = list(m)
-    assert keys == MEMORY_KEYS[:5] + ["subject"] + MEMORY_KEYS[5:]
+    assert keys == MEMORY_KEYS[:5] + ["subject"] + MEMORY_KEYS[5:] + ["summary"]
     assert m["current"] == a
     assert m["mount"] == "personal"
     assert m["versions"] == 1 and m["createdAt"] == m["updatedAt"] == at(3)

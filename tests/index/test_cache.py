@@ -477,3 +477,40 @@ def test_refolded_han_memory_leaves_no_old_terms(log, cache, append, tmp_path):
         assert fts_terms(cache) == fts_terms(rebuilt)
     finally:
         rebuilt.close()
+
+
+def test_expires_at_is_updated_at_plus_ttl_of_working_memory(log, cache, append, tmp_path):
+    key = ShardKey("distributed", "session/s", "working", "2026-01")
+    w = rec(type="working", namespace="session/s", ttl="PT2H",
+            recordedAt="2026-01-01T00:00:00.000Z")
+    fact = rec(ttl="PT2H", content="not working memory: never expires")
+    no_ttl = rec(type="working", namespace="session/s", recordedAt="2026-01-01T00:00:00.000Z")
+    append(w, no_ttl, key=key)
+    append(fact)
+    base = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
+    expires = dict(cache.conn.execute("SELECT memory_id, expires_at FROM memories"))
+    assert expires == {w["id"]: base + 2 * 3_600_000, fact["id"]: None, no_ttl["id"]: None}
+    # an annotation pushes updatedAt, and so the expiry
+    append(rec(id=ulid(), memoryId=w["id"], op="annotate", type="working",
+               namespace="session/s", content=None, summary=None, tags=["x"],
+               recordedAt="2026-01-01T01:30:00.000Z"), key=key)
+    got = cache.conn.execute("SELECT expires_at FROM memories WHERE memory_id = ?",
+                             (w["id"],)).fetchone()[0]
+    assert got == base + 90 * 60_000 + 2 * 3_600_000
+    other = MountCache(tmp_path / "other.sqlite", "project")
+    try:
+        other.refresh(log)  # a rebuild from the log gives the same instants
+        rows = "SELECT memory_id, expires_at, summary FROM memories ORDER BY 1"
+        assert cache.conn.execute(rows).fetchall() == other.conn.execute(rows).fetchall()
+    finally:
+        other.close()
+
+
+def test_summary_column_is_derived_when_the_record_has_none(log, cache, append):
+    a = rec(content="\n# Release train\nevery Tuesday", summary=None)
+    b = rec(content="kept as written", summary="Given summary")
+    append(a, b)
+    got = dict(cache.conn.execute("SELECT memory_id, summary FROM memories"))
+    assert got == {a["id"]: "Release train", b["id"]: "Given summary"}
+    assert "summary" not in cache.get_state(a["id"])["current"]  # the record as stored
+    assert find(cache, "release") == [a["id"]]  # the derived summary is indexed too

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ynm.model.namespaces import (
+    SESSION_PREFIX,
     is_valid_namespace,
     namespace_matches,
     namespace_problem,
@@ -86,9 +87,6 @@ def test_filter_namespaces_strip_trailing_slashes(value, expected):
         ("a/b", "session/a-b"),
         ("..x", "session/x"),
         ("01M3N5DKQZPVDY9DMKV7YBZ341", "session/01m3n5dkqzpvdy9dmkv7ybz341"),
-        ("!!!", "session/session"),
-        ("", "session/session"),
-        ("---", "session/session"),
         ("  a  b  ", "session/a-b-"),
         ("Ünïcode ✓ id", "session/n-code-id"),
         ("-_.a", "session/a"),
@@ -106,19 +104,59 @@ def test_session_id_truncated_to_100_after_stripping():
     assert normalize_session_id("a" * 99 + "!!!b") == "a" * 99 + "-"
 
 
-@pytest.mark.parametrize("session_id", ["a..b", "x.lock"])
-def test_session_ids_can_normalise_into_invalid_namespaces(session_id):
-    # §7.9: they survive normalisation unchanged and then fail the namespace rule.
-    assert normalize_session_id(session_id) == session_id
-    assert namespace_problem(session_namespace(session_id)) is not None
+@pytest.mark.parametrize(
+    "session_id, normalised",
+    [
+        ("a..b", "a.b"),
+        ("..x", "x"),
+        ("x.lock", "x-lock"),
+        ("X.LOCK", "x-lock"),
+        ("a...b.lock", "a.b-lock"),
+        ("x..lock", "x-lock"),
+        ("-lead", "lead"),
+        (".hidden", "hidden"),
+        ("_x", "x"),
+        ("a b..c.lock", "a-b.c-lock"),
+        ("z" * 95 + ".lock" + "tail", "z" * 95 + "-lock"),  # cut to 100, then .lock fixed
+        ("w" * 600, "w" * 100),
+    ],
+)
+def test_session_ids_that_were_invalid_segments_normalise_into_valid_ones(session_id, normalised):
+    assert normalize_session_id(session_id) == normalised
+    assert namespace_problem(session_namespace(session_id)) is None
+    assert normalize_session_id(normalised) == normalised
+
+
+@pytest.mark.parametrize("session_id", ["", "!!!", "---", "...", "._-", "  ", "✓✓", "-.-.-"])
+def test_session_ids_with_nothing_usable_are_refused(session_id):
+    with pytest.raises(ValueError, match="has no letter or digit"):
+        normalize_session_id(session_id)
+    with pytest.raises(ValueError):
+        session_namespace(session_id)
 
 
 @given(st.text(max_size=200))
 def test_session_id_property(session_id):
-    out = normalize_session_id(session_id)
+    try:
+        out = normalize_session_id(session_id)
+    except ValueError:
+        assert not any(c in "abcdefghijklmnopqrstuvwxyz0123456789" for c in session_id.lower())
+        return
     assert 1 <= len(out) <= 100
     assert out[0].isascii() and (out[0].isdigit() or out[0].islower())
     assert all(c in "abcdefghijklmnopqrstuvwxyz0123456789._-" for c in out)
+    assert namespace_problem(session_namespace(session_id)) is None
+    assert normalize_session_id(out) == out
+
+
+@given(st.text(alphabet="ab.-_!Lock", max_size=120))
+def test_session_id_property_dots_and_locks(session_id):
+    # an alphabet dense in the characters that make invalid segments
+    try:
+        out = normalize_session_id(session_id)
+    except ValueError:
+        return
+    assert namespace_problem(SESSION_PREFIX + out) is None
     assert normalize_session_id(out) == out
 
 

@@ -64,19 +64,67 @@ def test_prompt_nudges_on_remember_intent(project, prompt, nudged):
     assert has_remember_intent(prompt) is nudged
 
 
+def test_session_start_block_has_no_expired_or_other_sessions_working_memory(project, cli_run):
+    def working(session, content, ttl):
+        assert cli_run("remember", "--type", "working", "--namespace", f"session/{session}",
+                       "--ttl", ttl, "--content", content, "--cwd", project).exit_code == 0
+
+    working("9f1c2d3e-abcd", "own live scratch", "PT8H")
+    working("9f1c2d3e-abcd", "own expired scratch", "PT0S")
+    working("other-session", "other live scratch", "PT8H")
+    out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="startup"))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "- (working) own live scratch" in context
+    assert "own expired scratch" not in context and "other live scratch" not in context
+
+
+@pytest.mark.parametrize("session_id, namespace", [
+    ("a..b", None), ("x.lock", None), ("..x", None), (".hidden", None), ("-lead", None),
+    ("!!!", "refused"), ("...", "refused"),
+])
+def test_session_start_with_odd_session_ids_still_answers(project, cli_run, session_id,
+                                                          namespace):
+    assert cli_run("remember", "--type", "semantic", "--content", "a project fact",
+                   "--cwd", project).exit_code == 0
+    stdin = json.dumps({"session_id": session_id, "cwd": str(project)})
+    out, err = hook("session-start", stdin=stdin)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(SESSION_PREFIX_LINE) and "- (semantic) a project fact" in context
+    if namespace == "refused":
+        assert "the client's session id was refused" in context
+        assert "has no letter or digit" in context and "working namespace is session/" in context
+        assert "has no letter or digit" in err
+    else:
+        assert "refused" not in context and err == ""
+
+
+def test_stop_with_a_session_id_of_no_letter_or_digit_says_why(project, ynm_home):
+    out, err = hook("stop", stdin=json.dumps({"session_id": "!!!", "cwd": str(project)}))
+    assert out == {}
+    assert err == ("ynm hook: session id '!!!' has no letter or digit [a-z0-9] to name a "
+                   "session namespace; use letters, digits, '.', '_' or '-'\n")
+    assert not list((ynm_home / "hooks").glob("stop-*"))
+
+
 def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_home):
     assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
                    "--ttl", "PT0S", "--content", "scratch", "--cwd", project).exit_code == 0
     out, _ = hook("stop", stdin=payload(project, "Stop"))
     assert out == {}
     assert (ynm_home / "hooks" / "stop-9f1c2d3e-abcd").exists()
-    listed = cli_run("list", "--json", "--cwd", project)
-    assert json.loads(listed.stdout) == []  # the working memory was forgotten
+    listed = cli_run("list", "--json", "--include-tombstoned", "--cwd", project)
+    (swept,) = json.loads(listed.stdout)  # the working memory was forgotten
+    assert swept["tombstoned"] is True and swept["tombstoneReason"] == "expired"
     # throttled: a second stop within 5 minutes does nothing (and still answers {})
     assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
                    "--ttl", "PT0S", "--content", "more", "--cwd", project).exit_code == 0
     hook("stop", stdin=payload(project, "Stop"))
-    assert len(json.loads(cli_run("list", "--json", "--cwd", project).stdout)) == 1
+    listed = json.loads(cli_run("list", "--json", "--include-tombstoned", "--cwd",
+                                project).stdout)
+    unswept = [m for m in listed if m["current"]["content"] == "more"]
+    assert unswept[0]["tombstoned"] is False and unswept[0]["expired"] is True
+    # expired but not swept: reads leave it out all the same
+    assert json.loads(cli_run("list", "--json", "--cwd", project).stdout) == []
 
 
 @pytest.mark.parametrize("args, stdin", [

@@ -192,6 +192,45 @@ def test_session_start_and_end(mcp_call):
     assert generated["namespace"] == "session/" + generated["sessionId"]
 
 
+def test_expired_and_other_sessions_working_memory_in_recall_context_and_session(mcp_call):
+    def working(session, content, ttl):
+        return remember(mcp_call, type="working", namespace=f"session/{session}",
+                        content=content, ttl=ttl)["memoryId"]
+
+    gone = working("run-a", "staging DB is down until the restart", "PT0S")  # never swept
+    live = working("run-a", "staging deploy is paused", "PT8H")
+    own = working("run-b", "run-b staging scratch", "PT8H")
+    for args in ({"text": "staging"}, {"type": ["working"]}):
+        got = [h["memoryId"] for h in ok(call_tool(mcp_call, "memory_recall", args))]
+        assert gone not in got and live in got and own in got
+    marked = ok(call_tool(mcp_call, "memory_recall",
+                          {"text": "staging", "includeTombstoned": True}))
+    assert [h.get("expired") for h in marked if h["memoryId"] == gone] == [True]
+    block = ok(call_tool(mcp_call, "memory_context", {}))
+    assert gone not in block["included"] and live in block["included"]
+    start = ok(call_tool(mcp_call, "memory_session", {"action": "start", "sessionId": "run-b"}))
+    assert start["context"]["included"] == [own]
+    assert err(call_tool(mcp_call, "memory_session",
+                         {"action": "start", "sessionId": "!!!"})).startswith(
+        "invalid input: sessionId: session id '!!!' has no letter or digit")
+    odd = ok(call_tool(mcp_call, "memory_session", {"action": "start", "sessionId": "a..b"}))
+    assert odd["namespace"] == "session/a.b"
+
+
+def test_recall_shows_a_derived_summary_for_a_record_without_one(mcp_call, cli_run, tmp_path):
+    line = {"v": 1, "id": "01K00000000000000000000001", "memoryId": "01K00000000000000000000001",
+            "op": "create", "type": "semantic", "level": "personal", "namespace": "user/tester",
+            "tags": [], "links": [], "content": "## Ledger freeze\nno deploys on Fridays",
+            "recordedAt": "2026-03-01T00:00:00.000Z", "provenance": {"actor": "user:tester"}}
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert cli_run("import", path).exit_code == 0
+    (hit,) = ok(call_tool(mcp_call, "memory_recall", {"text": "ledger freeze"}))
+    assert hit["summary"] == "Ledger freeze"
+    block = ok(call_tool(mcp_call, "memory_context", {}))
+    assert "- (semantic) Ledger freeze\n" in block["markdown"] + "\n"
+
+
 def test_consolidate_runs_expire_only(mcp_call):
     mid = remember(mcp_call, type="working", content="old scratch", namespace="session/s1",
                    ttl="PT0S")["memoryId"]

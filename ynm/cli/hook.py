@@ -68,17 +68,33 @@ def _home() -> Path:
 
 def session_start(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     """Start a session keyed by the client's session id; the prefix line, then the context
-    block (only the prefix when there is no memory)."""
+    block (only the prefix when there is no memory).
+
+    A client id with nothing usable for a namespace (``!!!``; see
+    ynm.model.namespaces.normalize_session_id) does not silence the hook: the session starts
+    under a new id, and a line after the prefix says why (the block is the same, since a new
+    session holds no working memory yet)."""
+    from ynm.errors import InvalidInput
     from ynm.model.inputs import SessionStartInput
     from ynm.service.ynm import Ynm
 
     session_id = payload.get("session_id")
+    session_id = session_id if isinstance(session_id, str) and session_id else None
     env = {**os.environ, "YNM_NO_CLAUDE_CLI": "1"}
+    note = ""
     with Ynm.open(cwd, env) as ynm:
-        result = ynm.session_start(SessionStartInput(
-            session_id=session_id if isinstance(session_id, str) and session_id else None))
+        try:
+            result = ynm.session_start(SessionStartInput(session_id=session_id))
+        except InvalidInput as err:
+            if session_id is None:
+                raise
+            result = ynm.session_start(SessionStartInput())
+            note = (f"\n\nynm: the client's session id was refused ({err.detail}); this "
+                    f"session's working namespace is {result['namespace']}.")
+            click.echo(f"ynm hook: {err}", err=True)
     markdown = result["context"]["markdown"]
-    return _out("session-start", SESSION_PREFIX_LINE + ("\n\n" + markdown if markdown else ""))
+    return _out("session-start",
+                SESSION_PREFIX_LINE + note + ("\n\n" + markdown if markdown else ""))
 
 
 def prompt(payload: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +112,11 @@ def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return {}
-    sid = normalize_session_id(session_id)
+    try:
+        sid = normalize_session_id(session_id)
+    except ValueError as err:  # no letter or digit: no session namespace to expire
+        click.echo(f"ynm hook: {err}", err=True)
+        return {}
     stamps = _home() / "hooks"
     stamps.mkdir(parents=True, exist_ok=True)
     now = time.time()

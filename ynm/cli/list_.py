@@ -15,16 +15,17 @@ DEFAULT_LIMIT = 50  # memories shown when neither --limit nor --all is given
 
 
 def format_memories(memories: list[dict[str, Any]]) -> str:
-    """``<id>  <type:10> <level:11> <namespace:24> [* ]<summary>`` per memory, or
-    ``no memories``."""
+    """``<id>  <type:10> <level:11> <namespace:24> [* ][[expired] ]<summary>`` per memory,
+    or ``no memories``."""
     if not memories:
         return "no memories"
     out = []
     for m in memories:
         pin = "* " if m["pinned"] else ""
-        summary = m["current"].get("summary", "")
+        summary = m.get("summary") or m["current"].get("summary", "")
+        expired = "[expired] " if m.get("expired") else ""
         out.append(f"{m['memoryId']}  {m['type']:<10} {m['level']:<11} {m['namespace']:<24} "
-                   f"{pin}{summary}")
+                   f"{pin}{expired}{summary}")
     return "\n".join(out)
 
 

@@ -14,16 +14,19 @@ LEVELS = ("personal", "distributed")
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:
-    """``<score .3f>  <id>  <type:10> <mount:9> [* ]<summary>`` per hit, plus the explain line
-    (``rel rec imp``, then ``lex vec`` for a hybrid recall, ``-`` for a part the memory was
-    not a candidate of); ``no matches`` when empty."""
+    """``<score .3f>  <id>  <type:10> <mount:9> [* ][[expired] ]<summary>`` per hit, plus the
+    explain line (``rel rec imp``, then ``lex vec`` for a hybrid recall, ``-`` for a part the
+    memory was not a candidate of); ``no matches`` when empty. ``[expired]`` marks working
+    memory past its ttl that no sweep has tombstoned yet (shown only with
+    ``--include-tombstoned``)."""
     if not hits:
         return "no matches"
     lines = []
     for h in hits:
         pin = "* " if h["pinned"] else ""
+        expired = "[expired] " if h.get("expired") else ""
         lines.append(f"{h['score']:.3f}  {h['memoryId']}  {h['type']:<10} {h['mount']:<9} "
-                     f"{pin}{h['summary']}")
+                     f"{pin}{expired}{h['summary']}")
         if "explain" in h:
             e = h["explain"]
             line = (f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "

@@ -97,7 +97,7 @@ def format_review(memories: list[dict[str, Any]]) -> str:
     if not memories:
         return "nothing to review"
     return "\n".join(f"{m['memoryId']}  {m['type']:<10} {m['mount']:<9} "
-                     f"{m['current'].get('summary', '')}" for m in memories)
+                     f"{m.get('summary') or m['current'].get('summary', '')}" for m in memories)
 
 
 @click.command()

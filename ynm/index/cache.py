@@ -27,7 +27,7 @@ from ynm.index import schema
 from ynm.model.fold import Memory, fold
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
-from ynm.model.text import fts_text
+from ynm.model.text import fts_text, summarize
 
 Progress = Callable[[str, int, int], None]
 
@@ -91,6 +91,15 @@ def indexed_content(memory: Memory) -> str:
     if data is not None:
         content += "\n" + " ".join(v for v in data.values() if isinstance(v, str))
     return content
+
+
+def memory_summary(memory: Memory) -> str:
+    """The summary shown for a memory: the current record's, or, when that record has none
+    (an imported or hand-written record), one derived from its content the way remember
+    derives it (ynm.model.text.summarize, reference/algorithms.md §1.3). Stored records are
+    never rewritten."""
+    summary = memory.current.summary
+    return summary if summary else summarize(memory.current.content or "")
 
 
 class MountCache:
@@ -423,7 +432,7 @@ class MountCache:
             rows.append((i, *row))
             fts_rows.append((i, *_fts_values(row[15], row[16], row[4], m.tags)))
         self.conn.executemany(
-            "INSERT INTO memories VALUES (" + ", ".join("?" * 19) + ")", rows
+            "INSERT INTO memories VALUES (" + ", ".join("?" * 20) + ")", rows
         )
         self.conn.executemany(
             "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
@@ -442,15 +451,15 @@ class MountCache:
                     "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
                     "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
                     "tombstoned=?, created_at=?, updated_at=?, versions=?, summary=?, content=?, "
-                    "state=? WHERE rowid = ?",
+                    "state=?, expires_at=? WHERE rowid = ?",
                     (*row, rowid),
                 )
             else:
                 cur = conn.execute(
                     "INSERT INTO memories(memory_id, type, level, namespace, subject, tags, "
                     "data_keys, importance, confidence, pinned, needs_review, tombstoned, "
-                    "created_at, updated_at, versions, summary, content, state) "
-                    "VALUES (" + ", ".join("?" * 18) + ")",
+                    "created_at, updated_at, versions, summary, content, state, expires_at) "
+                    "VALUES (" + ", ".join("?" * 19) + ")",
                     row,
                 )
                 rowid = cur.lastrowid
@@ -670,6 +679,7 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
         json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
         m.created_at, m.updated_at, m.versions,
-        m.current.summary or "", indexed_content(m),
+        memory_summary(m), indexed_content(m),
         json.dumps(state, ensure_ascii=False, separators=(",", ":")),
+        m.expires_at_ms(),
     )

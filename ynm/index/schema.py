@@ -14,6 +14,11 @@ Tables:
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``).
+  ``summary`` is the current record's, or derived from its content when the record has none
+  (ynm.model.text.summarize). ``expires_at``: when a working memory's ttl runs out, in
+  milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires), so reads leave
+  expired working memory out in SQL (ynm.index.search.filter_sql) before any sweep
+  tombstones it.
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
   the ``memories`` rowid, fed through ``ynm.model.text.fts_text`` (each Han, kana or Hangul
   character set apart by spaces, so each is a token; ``memories`` keeps the text as written).
@@ -94,11 +99,13 @@ CREATE TABLE memories (
   versions INTEGER NOT NULL,
   summary TEXT NOT NULL,
   content TEXT NOT NULL,
-  state TEXT NOT NULL
+  state TEXT NOT NULL,
+  expires_at INTEGER
 );
 CREATE INDEX memories_namespace ON memories(namespace);
 CREATE INDEX memories_updated ON memories(updated_at);
 CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at);
+CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
 CREATE VIRTUAL TABLE fts USING fts5(
   summary, content, subject, tags,
   tokenize = 'porter unicode61', content = ''

@@ -4,7 +4,8 @@ Build the SQL in one function and run it in another (like sqlite-utils' ``search
 ``search``), so the statement can be read and tested as text.
 
 Filters (reference/algorithms.md §2.3.3), all in the same statement: tombstoned excluded unless
-asked; type and level membership; namespace as a whole-segment prefix
+asked, and so is working memory past its ttl when the query carries ``now_ms``; type and level
+membership; namespace as a whole-segment prefix
 (``namespace = ? OR namespace LIKE ? ESCAPE '\\'`` with ``%``, ``_`` and ``\\`` escaped, which the
 reference gets wrong, §8.2); exact subject; every required tag present; no excluded tag present;
 a data key present; ``updatedAt`` within since/until (inclusive, compared as strings, which
@@ -36,7 +37,11 @@ CENTROID_PRIOR = 10
 class SearchQuery:
     """One mount's candidate query. ``match`` is an FTS5 MATCH string (None: filter only);
     ``phrases`` are its OR-ed quoted phrases, which let :func:`search` prune (see there).
-    ``since``/``until`` must be canonical UTC date-times (ynm.model.records.normalize_datetime)."""
+    ``since``/``until`` must be canonical UTC date-times (ynm.model.records.normalize_datetime).
+
+    ``now_ms``: the reader's clock (ms since the epoch) for leaving out expired working
+    memory; ``working_session``: the only ``session/<id>`` whose working memory may show
+    (see :func:`filter_sql`)."""
 
     match: str | None = None
     phrases: Sequence[str] = ()
@@ -52,6 +57,8 @@ class SearchQuery:
     pinned_only: bool = False
     include_tombstoned: bool = False
     needs_review: bool | None = None
+    now_ms: int | None = None
+    working_session: str | None = None
     limit: int = 40
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -72,11 +79,26 @@ def like_escape(value: str) -> str:
 
 
 def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
-    """The WHERE conditions of ``q`` joined by AND (``"1"`` when none) and their parameters."""
+    """The WHERE conditions of ``q`` joined by AND (``"1"`` when none) and their parameters.
+
+    With ``q.now_ms`` (milliseconds since the epoch) and without ``include_tombstoned``,
+    working memory whose ttl has run out (``expires_at <= now_ms``) is left out as if the
+    expire pass had already tombstoned it (reference/algorithms.md §4.6); with
+    ``include_tombstoned`` it stays, like a tombstoned memory. With ``q.working_session``
+    (``session/<id>``) working memory outside that namespace is left out (a session start's
+    context block holds no other session's working memory)."""
     where: list[str] = []
     args: list[Any] = []
     if not q.include_tombstoned:
         where.append(f"{alias}.tombstoned = 0")
+        if q.now_ms is not None:
+            where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+            args.append(q.now_ms)
+    if q.working_session is not None:
+        # only this session's working memory (working memory lives in session/<id>)
+        where.append(f"({alias}.type != 'working' OR {alias}.namespace = ? "
+                     f"OR {alias}.namespace LIKE ? ESCAPE '\\')")
+        args.extend([q.working_session, like_escape(q.working_session) + "/%"])
     if q.types:
         where.append(f"{alias}.type IN ({', '.join('?' * len(q.types))})")
         args.extend(q.types)

@@ -69,6 +69,23 @@ class Memory:
             self.tombstone_reason, self.dreamed,
         )
 
+    def expires_at_ms(self) -> int | None:
+        """When this memory's ttl runs out, in milliseconds since the epoch: ``updatedAt +
+        ttl`` of the current record for a ``working`` memory whose current record has a ttl;
+        None for any other memory (it never expires). Expired means ``expires_at <= now``.
+        Source: seed 001 (working memory expires ttl after its updatedAt; no other type
+        expires), reference/algorithms.md §4.6 and §6."""
+        ttl = self.current.ttl
+        if self.type != "working" or not ttl:
+            return None
+        from ynm.model.durations import duration_ms
+        from ynm.model.ranker import iso_to_ms
+
+        try:
+            return iso_to_ms(self.updated_at) + duration_ms(ttl)
+        except ValueError:  # records are validated on read; a bad value never expires
+            return None
+
     def to_obj(self) -> dict[str, Any]:
         """JSON shape of a folded memory (reference/cli.md §3.3), without ``mount``."""
         from ynm.model.jsonl import record_to_obj

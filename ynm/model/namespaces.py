@@ -14,6 +14,7 @@ SESSION_ID_MAX_CHARS = 100
 _NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
 _SESSION_RUN_RE = re.compile(r"[^a-z0-9._-]+")
 _SESSION_LEAD_RE = re.compile(r"^[^a-z0-9]+")
+_DOTS_RE = re.compile(r"\.{2,}")
 
 COMMON = "common"
 SESSION_PREFIX = "session/"
@@ -98,18 +99,40 @@ def normalize_filter_namespace(ns: str | None) -> str | None:
 
 
 def normalize_session_id(session_id: str) -> str:
-    """Normalise a session id: lowercase; each run outside ``[a-z0-9._-]`` becomes ``-``;
-    leading characters outside ``[a-z0-9]`` stripped; cut to 100 characters; ``session`` if empty.
+    """Normalise a session id into a valid ``session/<id>`` namespace segment, deterministically.
 
-    The result may still be an invalid namespace segment (``a..b``, ``x.lock``); callers validate
-    ``session/<id>`` afterwards. Source: reference/storage.md §1.8.
+    Steps: lowercase; each run of characters outside ``[a-z0-9._-]`` becomes ``-`` (seed 000);
+    each run of dots becomes one dot (a segment must not contain ``..``); leading characters
+    outside ``[a-z0-9]`` are stripped (a segment starts with ``[a-z0-9]``); cut to 100
+    characters (reference/storage.md §1.8); a trailing ``.lock`` becomes ``-lock`` (a segment
+    must not end in ``.lock``). Examples: ``My Session!`` -> ``my-session-``, ``a..b`` ->
+    ``a.b``, ``x.lock`` -> ``x-lock``, ``-lead`` -> ``lead``, ``.hidden`` -> ``hidden``.
+    The result always passes :func:`namespace_problem` as ``session/<id>`` (at most 108
+    characters) and normalising it again changes nothing.
+
+    Unlike the reference, an id with nothing usable left (``!!!``, ``...``, empty) is refused
+    rather than becoming ``session``: two such ids would otherwise share one session's
+    working memory.
+
+    Raises:
+        ValueError: ``session id <id> has no letter or digit ...`` when nothing is left.
     """
     out = _SESSION_RUN_RE.sub("-", session_id.lower())
+    out = _DOTS_RE.sub(".", out)
     out = _SESSION_LEAD_RE.sub("", out)
     out = out[:SESSION_ID_MAX_CHARS]
-    return out or "session"
+    if out.endswith(".lock"):
+        out = out[: -len(".lock")] + "-lock"
+    if not out:
+        shown = session_id if len(session_id) <= 40 else session_id[:40] + "..."
+        raise ValueError(f"session id {shown!r} has no letter or digit [a-z0-9] to name a "
+                         "session namespace; use letters, digits, '.', '_' or '-'")
+    return out
 
 
 def session_namespace(session_id: str) -> str:
-    """``session/<normalised id>`` (reference/storage.md §1.8)."""
+    """``session/<normalised id>`` (reference/storage.md §1.8).
+
+    Raises:
+        ValueError: the id has nothing usable (see :func:`normalize_session_id`)."""
     return SESSION_PREFIX + normalize_session_id(session_id)
