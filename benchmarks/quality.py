@@ -10,9 +10,10 @@
 recall@k is the share of queries with any relevant memory in the top k; MRR the mean of 1/rank
 of the first relevant hit in the top 10 (0 if none). ``no answer`` (a second table) is the share
 of the 50 off-topic questions of benchmarks/offtopic.py (cooking, sport, geography, nonsense,
-...) that get no hit at all from each data set's store, as they should. Each data set gets a real store: a fresh
-git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``, records imported with
-``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the reference's clock).
+...) that get no hit at all from each data set's store, as they should. Each data set gets a
+real store: a fresh git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``,
+records imported with ``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the
+reference's clock).
 
 Modes: ``fts`` sets ``YNM_EMBEDDER=none`` (full text only); ``hybrid`` sets
 ``YNM_EMBEDDER=auto``, reindexes after the import and refuses to report numbers unless the
