@@ -8,9 +8,12 @@
   full-text search should score near zero and vector search is what lifts it.
 
 recall@k is the share of queries with any relevant memory in the top k; MRR the mean of 1/rank
-of the first relevant hit in the top 10 (0 if none). Each data set gets a real store: a fresh
-git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``, records imported with
-``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the reference's clock).
+of the first relevant hit in the top 10 (0 if none). ``no answer`` (a second table) is the share
+of the 50 off-topic questions of benchmarks/offtopic.py (cooking, sport, geography, nonsense,
+...) that get no hit at all from each data set's store, as they should. Each data set gets a
+real store: a fresh git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``,
+records imported with ``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the
+reference's clock).
 
 Modes: ``fts`` sets ``YNM_EMBEDDER=none`` (full text only); ``hybrid`` sets
 ``YNM_EMBEDDER=auto``, reindexes after the import and refuses to report numbers unless the
@@ -38,6 +41,7 @@ if str(HERE.parent) not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, str(HERE.parent))
 
 from benchmarks.corpus import generate_corpus  # noqa: E402
+from benchmarks.offtopic import OFF_TOPIC  # noqa: E402
 from benchmarks.paraphrase import PAIRS, distractors  # noqa: E402
 
 from ynm.model.ids import iso_ms, new_ulid  # noqa: E402
@@ -186,19 +190,29 @@ def metrics(ranked: Sequence[Sequence[str]], relevant: Sequence[set[str]]) -> di
     return out
 
 
+def no_answer(y: Ynm, questions: Sequence[str] = OFF_TOPIC) -> float:
+    """The share of ``questions`` (by default the off-topic ones) that ``y`` recalls nothing
+    for: 1.0 when none of them gets a hit."""
+    return sum(1 for q in questions if not y.recall(RecallQuery(text=q, limit=10))) / len(
+        questions)
+
+
 def evaluate_dataset(name: str, mode: str = "fts") -> dict[str, float]:
-    """Metrics of one data set (``corpus`` or ``paraphrase``) in ``mode``."""
+    """Metrics of one data set (``corpus`` or ``paraphrase``) in ``mode``, with ``no answer``:
+    :func:`no_answer` for the off-topic questions on the same store."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     jsonl, queries = corpus_dataset() if name == "corpus" else paraphrase_dataset()
     with open_store(jsonl, mode) as y:
         ranked = [[h["memoryId"] for h in y.recall(RecallQuery(text=q, limit=10))]
                   for q, _ in queries]
-    return metrics(ranked, [rel for _, rel in queries])
+        silent = no_answer(y)
+    return {**metrics(ranked, [rel for _, rel in queries]), "no answer": silent}
 
 
 def evaluate(mode: str = "fts", datasets: Sequence[str] = DATASETS) -> dict[str, dict[str, float]]:
-    """``{data set: {"recall@1", "recall@5", "recall@10", "mrr", "queries"}}`` for ``mode``.
+    """``{data set: {"recall@1", "recall@5", "recall@10", "mrr", "queries", "no answer"}}``
+    for ``mode``.
 
     Raises:
         HybridUnavailable: ``mode="hybrid"`` and the store holds no vectors.
@@ -214,6 +228,11 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
         for name, m in by_set.items():
             lines.append(f"| {name} | {mode} | {m['recall@1']:.3f} | {m['recall@5']:.3f} | "
                          f"{m['recall@10']:.3f} | {m['mrr']:.4f} | {m['queries']} |")
+    lines += ["", "| off-topic questions on the store of | mode | no answer | questions |",
+              "|---|---|---|---|"]
+    for mode, by_set in results.items():
+        for name, m in by_set.items():
+            lines.append(f"| {name} | {mode} | {m['no answer']:.2f} | {len(OFF_TOPIC)} |")
     return "\n".join(lines)
 
 

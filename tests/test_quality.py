@@ -1,7 +1,9 @@
 """Retrieval quality holds its targets (benchmarks/quality.py, real stores, the real local
 model): full text on the seeded corpus at or above the reference's tier-1 figures
 (reference/benchmarks.md §3.1), hybrid recall never below full text there, and hybrid recall
-finding at least 0.7 of the paraphrases at rank 5, three times full text or more."""
+finding at least 0.7 of the paraphrases at rank 5, three times full text or more, and answering
+at least 0.9 of the off-topic questions of benchmarks/offtopic.py with nothing on either
+store."""
 
 from __future__ import annotations
 
@@ -41,3 +43,8 @@ def test_hybrid_recall_finds_paraphrases(fts, hybrid):
     assert hybrid["paraphrase"]["queries"] >= 40
     assert hybrid["paraphrase"]["recall@5"] >= 0.7
     assert hybrid["paraphrase"]["recall@5"] >= 3 * fts["paraphrase"]["recall@5"]
+
+
+def test_hybrid_recall_answers_off_topic_questions_with_nothing(hybrid):
+    assert {name: got["no answer"] for name, got in hybrid.items()
+            if got["no answer"] < 0.9} == {}

@@ -323,3 +323,102 @@ def test_status_reports_an_unknown_embedder_without_a_recall(project, monkeypatc
         assert "needs <model>@<base url>" in y.status()["vectors"]["reason"]
     monkeypatch.setenv("YNM_EMBEDDER", "auto")
     assert "vectors: on (auto)" in cli_run("status").stdout.splitlines()
+
+
+# --------------------------------------------------- off-topic questions and mounts compared
+
+PARAPHRASES = {  # question -> the memory of MEMORIES it asks for, sharing no content word
+    QUESTION: "backups",
+    "what time is the morning sync?": "standup",
+    "how do releases reach prod?": "deploy",
+}
+OFF_TOPIC = ("zzzqqq", "how long should I boil an egg for a runny yolk?",
+             "who won the football world cup in 1998?", "what is the capital of Australia?",
+             "purple monkey dishwasher", "which spices go into a garam masala?",
+             "what do hedgehogs eat in the winter?")
+
+
+def test_a_question_about_nothing_the_store_knows_finds_nothing(project, monkeypatch,
+                                                                local_embedder):
+    # The nearest memory to each of these lies at 0.1-0.3; the background sentences on their
+    # own subject lie nearer, so no memory stands out and recall says nothing.
+    with open_ynm(project, monkeypatch) as y:
+        fill(y)
+        assert {q: [h["summary"] for h in y.recall(RecallQuery(text=q))]
+                for q in OFF_TOPIC} == {q: [] for q in OFF_TOPIC}
+
+
+def test_paraphrases_still_stand_out_from_the_background(project, monkeypatch, local_embedder):
+    with open_ynm(project, monkeypatch) as y:
+        ids = fill(y)
+        for question, key in PARAPHRASES.items():
+            hits = y.recall(RecallQuery(text=question, explain=True))
+            assert hits and hits[0]["memoryId"] == ids[key], question
+            assert hits[0]["explain"]["lexical"] in (None, 0.0)  # found by meaning alone
+
+
+def test_nonsense_finds_nothing_with_or_without_vectors(project, cli_run, monkeypatch,
+                                                        local_embedder):
+    for spec in ("none", "auto"):
+        with open_ynm(project, monkeypatch, spec) as y:
+            fill(y) if spec == "none" else None
+            assert y.recall(RecallQuery(text="zzzqqq")) == []
+        monkeypatch.setenv("YNM_EMBEDDER", spec)
+        result = cli_run("recall", "zzzqqq")
+        assert (result.exit_code, result.stdout.strip()) == (0, "no matches")
+
+
+class Recording(Counting):
+    """:class:`Counting` that also keeps every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_background_vectors_are_embedded_once_and_kept(project, monkeypatch):
+    from ynm.index.background import BACKGROUND
+
+    def opened() -> tuple[Ynm, Recording]:
+        y = open_ynm(project, monkeypatch)
+        fake = Recording()
+        y._embedder, y._embedder_opened = fake, True
+        y.config = y.config.model_copy(update={"embedder": "sentence-transformers"})
+        return y, fake
+
+    y, fake = opened()
+    with y:
+        fill(y)
+        y.recall(RecallQuery(text="backups"))
+        y.recall(RecallQuery(text="standup"))
+        assert sorted(t for t in fake.texts if t in BACKGROUND) == sorted(BACKGROUND)
+    y, fake = opened()
+    with y:  # a new process reads them from the cache's embeddings store
+        y.recall(RecallQuery(text="the standup room"))
+        assert fake.texts == ["the standup room"]
+
+
+@pytest.mark.parametrize("spec", ["none", "auto"])
+def test_relevance_is_compared_across_mounts(project, monkeypatch, local_embedder, spec):
+    with open_ynm(project, monkeypatch, spec) as y:
+        rem = lambda text, level: y.remember(RememberInput(  # noqa: E731
+            type="semantic", level=level, content=text))["memoryId"]
+        full = rem("Ledger deploys go out on Tuesdays after the 10:00 sync", "distributed")
+        rem("Ledger rollback procedure: revert the Tuesday deploy tag", "distributed")
+        rem("Payments deploy freeze during month end close", "distributed")
+        mine = rem("I like to read the deploy dashboard in the morning", "personal")
+        hits = y.recall(RecallQuery(text="when do ledger deploys go out on tuesday",
+                                    explain=True))
+        assert hits[0]["memoryId"] == full and hits[0]["explain"]["relevance"] == 1.0
+        personal = [h for h in hits if h["memoryId"] == mine]
+        assert all(h["explain"]["relevance"] < 0.2 for h in personal)
+        # and the other way round: the personal store holds the one full answer
+        dark = rem("I prefer dark mode in the editor", "personal")
+        rem("The editor plugin is built with esbuild", "distributed")
+        hits = y.recall(RecallQuery(text="dark mode in the editor", explain=True))
+        assert hits[0]["memoryId"] == dark and hits[0]["mount"] == "personal"
+        assert all(h["explain"]["relevance"] < 0.5 for h in hits[1:])

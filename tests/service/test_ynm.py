@@ -279,6 +279,68 @@ def test_higher_score_wins_across_mounts(open_ynm, git_repo):
     assert [h["mount"] for h in recall(y, mount="project")] == ["project"]
 
 
+def _two_mounts(open_ynm, git_repo) -> Ynm:
+    from ynm.service.config import load_config
+    from ynm.service.setup import init_project
+
+    init_project(load_config(git_repo), git_repo)
+    return open_ynm(git_repo)
+
+
+def test_a_one_word_match_in_a_small_personal_store_does_not_outrank_a_full_match(
+        open_ynm, git_repo):
+    # Per mount, the personal store's only match ("deploy") has relevance 1 like the project's
+    # full match; the share of the question's words each holds puts them on one scale.
+    y = _two_mounts(open_ynm, git_repo)
+    full = rec(level="distributed", content="Ledger deploys go out on Tuesdays after the 10:00 "
+               "sync", summary="Ledger deploys go out on Tuesdays after the 10:00 sync")
+    load(y, full,
+         rec(level="distributed", content="Ledger rollback procedure: revert the Tuesday "
+             "deploy tag", summary="Ledger rollback procedure"),
+         rec(level="distributed", content="Payments deploy freeze during month end close",
+             summary="Payments deploy freeze"),
+         rec(content="I like to read the deploy dashboard in the morning",
+             summary="deploy dashboard"))
+    hits = recall(y, text="when do ledger deploys go out on tuesday")
+    assert hits[0]["memoryId"] == full["id"] and hits[0]["explain"]["relevance"] == 1.0
+    personal = next(h for h in hits if h["mount"] == "personal")
+    assert personal["explain"]["relevance"] < 0.05
+    assert personal["score"] < hits[0]["score"] - 0.5
+
+
+@pytest.mark.parametrize("query,personal_text,project_texts", [
+    ("dark mode in the editor", "I prefer dark mode in the editor",
+     ["The editor plugin is built with esbuild", "Releases are tagged on Fridays",
+      "The API gateway runs on port 8080", "Backups are kept for 35 days"]),
+    ("my ssh key passphrase", "My ssh key passphrase is in the password manager",
+     ["Deploy keys are rotated every quarter", "The ssh bastion is bastion.internal",
+      "Staging uses the blue cluster", "Standup is at 09:30"]),
+])
+def test_a_full_match_in_the_personal_store_outranks_a_partial_one_in_the_project(
+        open_ynm, git_repo, query, personal_text, project_texts):
+    # The personal memory is older, so on a tie of relevance the project's would come first.
+    y = _two_mounts(open_ynm, git_repo)
+    mine = rec(3, content=personal_text, summary=personal_text)
+    load(y, mine, *[rec(level="distributed", content=t, summary=t) for t in project_texts])
+    hits = recall(y, text=query)
+    assert hits[0]["memoryId"] == mine["id"] and hits[0]["explain"]["relevance"] == 1.0
+    assert all(h["explain"]["relevance"] < 0.5 for h in hits[1:])
+
+
+def test_relevance_within_one_mount_is_not_rescaled_by_the_other(open_ynm, git_repo):
+    # The project's candidates keep their order and ratios; only the weaker mount is scaled.
+    y = _two_mounts(open_ynm, git_repo)
+    load(y, rec(level="distributed", content="ledger ledger ledger", summary="ledger"),
+         rec(level="distributed", content="ledger and many other unrelated words here today",
+             summary="other"),
+         *[rec(level="distributed", content=w, summary=w) for w in ("x", "y", "z")],
+         rec(content="nothing about it", summary="unrelated"))
+    alone = {h["memoryId"]: h["explain"]["relevance"]
+             for h in recall(y, text="ledger", mount="project")}
+    both = {h["memoryId"]: h["explain"]["relevance"] for h in recall(y, text="ledger")}
+    assert both == alone and max(both.values()) == 1.0
+
+
 def test_limit_respected(open_ynm):
     y = open_ynm()
     objs = [rec(0, type="reference", importance=i / 20) for i in range(15)]

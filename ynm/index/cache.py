@@ -603,6 +603,38 @@ class MountCache:
             raise
         return len(todo)
 
+    def embeddings_of(self, embedder: Any, texts: Sequence[str]) -> list[bytes]:
+        """Vectors (float32 bytes) of ``texts`` that are no memory, such as the background
+        sentences recall compares a question with, in order: read from the embeddings store,
+        and the ones missing embedded once and added to it.
+
+        Raises:
+            EmbedderUnavailable: the embedder failed (e.g. its server is down).
+        """
+        from ynm.index.embedders import content_hash
+
+        key = embedder.key  # model, endpoint and dimension: vectors of another key never mix
+        hashes = [content_hash(embedder.name, text) for text in texts]
+        known: dict[str, bytes] = dict(self.conn.execute(
+            f"SELECT hash, vector FROM embeddings WHERE model = ? AND length(vector) = ? AND "
+            f"hash IN ({', '.join('?' * len(hashes))})",
+            (key, embedder.dim * 4, *hashes)).fetchall())
+        todo = {h: t for h, t in zip(hashes, texts) if h not in known}
+        if todo:
+            vectors = embedder.embed(list(todo.values()))
+            new = [(key, h, v.astype("float32").tobytes())
+                   for h, v in zip(todo, vectors)]
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)", new)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            known.update((h, blob) for _, h, blob in new)
+        return [known[h] for h in hashes]
+
     # -- reads -----------------------------------------------------------------------------
 
     def problems(self) -> list[tuple[str, int, str]]:

@@ -314,3 +314,30 @@ def vector_search(conn: sqlite3.Connection, q: SearchQuery, query_vector: bytes,
         f"SELECT m.rowid, m.memory_id, {distance} AS d "
         f"FROM memories m JOIN vectors v ON v.rowid = m.rowid WHERE {cond} ORDER BY d LIMIT ?",
         (*vector_args, *args, k))]
+
+
+def background_similarity(conn: sqlite3.Connection, query_vector: bytes,
+                          background: Sequence[bytes], nearest: int = 3) -> float | None:
+    """The mean cosine between ``query_vector`` and its ``nearest`` closest ``background``
+    vectors (float32 bytes each, e.g. ynm.index.background.BACKGROUND embedded by the mount's
+    model), all moved by the mount's :func:`centroid` exactly as :func:`vector_search` moves
+    the query and the memories, so the figure is on the scale of its similarities; None
+    without background.
+
+    It says how near the question is to text about other things: "which spices go into a
+    garam masala?" lies at 0.45 from the background's sentences about food and at 0.31 from
+    the nearest engineering note, while a real engineering question stays far from all of
+    them. The mean of a few nearest, not the single nearest, so that one sentence that happens
+    to share a word's sense ("A library lends books") does not silence a real question.
+    """
+    import numpy as np
+
+    if not background:
+        return None
+    center = centroid(conn)
+    shift = np.frombuffer(center, dtype=np.float32) if center is not None else 0.0
+    query = np.frombuffer(query_vector, dtype=np.float32) - shift
+    others = np.stack([np.frombuffer(b, dtype=np.float32) for b in background]) - shift
+    norms = np.linalg.norm(others, axis=1) * (np.linalg.norm(query) or 1.0)
+    sims = others @ query / np.where(norms > 0, norms, 1.0)
+    return float(np.mean(np.sort(sims)[-nearest:]))

@@ -110,6 +110,7 @@ class Ynm:
         # each on stderr (``warning: <text>``), the MCP tools add them to the guidance, and
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
+        self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
 
     @classmethod
     def open(
@@ -442,7 +443,7 @@ class Ynm:
         from ynm.model.context_block import pack
 
         pinned: list[tuple[float, str, Entry]] = []
-        ranked: list[tuple[Any, dict[str, Any]]] = []
+        searches = []
         now = self._now_ms()
         for mount in self._select(q.mount, q.level):
             base = dict(types=q.type, levels=q.level, namespace=q.namespace,
@@ -451,7 +452,8 @@ class Ynm:
             for _, row in self._ranked(mount, SearchQuery(pinned_only=True, limit=200, **base),
                                        None):
                 pinned.append((row["importance"], row["updated_at"], _entry(row)))
-            ranked.extend(self._ranked(mount, SearchQuery(limit=100, **base), q.text))
+            searches.append((mount, SearchQuery(limit=100, **base)))
+        ranked = [(s, row) for s, row, _ in self._ranked_across(searches, q.text)]
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
@@ -588,24 +590,23 @@ class Ynm:
         """Ranked recall across the selected mounts (reference/algorithms.md §2).
 
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
-        only); relevance normalised per mount; seed 001's ranker; ties by memoryId descending
-        within a mount and by ``updatedAt`` descending across mounts. A text whose tokens all
-        vanish is ranked as a filter-only query (the reference keeps the text weights there,
-        algorithms.md §8.4, which gives every hit the same 0.6 relevance term).
+        only); relevance comparable across mounts (:meth:`_ranked_across`); seed 001's ranker;
+        ties by memoryId descending within a mount and by ``updatedAt`` descending across
+        mounts. A text whose tokens all vanish is ranked as a filter-only query (the reference
+        keeps the text weights there, algorithms.md §8.4, which gives every hit the same 0.6
+        relevance term).
         """
         from ynm.index.search import SearchQuery
 
         k = max(q.limit * 4, 40)
-        hits: list[dict[str, Any]] = []
-        for mount in self._select(q.mount, q.level):
-            sq = SearchQuery(
-                types=q.type, levels=q.level, namespace=q.namespace,
-                subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
-                until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
-                now_ms=self._now_ms(), limit=k,
-            )
-            ranked = self._ranked(mount, sq, q.text)
-            hits.extend(_hit(s, row, mount.id, q.explain) for s, row in ranked)
+        searches = [(mount, SearchQuery(
+            types=q.type, levels=q.level, namespace=q.namespace,
+            subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
+            until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
+            now_ms=self._now_ms(), limit=k,
+        )) for mount in self._select(q.mount, q.level)]
+        hits = [_hit(s, row, mount_id, q.explain)
+                for s, row, mount_id in self._ranked_across(searches, q.text)]
         hits.sort(key=lambda h: h["updatedAt"], reverse=True)
         hits.sort(key=lambda h: h["score"], reverse=True)
         return hits[: q.limit]
@@ -613,6 +614,58 @@ class Ynm:
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
         descending, then memoryId descending."""
+        return [(s, row) for s, row, _ in self._ranked_across([(mount, sq)], text)]
+
+    def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None
+                       ) -> list[tuple[Any, dict[str, Any], str]]:
+        """The candidates of every ``(mount, search query)`` for ``text``, scored on one scale:
+        ``(score, row, mount id)``, each mount's list by score descending, then memoryId
+        descending (the lists follow one another; callers sort the whole).
+
+        Relevance across mounts (reference/algorithms.md §2.5 normalises per mount, so each
+        mount's best hit is 1 and a one-word match in a small personal store outranks a full
+        match in the project store): each mount ranks its own candidates as before (best 1),
+        then all of a mount's relevances are multiplied by its *evidence* over the highest
+        evidence of the mounts searched. A mount's evidence is the best absolute match it holds:
+        with text, the most of ``BM25 relevance x share**3`` over its candidates (the share of
+        the query's words a memory holds, IDF-weighted: ynm.index.search.coverage, an absolute
+        measure, where BM25 relevance alone is relative to the mount's best); in hybrid recall,
+        the most of ``0.8 x that + 0.2 x vector evidence`` (see :func:`vector_evidence`). With
+        one mount, or a filter-only query, nothing changes.
+        """
+        weigh = len(searches) > 1
+        found = [self._candidates(mount, sq, text, weigh) for mount, sq in searches]
+        strongest = max((f.evidence for f in found if f.evidence is not None), default=0.0)
+        now = self._now_ms()
+        out: list[tuple[Any, dict[str, Any], str]] = []
+        for f in found:
+            if not f.fused:
+                continue
+            factor = 1.0
+            if f.evidence is not None and strongest > 0:
+                factor = f.evidence / strongest
+            rows = _rows_by_rowid(f.conn, [t[0] for t in f.fused])
+            ranked = []
+            for rowid, relevance, lex, vec in f.fused:
+                row = rows[rowid]
+                s = score(relevance=relevance * factor, memory_type=row["type"],
+                          updated_at_ms=iso_to_ms(row["updated_at"]),
+                          importance=row["importance"], pinned=bool(row["pinned"]),
+                          has_text=f.has_text, now_ms=now)
+                row["_parts"] = (lex, vec)
+                row["_hybrid"] = f.hybrid
+                row["_expired"] = _is_expired(row, now)
+                ranked.append((s, row, f.mount_id))
+            ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
+            ranked.sort(key=lambda h: h[0].total, reverse=True)
+            out.extend(ranked)
+        return out
+
+    def _candidates(self, mount: Mount, sq: Any, text: str | None, weigh: bool = False
+                    ) -> _Found:
+        """One mount's candidates for ``sq`` (text from ``text``) with their relevance in the
+        mount (best 1) and the mount's evidence (see :meth:`_ranked_across`; full-text recall
+        measures it only when asked to ``weigh`` mounts, as it costs a query per word)."""
         from ynm.index.search import coverage, search
 
         phrases = query_phrases(text or "")
@@ -621,40 +674,34 @@ class Ynm:
         cache = mount.fresh_cache()
         query_vector = self._vector_query(mount, text) if text else None
         lexical = search(cache.conn, sq)
-        near = (self._vector_candidates(cache.conn, sq, query_vector)
+        floor = self._vector_floor(mount, query_vector) if query_vector is not None else None
+        near = (self._vector_candidates(cache.conn, sq, query_vector, floor)
                 if query_vector is not None else [])
         # Hybrid whenever vector search ran on a text with words or found neighbours; a text
         # without words and without neighbours stays a filter-only recall.
         hybrid = query_vector is not None and (sq.match is not None or bool(near))
+        tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
+        words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
+        evidence: float | None = None
         if hybrid:
             if sq.match is None:
                 lexical = []
-            tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
-            words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
             held = coverage(cache.conn, words, [c.rowid for c in lexical],
                             sq.extra.get("hits", {}))
             fused = fuse(lexical, near, held)
+            evidence = max((BLEND_LEXICAL * (lex or 0.0)
+                            + (1 - BLEND_LEXICAL) * vector_evidence(vec, floor)
+                            for _, _, lex, vec in fused), default=0.0)
         else:
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
                      for c in lexical]
-        if not fused:
-            return []
-        has_text = sq.match is not None or bool(near)
-        rows = _rows_by_rowid(cache.conn, [f[0] for f in fused])
-        now = self._now_ms()
-        out = []
-        for rowid, relevance, lex, vec in fused:
-            row = rows[rowid]
-            s = score(relevance=relevance, memory_type=row["type"],
-                      updated_at_ms=iso_to_ms(row["updated_at"]), importance=row["importance"],
-                      pinned=bool(row["pinned"]), has_text=has_text, now_ms=now)
-            row["_parts"] = (lex, vec)
-            row["_hybrid"] = hybrid
-            row["_expired"] = _is_expired(row, now)
-            out.append((s, row))
-        out.sort(key=lambda h: h[1]["memory_id"], reverse=True)
-        out.sort(key=lambda h: h[0].total, reverse=True)
-        return out
+            if weigh and sq.match is not None and lexical:
+                held = coverage(cache.conn, words, [c.rowid for c in lexical],
+                                sq.extra.get("hits", {}))
+                evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
+                               for c in lexical)
+        return _Found(mount.id, cache.conn, fused, evidence,
+                      sq.match is not None or bool(near), hybrid)
 
     # -- vectors ---------------------------------------------------------------------------
 
@@ -781,17 +828,55 @@ class Ynm:
     # -- vector fallback (end) -------------------------------------------------------------
 
     @staticmethod
-    def _vector_candidates(conn: Any, sq: Any, query_vector: bytes) -> list[tuple[int, float]]:
+    def _vector_candidates(conn: Any, sq: Any, query_vector: bytes,
+                           floor: float | None = None) -> list[tuple[int, float]]:
         """``(rowid, cosine similarity)`` of the memories nearest to the query vector that
-        pass the filters, nearest first."""
+        pass the filters and reach ``floor`` (see :meth:`_vector_floor`; at least
+        :data:`SIMILARITY_FLOOR`), nearest first."""
         import dataclasses
 
         from ynm.index.search import vector_search
 
+        least = max(SIMILARITY_FLOOR, floor if floor is not None else SIMILARITY_FLOOR)
         filters = dataclasses.replace(sq, match=None, phrases=())
         return [(rowid, sim) for rowid, _, sim in vector_search(conn, filters, query_vector,
                                                                 sq.limit)
-                if sim >= SIMILARITY_FLOOR]
+                if sim >= least]
+
+    def _vector_floor(self, mount: Mount, query_vector: bytes) -> float | None:
+        """The similarity a memory found by its vector must reach to count as an answer: the
+        query's mean similarity to its three nearest background sentences
+        (ynm.index.background, ynm.index.search.background_similarity) less
+        :data:`BACKGROUND_MARGIN`, on the mount's centred scale; None when the background
+        cannot be embedded here (then only :data:`SIMILARITY_FLOOR` applies).
+
+        Measured with benchmarks/quality.py (all-MiniLM-L6-v2): the memory a paraphrase asks
+        for lies at 0.18 to 0.60 from its question, the nearest memory to an off-topic question
+        at 0.15 to 0.42, so no fixed similarity tells them apart, and neither does a margin over
+        the mean and spread of the question's similarities to the store's memories (the
+        nearest of a thousand unrelated memories is 3 to 4 deviations out by chance alone, as
+        far as many true paraphrases). Against the background, an off-topic question finds
+        sentences on its own subject nearer than any memory, while an engineering question
+        stays far from all of them: every paraphrase of the set whose memory ranks in the top
+        five but one reaches the floor. See the table in :func:`fuse`.
+        """
+        from ynm.index.background import BACKGROUND
+        from ynm.index.embedders import EmbedderUnavailable
+        from ynm.index.search import background_similarity
+
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        vectors = self._background.get(embedder.key)
+        if vectors is None:
+            try:
+                vectors = mount.cache.embeddings_of(embedder, BACKGROUND)
+            except EmbedderUnavailable as err:
+                self.embedder_problem = str(err)
+                return None
+            self._background[embedder.key] = vectors
+        near = background_similarity(mount.cache.conn, query_vector, vectors)
+        return None if near is None else near - BACKGROUND_MARGIN
 
     # -- list ------------------------------------------------------------------------------
 
@@ -1053,12 +1138,40 @@ def _missing_vector_extra() -> str | None:
 FUSION = "blend"
 BLEND_LEXICAL = 0.8
 COVERAGE_POWER = 3
-MIN_SHARE = 0.05  # below this share of the query's words, a lexical-only hit is no answer
+MIN_SHARE = 0.5  # below this share of the query's words, a lexical-only hit is no answer
 MIN_SPAN = 0.2  # similarities are scaled over at least this span (see fuse())
 RRF_K = 60
-# Vector neighbours below this similarity are left out as noise. It cannot make a question
-# about nothing find nothing: unrelated text reaches 0.2-0.3 against a store with MiniLM.
+# Vector neighbours below this similarity are left out as noise, whatever the background.
 SIMILARITY_FLOOR = 0.12
+# A memory found by its vector is an answer when its similarity reaches the query's mean
+# similarity to its three nearest background sentences less this (Ynm._vector_floor).
+BACKGROUND_MARGIN = 0.08
+# Vector evidence (vector_evidence) grows from 0 at the floor to 1 this far above it.
+EVIDENCE_SPAN = 0.3
+
+
+@dataclass
+class _Found:
+    """One mount's candidates: ``(rowid, relevance in the mount, lexical, vector)`` best
+    first, and the mount's evidence (None for a filter-only search)."""
+
+    mount_id: str
+    conn: Any
+    fused: list[tuple[int, float, float | None, float | None]]
+    evidence: float | None
+    has_text: bool
+    hybrid: bool
+
+
+def vector_evidence(similarity: float | None, floor: float | None) -> float:
+    """How far a vector candidate's ``similarity`` stands above the ``floor`` it had to reach
+    (Ynm._vector_floor), in 0..1: 0 at the floor (or for no similarity), 1 at
+    :data:`EVIDENCE_SPAN` above it. Unlike the similarity scaled over one mount's neighbours
+    (fuse()), it means the same in every mount, so it can weigh mounts against each other."""
+    if similarity is None:
+        return 0.0
+    base = max(SIMILARITY_FLOOR, floor if floor is not None else SIMILARITY_FLOOR)
+    return min(1.0, max(0.0, (similarity - base) / EVIDENCE_SPAN))
 
 
 def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, float]
@@ -1097,10 +1210,36 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
 
     The share counts the query's words other than English function words ("what", "is",
     "the": ynm.model.text.FUNCTION_WORDS). A lexical candidate holding less than
-    :data:`MIN_SHARE` of them and not among the vector neighbours is left out: it matched only
-    words that say nothing of the question's subject ("what is the capital of France" against
-    a store that knows nothing of France), so it is no answer, however BM25 ranks it. With no
-    candidate left the recall finds nothing.
+    :data:`MIN_SHARE` (half) of them and not among the vector neighbours is left out: it
+    matched only words that say little of the question's subject ("what is the capital of
+    France" against a store that knows nothing of France, "how long is a marathon" against one
+    that has a "long" somewhere), so it is no answer, however BM25 ranks it. With no candidate
+    left the recall finds nothing.
+
+    ``near`` holds only the neighbours that stand out from the question's background
+    (Ynm._vector_floor: at least the mean similarity of the question to its three nearest
+    background sentences, ynm.index.background, less :data:`BACKGROUND_MARGIN`), so a question
+    about nothing the store knows has none, where the nearest memories used to come back at
+    relevance 1. Measured with benchmarks/quality.py (50 off-topic questions of
+    benchmarks/offtopic.py; share answered with nothing, and the paraphrase set):
+
+    =========================================  ==========  ===========  ====================
+    vector neighbours kept / lexical-only      no answer,  no answer,   paraphrase recall@1
+    share needed                               corpus      paraphrase   /5/10, MRR
+    =========================================  ==========  ===========  ====================
+    similarity >= 0.12 / 0.05 (before)         0.00        0.00         0.42 0.72 0.87 0.54
+    background - 0.1, nearest one / 0.05 (*)   0.78        0.64         0.40 0.68 0.80 0.52
+    background - 0.08, mean of 3 / 0.3         0.96        0.90         0.42 0.70 0.80 0.53
+    background - 0.08, mean of 3 / 0.5         0.96        0.92         0.42 0.70 0.80 0.53
+    background - 0.10, mean of 3 / 0.5         0.96        0.86         0.42 0.70 0.82 0.54
+    =========================================  ==========  ===========  ====================
+
+    (*) with an earlier background of 136 sentences. The seeded corpus keeps 0.98 1.0 1.0
+    0.987 in every row. Scaling the similarity by
+    :func:`vector_evidence` here instead of over the neighbours (so relevance would be absolute
+    per candidate) lowered the corpus's recall@1 to 0.94, so a mount's candidates keep this
+    relative scale and mounts are weighed against each other by their evidence
+    (Ynm._ranked_across).
 
     ``rrf`` (reciprocal rank fusion, the sum of ``1 / (60 + rank)``) found 0.38 of the
     paraphrases at rank 5 in an earlier measurement; it ignores how good a match is.
