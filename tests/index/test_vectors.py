@@ -206,9 +206,11 @@ def test_a_question_sharing_only_common_words_finds_nothing(project, monkeypatch
         assert y.recall(RecallQuery(text="what is the capital of France")) != []
     with open_ynm(project, monkeypatch) as y:
         assert y.recall(RecallQuery(text="what is the capital of France")) == []
-        # a real word still finds its memory, and a text without words is still filter-only
+        # a real word still finds its memory; a text without words finds nothing, vectors
+        # or not (ynm.model.text.has_no_search_words)
         assert len(y.recall(RecallQuery(text="the standup room"))) >= 1
-        assert len(y.recall(RecallQuery(text="?!"))) == 4
+        assert y.recall(RecallQuery(text="?!")) == []
+        assert len(y.recall(RecallQuery())) == 4
 
 
 class FakeEmbeddings(BaseHTTPRequestHandler):

@@ -77,6 +77,10 @@ def query_phrases(text: str) -> list[str]:
     recall), whatever the pairs. BM25 gives each phrase its own IDF, so a pair that is rare in
     the store weighs more than its two common words; measured on the seeded corpus of
     benchmarks/quality.py, recall@1 went from 0.82 to 0.98 and MRR from 0.85 to 0.985.
+
+    Each phrase appears once, in order of first appearance: a word repeated in the question
+    (the reference repeats it) would only be scored and counted again. A long question still
+    gives many phrases; ynm.index.search.search keeps the most selective of them.
     """
     tokens = tokenize(text)
     if not tokens:
@@ -85,7 +89,18 @@ def query_phrases(text: str) -> list[str]:
     stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", lowered).split())
     words = [w for w in stripped if w]
     pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
-    return ['"' + p.replace('"', "") + '"' for p in [*tokens, *pairs]]
+    return list(dict.fromkeys('"' + p.replace('"', "") + '"' for p in [*tokens, *pairs]))
+
+
+def has_no_search_words(text: str | None) -> bool:
+    """True for a recall text that is not blank yet holds no word to search (no token of
+    :func:`tokenize`: "C++", "*", "?!", "--"). Such a recall finds nothing, and the CLI and the
+    MCP tool say why; a blank or absent text is a filter-only recall.
+
+    The reference (reference/algorithms.md §2.3) runs it as a filter-only query, which returns
+    the whole store at one relevance as if every memory matched.
+    """
+    return text is not None and bool(text.strip()) and not query_phrases(text)
 
 
 def overlap_words(text: str) -> set[str]:

@@ -42,6 +42,7 @@ from ynm.model.records import Record
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
     FUNCTION_WORDS,
+    has_no_search_words,
     overlap_coefficient,
     overlap_words,
     query_phrases,
@@ -523,9 +524,10 @@ class Ynm:
 
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
         only); relevance normalised per mount; seed 001's ranker; ties by memoryId descending
-        within a mount and by ``updatedAt`` descending across mounts. A text whose tokens all
-        vanish is ranked as a filter-only query (the reference keeps the text weights there,
-        algorithms.md §8.4, which gives every hit the same 0.6 relevance term).
+        within a mount and by ``updatedAt`` descending across mounts. A text that is not blank
+        but holds no word to search ("C++", "?!") finds nothing
+        (ynm.model.text.has_no_search_words); the reference runs it as a filter-only query
+        with the text weights, algorithms.md §8.4, returning every memory at one relevance.
         """
         from ynm.index.search import SearchQuery
 
@@ -546,10 +548,13 @@ class Ynm:
 
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
-        descending, then memoryId descending."""
-        from ynm.index.search import coverage, search
+        descending, then memoryId descending. Nothing for a text with no word to search
+        (ynm.model.text.has_no_search_words)."""
+        from ynm.index.search import by_coverage, coverage, search
 
         phrases = query_phrases(text or "")
+        if has_no_search_words(text):
+            return []
         sq.match = " OR ".join(phrases) if phrases else None
         sq.phrases = phrases
         cache = mount.fresh_cache()
@@ -560,15 +565,19 @@ class Ynm:
         # Hybrid whenever vector search ran on a text with words or found neighbours; a text
         # without words and without neighbours stays a filter-only recall.
         hybrid = query_vector is not None and (sq.match is not None or bool(near))
+        # the single words searched (search() may have kept a long question's rarest)
+        words = [p for p in sq.phrases if " " not in p and p[1:-1] not in FUNCTION_WORDS]
         if hybrid:
             if sq.match is None:
                 lexical = []
-            tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
-            words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
             held = coverage(cache.conn, words, [c.rowid for c in lexical],
                             sq.extra.get("hits", {}))
             fused = fuse(lexical, near, held)
         else:
+            if sq.match is not None and len(words) > 1:  # more of the words before adjacency
+                lexical = by_coverage(lexical, coverage(
+                    cache.conn, words, [c.rowid for c in lexical], sq.extra.get("hits", {})),
+                    COVERAGE_POWER)
             fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
                      for c in lexical]
         if not fused:
