@@ -278,3 +278,36 @@ def test_status_reports_an_unknown_embedder_without_a_recall(project, monkeypatc
         assert "needs <model>@<base url>" in y.status()["vectors"]["reason"]
     monkeypatch.setenv("YNM_EMBEDDER", "auto")
     assert "vectors: on (auto)" in cli_run("status").stdout.splitlines()
+
+
+# Three rare words; the target holds all three apart, two other memories two of them side by
+# side (in the query's order, so BM25 adds the pair's phrase on top of the two words).
+RARE_TRIPLES = [
+    ("zephyr", "quokka", "marlin"),
+    ("obsidian", "tamarind", "wrangler"),
+    ("kestrel", "basalt", "juniper"),
+    ("ferrule", "lantern", "cobalt"),
+]
+
+
+@pytest.mark.parametrize("spec", ["none", "auto"])
+def test_holding_more_of_the_words_beats_holding_two_side_by_side(project, monkeypatch,
+                                                                  local_embedder, spec):
+    with open_ynm(project, monkeypatch, spec) as y:
+        def add(text: str) -> str:
+            return y.remember(RememberInput(type="semantic", level="distributed",
+                                            content=text))["memoryId"]
+
+        targets = {}
+        for a, b, c in RARE_TRIPLES:
+            targets[(a, b, c)] = add(f"The {a} check ran first, later {b} was patched, and "
+                                     f"{c} closed the ticket.")
+            add(f"{a} {b} notes")
+            add(f"Setup of {b} {c} done.")
+        for i in range(20):
+            add(f"filler memory number {i} about nothing much")
+        for (a, b, c), target in targets.items():
+            for query in (f"{a} {b} {c}", f"{b} {c} {a}", f"{c} {a} {b}"):
+                hits = y.recall(RecallQuery(text=query, explain=True))
+                assert hits[0]["memoryId"] == target, query
+                assert ("vector" in hits[0]["explain"]) == (spec == "auto")
