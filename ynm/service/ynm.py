@@ -47,7 +47,6 @@ from ynm.model.text import (
     overlap_words,
     query_phrases,
     summarize,
-    tokenize,
 )
 from ynm.service import redaction
 from ynm.service.config import LoadedConfig, load_config
