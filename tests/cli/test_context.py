@@ -42,3 +42,13 @@ def test_nothing_fits_the_budget(project, cli_run):
     block = json.loads(cli_run("context", "--budget-tokens", "4", "--json").stdout)
     assert block == {"markdown": "", "included": [], "tokens": 0, "truncated": True}
     assert cli_run("context", "--budget-tokens", "0").exit_code == 2
+
+
+def test_a_focus_text_without_search_words_is_no_focus(project, cli_run):
+    # recall finds nothing for such a text; the context block stays the unfocused overview
+    plain = remember(cli_run, "--content", "Plain fact", "--tags", "misc")
+    other = remember(cli_run, "--content", "Another fact")
+    unfocused = json.loads(cli_run("context", "--json").stdout)
+    assert set(unfocused["included"]) == {plain, other}
+    for text in ("C++", "?!", "--"):
+        assert json.loads(cli_run("context", "--text", text, "--json").stdout) == unfocused

@@ -387,7 +387,9 @@ class Ynm:
             for _, row in self._ranked(mount, SearchQuery(pinned_only=True, limit=200, **base),
                                        None):
                 pinned.append((row["importance"], row["updated_at"], _entry(row)))
-            ranked.extend(self._ranked(mount, SearchQuery(limit=100, **base), q.text))
+            # a topic with no word to search adds nothing: the block is then unfocused
+            topic = None if has_no_search_words(q.text) else q.text
+            ranked.extend(self._ranked(mount, SearchQuery(limit=100, **base), topic))
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
