@@ -318,7 +318,12 @@ def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
 
     A question of more phrases than :func:`select_phrases` keeps is narrowed to those first:
     ``q.phrases`` and ``q.match`` are replaced, in place, by the phrases searched (which
-    :func:`coverage` is then given), and ``q.extra["hits"]`` holds the counts taken."""
+    :func:`coverage` is then given), and ``q.extra["hits"]`` holds the counts taken. A
+    narrowed question is scored in one statement without trying :func:`_pruned`: its 16 or
+    more phrases are all of the rarer kind, so no short prefix of them can prove the rest
+    out, and each failed try costs about what the full statement does (measured on the 100k
+    store of benchmarks/bench.py)."""
+    narrowed = False
     if q.match is not None and q.phrases:
         phrases, hits = select_phrases(conn, q.phrases)
         q.extra.setdefault("hits", {}).update(hits)
@@ -326,8 +331,8 @@ def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
             q.phrases = []
             return []
         if phrases != list(q.phrases):
-            q.phrases, q.match = phrases, " OR ".join(phrases)
-    rows = _pruned(conn, q) if q.match is not None else None
+            q.phrases, q.match, narrowed = phrases, " OR ".join(phrases), True
+    rows = _pruned(conn, q) if q.match is not None and not narrowed else None
     if rows is None:
         sql, args = search_sql(q)
         rows = conn.execute(sql, args).fetchall()
