@@ -12,6 +12,9 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   log object), which reads only the appended tail;
 - recall (cache): ``Ynm.recall`` over corpus queries that match, through a fresh cache;
 - recall (fold): the same question answered without the cache: load, parse, fold, score;
+- recall, 5-word query / 2,000-character query: ``Ynm.recall`` of five words against a
+  paragraph of 2,000 characters made of the store's own memories, timed alternately; a long
+  question searches only its most selective words and pairs, so it must stay within 3x;
 - ynm recall process: the whole ``ynm recall "<query>"`` command as a new process;
 - sync@1000: one new record, then ``ynm sync`` (fetch, merge, push) against a local bare remote
   holding 1k memories;
@@ -174,6 +177,7 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
         fold_recall = timed(lambda: recall_by_folding(log, queries[0], now), 3)
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
+        rows.extend(long_query_rows(y, size, samples))
     if size >= 100_000:
         rows.extend(refresh_after_sync(repo, root, env, reindex))
     ynm = str(Path(sys.executable).with_name("ynm"))
@@ -181,6 +185,36 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
                                         check=True, capture_output=True), 10)
     row("ynm recall process", proc, "whole command, new process")
     return rows
+
+
+def long_paragraph(y: Ynm, chars: int = 2000) -> str:
+    """``chars`` characters (cut at a word) of the store's first memories' content, joined."""
+    conn = y.mount("project").fresh_cache().conn
+    text = ""
+    for (content,) in conn.execute("SELECT content FROM memories ORDER BY rowid LIMIT 200"):
+        text += content + " "
+        if len(text) > chars:
+            break
+    return text[:chars].rsplit(" ", 1)[0]
+
+
+def long_query_rows(y: Ynm, size: int, samples: int) -> list[tuple[str, str, str, str]]:
+    """Recall of a 5-word query and of a 2,000-character paragraph, timed alternately."""
+    paragraph = long_paragraph(y)
+    five = " ".join(paragraph.split()[:5])
+    short_q, long_q = RecallQuery(text=five, limit=10), RecallQuery(text=paragraph, limit=10)
+    y.recall(short_q), y.recall(long_q)  # warm both
+    short_ms: list[float] = []
+    long_ms: list[float] = []
+    for _ in range(max(samples, 10)):
+        short_ms += timed(lambda: y.recall(short_q), 1)
+        long_ms += timed(lambda: y.recall(long_q), 1)
+    ratio = pct(long_ms, 50) / pct(short_ms, 50)
+    return [(f"recall, 5-word query@{size}", f"{pct(short_ms, 50):.1f}",
+             f"{pct(short_ms, 95):.1f}", f"{five!r}"),
+            (f"recall, 2,000-character query@{size}", f"{pct(long_ms, 50):.1f}",
+             f"{pct(long_ms, 95):.1f}",
+             f"{len(paragraph)} characters; {ratio:.1f}x the 5-word query")]
 
 
 def git(*args: str, cwd: Path | None = None) -> str:

@@ -20,7 +20,20 @@ Modes: ``fts`` sets ``YNM_EMBEDDER=none`` (full text only); ``hybrid`` sets
 cache holds vectors (so a store that silently fell back to full text is not mistaken for
 hybrid).
 
-Usage: python benchmarks/quality.py [--mode fts|hybrid] [--dataset corpus|paraphrase|all]
+- ``rare`` (not part of ``all``): the 100k store of benchmarks/bench.py (seeded there once and
+  cached under benchmarks/.stores/; hybrid mode embeds it on first use, which takes long). 20
+  memories drawn at random (seed 5); the query is each one's three rarest words (fewest
+  memories holding them, through the store's own full-text index) in shuffled order. The
+  generator's vocabulary is small, so no memory is the only one holding its three rarest
+  words: the relevant memories are all that hold the three (a target is drawn only when at
+  most 25 do, while thousands hold one or two of them). A memory holding two of the words side
+  by side must not outrank those holding all three: targets 19/20 in the top 5, 15/20 at 1.
+  Full text finds 20/20 at rank 1 with and without the word share: in this generator no other
+  memory holds two of a target's rare words side by side where the target holds them apart,
+  so the set guards the rule at scale, and tests (tests/service/test_ynm.py,
+  tests/index/test_vectors.py) build the case that broke it.
+
+Usage: python benchmarks/quality.py [--mode fts|hybrid|both] [--dataset corpus|paraphrase|rare|all]
 """
 
 from __future__ import annotations
@@ -39,6 +52,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, str(HERE.parent))
+if str(HERE) not in sys.path:  # bench.py imports corpus.py as a top-level module
+    sys.path.insert(0, str(HERE))
 
 from benchmarks.corpus import generate_corpus  # noqa: E402
 from benchmarks.offtopic import OFF_TOPIC  # noqa: E402
@@ -210,6 +225,84 @@ def evaluate_dataset(name: str, mode: str = "fts") -> dict[str, float]:
     return {**metrics(ranked, [rel for _, rel in queries]), "no answer": silent}
 
 
+RARE_SIZE = 100_000
+RARE_TARGETS = 20
+RARE_MAX_HOLDERS = 25
+
+
+def rare_words_queries(y: Ynm, count: int = RARE_TARGETS, seed: int = 5
+                       ) -> list[tuple[str, set[str]]]:
+    """``(query, relevant ids)`` for ``count`` memories of ``y``'s project store drawn at
+    random (``seed``): the query is the target's three rarest words (fewest memories holding
+    each, counted by the store's FTS5 index; ties by the word) in shuffled order, the relevant
+    ids are the live memories holding all three. Memories with fewer than three words, or whose
+    three words more than :data:`RARE_MAX_HOLDERS` memories hold, are passed over."""
+    import random
+
+    from ynm.index.search import phrase_hits
+    from ynm.model.text import tokenize
+
+    conn = y.mount("project").fresh_cache().conn
+    rows = conn.execute("SELECT memory_id, content FROM memories WHERE tombstoned = 0 "
+                        "ORDER BY memory_id").fetchall()
+    rng = random.Random(seed)
+    df: dict[str, int] = {}
+
+    def held_by(word: str) -> int:
+        if word not in df:
+            df[word] = phrase_hits(conn, f'"{word}"')
+        return df[word]
+
+    out: list[tuple[str, set[str]]] = []
+    for index in rng.sample(range(len(rows)), len(rows)):
+        memory_id, content = rows[index]
+        words = list(dict.fromkeys(tokenize(content or "")))
+        if len(words) < 3:
+            continue
+        rare = sorted(words, key=lambda w: (held_by(w), w))[:3]
+        every = " AND ".join(f'"{w}"' for w in rare)
+        holders = {r[0] for r in conn.execute(
+            "SELECT m.memory_id FROM fts JOIN memories m ON m.rowid = fts.rowid "
+            "WHERE fts MATCH ? AND m.tombstoned = 0 LIMIT ?", (every, RARE_MAX_HOLDERS + 1))}
+        if len(holders) > RARE_MAX_HOLDERS:
+            continue
+        rng.shuffle(rare)
+        out.append((" ".join(rare), holders | {memory_id}))
+        if len(out) == count:
+            break
+    return out
+
+
+def evaluate_rare(mode: str = "fts", size: int = RARE_SIZE) -> dict[str, float]:
+    """Metrics of the rare-words set (see the module's docstring) on the ``size`` store of
+    benchmarks/bench.py, seeded if not cached, in ``mode``.
+
+    Raises:
+        HybridUnavailable: ``mode="hybrid"`` and the store holds no vectors.
+    """
+    from bench import GIT_ENV as BENCH_GIT_ENV, seed_store
+
+    root = HERE / ".stores"
+    repo, _, _ = seed_store(size, root)
+    env = {**_env(root / "home", mode), **BENCH_GIT_ENV}
+    saved = os.environ.get("YNM_EMBEDDER")
+    os.environ["YNM_EMBEDDER"] = EMBEDDER[mode]
+    try:
+        with Ynm.open(repo, env=env) as y:
+            if mode == "hybrid":
+                y.recall(RecallQuery(text="warm up", limit=1))  # embeds what is missing
+                _require_vectors(y)
+            queries = rare_words_queries(y)
+            ranked = [[h["memoryId"] for h in y.recall(RecallQuery(text=q, limit=10))]
+                      for q, _ in queries]
+    finally:
+        if saved is None:
+            os.environ.pop("YNM_EMBEDDER", None)
+        else:
+            os.environ["YNM_EMBEDDER"] = saved
+    return metrics(ranked, [rel for _, rel in queries])
+
+
 def evaluate(mode: str = "fts", datasets: Sequence[str] = DATASETS) -> dict[str, dict[str, float]]:
     """``{data set: {"recall@1", "recall@5", "recall@10", "mrr", "queries", "no answer"}}``
     for ``mode``.
@@ -217,7 +310,8 @@ def evaluate(mode: str = "fts", datasets: Sequence[str] = DATASETS) -> dict[str,
     Raises:
         HybridUnavailable: ``mode="hybrid"`` and the store holds no vectors.
     """
-    return {name: evaluate_dataset(name, mode) for name in datasets}
+    return {name: evaluate_rare(mode) if name == "rare" else evaluate_dataset(name, mode)
+            for name in datasets}
 
 
 def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
@@ -239,7 +333,7 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mode", choices=(*MODES, "both"), default="fts")
-    parser.add_argument("--dataset", choices=(*DATASETS, "all"), default="all")
+    parser.add_argument("--dataset", choices=(*DATASETS, "rare", "all"), default="all")
     args = parser.parse_args(argv)
     modes = MODES if args.mode == "both" else (args.mode,)
     datasets = DATASETS if args.dataset == "all" else (args.dataset,)

@@ -86,3 +86,13 @@ def test_a_session_block_holds_its_own_working_memory_and_no_other_sessions(proj
     included = json.loads(cli_run("session", "start", "run-c", "--json").stdout)
     assert own not in included["context"]["included"]
     assert other not in included["context"]["included"]
+
+
+def test_a_focus_text_without_search_words_is_no_focus(project, cli_run):
+    # recall finds nothing for such a text; the context block stays the unfocused overview
+    plain = remember(cli_run, "--content", "Plain fact", "--tags", "misc")
+    other = remember(cli_run, "--content", "Another fact")
+    unfocused = json.loads(cli_run("context", "--json").stdout)
+    assert set(unfocused["included"]) == {plain, other}
+    for text in ("C++", "?!", "--"):
+        assert json.loads(cli_run("context", "--text", text, "--json").stdout) == unfocused

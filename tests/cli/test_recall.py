@@ -323,3 +323,18 @@ def test_errors_are_never_json(project, cli_run):
     assert result.exit_code == 2
     assert result.stdout == ""
     assert re.match(r"Error: invalid input: ", result.stderr)
+
+
+@pytest.mark.parametrize("query", ["C++", "*", "?!", "--"])
+def test_a_query_without_search_words_finds_nothing_and_says_why(project, cli_run, load,
+                                                                 query):
+    load(proc("deploy the ledger"), proc("c++ builds use cmake"))
+    result = cli_run("recall", "--", query)  # after "--", a "--" is the query too
+    assert result.exit_code == 0
+    assert result.stdout == "no matches\n"
+    assert "has no searchable words" in result.stderr and repr(query) in result.stderr
+    as_json = cli_run("recall", "--text", query, "--json")
+    assert json.loads(as_json.stdout) == [] and "no searchable words" in as_json.stderr
+    # words, or filters alone, still search
+    assert "no searchable words" not in cli_run("recall", "ledger").stderr
+    assert len(json.loads(cli_run("recall", "--json").stdout)) == 2

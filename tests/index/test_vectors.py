@@ -253,9 +253,11 @@ def test_a_question_sharing_only_common_words_finds_nothing(project, monkeypatch
         assert y.recall(RecallQuery(text="what is the capital of France")) != []
     with open_ynm(project, monkeypatch) as y:
         assert y.recall(RecallQuery(text="what is the capital of France")) == []
-        # a real word still finds its memory, and a text without words is still filter-only
+        # a real word still finds its memory; a text without words finds nothing, vectors
+        # or not (ynm.model.text.has_no_search_words)
         assert len(y.recall(RecallQuery(text="the standup room"))) >= 1
-        assert len(y.recall(RecallQuery(text="?!"))) == 4
+        assert y.recall(RecallQuery(text="?!")) == []
+        assert len(y.recall(RecallQuery())) == 4
 
 
 class FakeEmbeddings(BaseHTTPRequestHandler):
@@ -422,3 +424,36 @@ def test_relevance_is_compared_across_mounts(project, monkeypatch, local_embedde
         hits = y.recall(RecallQuery(text="dark mode in the editor", explain=True))
         assert hits[0]["memoryId"] == dark and hits[0]["mount"] == "personal"
         assert all(h["explain"]["relevance"] < 0.5 for h in hits[1:])
+
+
+# Three rare words; the target holds all three apart, two other memories two of them side by
+# side (in the query's order, so BM25 adds the pair's phrase on top of the two words).
+RARE_TRIPLES = [
+    ("zephyr", "quokka", "marlin"),
+    ("obsidian", "tamarind", "wrangler"),
+    ("kestrel", "basalt", "juniper"),
+    ("ferrule", "lantern", "cobalt"),
+]
+
+
+@pytest.mark.parametrize("spec", ["none", "auto"])
+def test_holding_more_of_the_words_beats_holding_two_side_by_side(project, monkeypatch,
+                                                                  local_embedder, spec):
+    with open_ynm(project, monkeypatch, spec) as y:
+        def add(text: str) -> str:
+            return y.remember(RememberInput(type="semantic", level="distributed",
+                                            content=text))["memoryId"]
+
+        targets = {}
+        for a, b, c in RARE_TRIPLES:
+            targets[(a, b, c)] = add(f"The {a} check ran first, later {b} was patched, and "
+                                     f"{c} closed the ticket.")
+            add(f"{a} {b} notes")
+            add(f"Setup of {b} {c} done.")
+        for i in range(20):
+            add(f"filler memory number {i} about nothing much")
+        for (a, b, c), target in targets.items():
+            for query in (f"{a} {b} {c}", f"{b} {c} {a}", f"{c} {a} {b}"):
+                hits = y.recall(RecallQuery(text=query, explain=True))
+                assert hits[0]["memoryId"] == target, query
+                assert ("vector" in hits[0]["explain"]) == (spec == "auto")

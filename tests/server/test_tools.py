@@ -136,6 +136,12 @@ def test_recall_and_context(mcp_call):
     assert ok(call_tool(mcp_call, "memory_recall", {"text": "makefiles tabs"}))
     none = call_tool(mcp_call, "memory_recall", {"text": "zebra quantum"})
     assert ok(none) == [] and none.structured_content["guidance"]
+    for text in ("C++", "?!", "--", "*"):  # nothing to search: said, not the whole store
+        none = call_tool(mcp_call, "memory_recall", {"text": text})
+        assert ok(none) == []
+        assert "no searchable words" in none.structured_content["guidance"]
+    assert "no searchable words" not in call_tool(
+        mcp_call, "memory_recall", {"text": "zebra quantum"}).structured_content["guidance"]
     block = ok(call_tool(mcp_call, "memory_context", {"budgetTokens": 500}))
     assert "Use tabs in Makefiles" in block["markdown"]
     assert set(block) >= {"markdown", "included", "tokens", "truncated"}

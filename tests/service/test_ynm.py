@@ -142,16 +142,18 @@ def test_filter_only_weights_without_text(open_ynm):
     assert e["total"] == pytest.approx(0.55 * 0.5 + 0.35 * 0.4, abs=1e-12)
 
 
-def test_query_whose_tokens_vanish_is_filter_only(open_ynm):
+@pytest.mark.parametrize("text", ["a !", "C++", "*", "?!", "--", "x y z", "...", "#"])
+def test_query_without_search_words_finds_nothing(open_ynm, text):
+    # The reference runs it as a filter-only query: every memory at the same relevance.
     y = open_ynm()
-    a = rec(0, type="reference", content="alpha", importance=0.2)
+    a = rec(0, type="reference", content="alpha c++ x", importance=0.2)
     b = rec(0, type="reference", content="bravo", importance=0.9)
     load(y, a, b)
-    hits = recall(y, text="a !")
-    assert [h["memoryId"] for h in hits] == [b["id"], a["id"]]
-    assert all(h["explain"]["weights"] == FILTER_W for h in hits)
-    assert hits[0]["score"] == pytest.approx(0.55 + 0.35 * 0.9, abs=1e-12)
-    assert recall(y) == hits
+    assert recall(y, text=text) == []
+    assert recall(y, text=text, tags=["t"]) == []
+    # no text, or a blank one, is still a filter-only recall
+    assert [h["memoryId"] for h in recall(y)] == [b["id"], a["id"]]
+    assert recall(y, text="  ") == recall(y)
 
 
 def test_text_without_matches_gives_nothing(open_ynm):
@@ -181,6 +183,42 @@ def test_words_side_by_side_beat_the_same_words_apart(open_ynm):
     hits = recall(y, text="storage migration")
     assert [h["memoryId"] for h in hits] == [together["id"], apart["id"]]
     assert hits[1]["explain"]["relevance"] < 0.7
+
+
+# Three rare words; the target holds all three apart, each other memory two of them side by
+# side (in the query's order, so BM25 adds the pair's phrase on top).
+RARE_TRIPLES = [
+    ("zephyr", "quokka", "marlin"),
+    ("obsidian", "tamarind", "wrangler"),
+    ("kestrel", "basalt", "juniper"),
+    ("ferrule", "lantern", "cobalt"),
+]
+
+
+def rare_words_store(y) -> dict[tuple[str, str, str], str]:
+    """The RARE_TRIPLES memories among fillers; the target id of each triple."""
+    targets, records = {}, []
+    for a, b, c in RARE_TRIPLES:
+        target = rec(content=f"The {a} check ran first, later {b} was patched, and {c} "
+                             "closed the ticket.", summary="s")
+        targets[(a, b, c)] = target["id"]
+        records += [target, rec(content=f"{a} {b} notes", summary="s"),
+                    rec(content=f"Setup of {b} {c} done.", summary="s")]
+    records += [rec(content=f"filler memory number {i} about nothing", summary="s")
+                for i in range(30)]
+    load(y, *records)
+    return targets
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (1, 2, 0), (2, 0, 1)])
+def test_holding_more_of_the_words_beats_holding_two_side_by_side(open_ynm, order):
+    y = open_ynm()
+    targets = rare_words_store(y)
+    for triple, target in targets.items():
+        hits = recall(y, text=" ".join(triple[i] for i in order))
+        assert hits[0]["memoryId"] == target, triple
+        assert hits[0]["explain"]["relevance"] == 1.0
+        assert all(h["explain"]["relevance"] < 0.7 for h in hits[1:]), [h["explain"]["relevance"] for h in hits]
 
 
 def test_a_pair_finds_words_too_short_to_search_alone(open_ynm):

@@ -9,6 +9,9 @@ import click
 
 from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm, split_tags
 
+# Said on stderr when the query has nothing to search (ynm.model.text.has_no_search_words).
+NO_SEARCH_WORDS = ('the query {text!r} has no searchable words (a word is two or more letters '
+                   'or digits), so nothing was searched; give words, or filters without a query')
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
 
@@ -80,4 +83,8 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount)
         hits = ynm.recall(q)
+    from ynm.model.text import has_no_search_words
+
+    if has_no_search_words(q.text):
+        click.echo(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
     emit(hits, as_json, format_hits)

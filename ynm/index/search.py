@@ -23,10 +23,20 @@ from typing import Any
 
 import sqlean as sqlite3
 
+from ynm.model.text import is_word_phrase, phrase_words
+
 # Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
 BM25_K1 = 1.2  # FTS5's bm25 constant
 PRUNE_FROM_ROWS = 2000  # below this many phrase hits, scoring every match is cheap enough
+# A long question searches at most this many distinct words and this many adjacent pairs: its
+# most selective ones (see select_phrases()). Every query of benchmarks/quality.py fits.
+MAX_QUERY_WORDS = 16
+MAX_QUERY_PAIRS = 16
+# Choosing those counts each word's memories only up to this many; the count of a word held
+# by more is estimated from where its doclist reaches that many (see _estimated_hits()).
+SELECT_COUNT_BOUND = 256
+PRUNE_ATTEMPTS = 3  # prefixes of 1, 2 and 4 rarest phrases (see _pruned())
 COARSE_CANDIDATES = 400  # sign-bit neighbours rescored exactly by vector_search
 # The centroid subtracted before cosine is the sum of the mount's vectors over (count + this):
 # a store of a few memories is barely centred, so one memory never cancels itself out.
@@ -168,6 +178,68 @@ def _bm25_idf(rows: int, hits: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
+def _estimated_hits(conn: sqlite3.Connection, phrase: str, bound: int,
+                    last_rowid: int) -> tuple[int, bool]:
+    """How many memories hold ``phrase``: ``(count, True)`` when fewer than ``bound`` do,
+    else ``(estimate, False)``. The count stops at the ``bound``-th memory, so a common word
+    costs no more than a rare one; its estimate is ``bound`` scaled by how far through the
+    rowids (1..``last_rowid``) that memory lies, never below ``bound``."""
+    n, at = conn.execute(
+        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
+        (phrase, bound)).fetchone()
+    if n < bound:
+        return n, True
+    return max(bound, round(bound * last_rowid / max(at, 1))), False
+
+
+def _most_selective(conn: sqlite3.Connection, phrases: Sequence[str], cap: int,
+                    hits: dict[str, int]) -> list[str]:
+    """The ``cap`` phrases of ``phrases`` held by the fewest memories and by at least one, in
+    their order in ``phrases``; exact counts (those below :data:`SELECT_COUNT_BOUND`) go to
+    ``hits``."""
+    last = conn.execute("SELECT max(rowid) FROM fts").fetchone()[0] or 0
+    counted = {}
+    for p in phrases:
+        counted[p], exact = _estimated_hits(conn, p, SELECT_COUNT_BOUND, last)
+        if exact:
+            hits[p] = counted[p]
+    held = [i for i, p in enumerate(phrases) if counted[p]]
+    keep = set(sorted(held, key=lambda i: (counted[phrases[i]], i))[:cap])
+    return [p for i, p in enumerate(phrases) if i in keep]
+
+
+def select_phrases(conn: sqlite3.Connection, phrases: Sequence[str]
+                   ) -> tuple[list[str], dict[str, int]]:
+    """The phrases a question is searched with, bounded: ``(phrases, hits)``, where ``hits``
+    maps some of them to the number of memories holding them (counts taken on the way).
+
+    ``phrases`` are single words and adjacent pairs (ynm.model.text.is_word_phrase tells
+    them apart), as ynm.model.text.query_phrases gives them. Up to :data:`MAX_QUERY_WORDS` distinct words and
+    :data:`MAX_QUERY_PAIRS` pairs, all are kept unchanged. Beyond either, a long question
+    keeps its most selective words: those held by the fewest memories (the highest BM25 IDF),
+    at most :data:`MAX_QUERY_WORDS`, leaving out words no memory holds (they match nothing);
+    then, of the pairs made only of kept words, the :data:`MAX_QUERY_PAIRS` rarest ones held
+    by some memory. The work of a search, which runs statements per phrase (counts for BM25's
+    bounds, :func:`_pruned`, :func:`coverage`), is then bounded whatever the question's length:
+    a 2,000-character paragraph costs about as much as a five-word question (benchmarks/
+    bench.py, "recall, 2,000-character query").
+    """
+    words = [p for p in dict.fromkeys(phrases) if is_word_phrase(p)]
+    pairs = [p for p in dict.fromkeys(phrases) if not is_word_phrase(p)]
+    hits: dict[str, int] = {}
+    if len(words) <= MAX_QUERY_WORDS and len(pairs) <= MAX_QUERY_PAIRS:
+        return [*words, *pairs], hits
+    if len(words) > MAX_QUERY_WORDS:
+        words = _most_selective(conn, words, MAX_QUERY_WORDS, hits)
+        kept = {phrase_words(w)[0] for w in words}
+        pairs = [p for p in pairs
+                 if all(w in kept for w in phrase_words(p) if len(w) > 1)
+                 and any(len(w) > 1 for w in phrase_words(p))]
+    if len(pairs) > MAX_QUERY_PAIRS:
+        pairs = _most_selective(conn, pairs, MAX_QUERY_PAIRS, hits)
+    return [*words, *pairs], hits
+
+
 def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     """The exact top ``q.limit`` rows of a many-phrase OR query, found by scoring only the
     rows that hold one of its rarest phrases, or None when that cannot be proven exact.
@@ -176,12 +248,16 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     (k1 = 1.2). When the ``limit``-th best score among rows holding a rare phrase beats the sum
     of those bounds over the other phrases, no other row can enter the top ``limit``: the
     MaxScore argument. Broad questions then cost thousands of bm25 evaluations, not tens of
-    thousands.
+    thousands. The prefixes tried are the 1, 2 and 4 rarest phrases (:data:`PRUNE_ATTEMPTS`):
+    each try merges every phrase's matches again, so a query of many phrases of like rarity,
+    where no prefix proves enough, would otherwise pay for many failed tries before the full
+    query.
     """
     phrases = list(q.phrases)
     if len(phrases) < 2:
         return None
-    hits = [phrase_hits(conn, p) for p in phrases]
+    known = q.extra.get("hits", {})
+    hits = [known[p] if p in known else phrase_hits(conn, p) for p in phrases]
     q.extra["hits"] = dict(zip(phrases, hits))  # for coverage(), which needs them again
     total = sum(hits)
     if total <= PRUNE_FROM_ROWS:
@@ -189,7 +265,10 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     bound = [_bm25_idf(rows, n) * (BM25_K1 + 1) for n in hits]
     order = sorted(range(len(phrases)), key=lambda i: hits[i])
-    for j in range(1, len(phrases)):
+    j = 1
+    for _ in range(PRUNE_ATTEMPTS):
+        if j >= len(phrases):
+            break
         if sum(hits[i] for i in order[:j]) * 2 > total:
             return None
         rest = sum(bound[i] for i in order[j:]) * (1 + 1e-9)
@@ -198,6 +277,7 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         got = conn.execute(sql, args).fetchall()
         if len(got) == q.limit and -got[-1][2] > rest:
             return got
+        j *= 2
     return None
 
 
@@ -236,11 +316,50 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     return {rowid: value / total for rowid, value in held.items()} if total else {}
 
 
+def by_coverage(candidates: Sequence[Candidate], held: dict[int, float], power: float
+                ) -> list[Candidate]:
+    """``candidates`` (BM25 relevance, best 1) with each relevance multiplied by the share of
+    the query's words it holds (``held``, see :func:`coverage`) to the ``power``, rescaled so
+    the best is 1 again, best first (ties keep their order). Empty ``held`` (a question of
+    function words only) leaves them as they are.
+
+    BM25 adds a phrase's weight for each adjacent pair of query words a memory holds, with no
+    limit: a memory holding two rare query words side by side outranks the only one holding
+    all three apart. The share puts holding more of the words (by IDF) first in every mode;
+    hybrid recall applies it in ynm.service.ynm.fuse.
+    """
+    if not held or not candidates:
+        return list(candidates)
+    weighed = [(c, c.relevance * held.get(c.rowid, 0.0) ** power) for c in candidates]
+    best = max(w for _, w in weighed)
+    if best <= 0:
+        return list(candidates)
+    weighed.sort(key=lambda cw: cw[1], reverse=True)
+    return [Candidate(c.rowid, c.memory_id, w / best) for c, w in weighed]
+
+
 def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
     """Run :func:`search_sql` and normalise relevance so the best text hit is 1
     (``relevance_i = rank_i / rank_best`` on bm25's negative-is-better scale). Text queries
-    with several phrases try :func:`_pruned` first, which returns the same rows faster."""
-    rows = _pruned(conn, q) if q.match is not None else None
+    with several phrases try :func:`_pruned` first, which returns the same rows faster.
+
+    A question of more phrases than :func:`select_phrases` keeps is narrowed to those first:
+    ``q.phrases`` and ``q.match`` are replaced, in place, by the phrases searched (which
+    :func:`coverage` is then given), and ``q.extra["hits"]`` holds the counts taken. A
+    narrowed question is scored in one statement without trying :func:`_pruned`: its 16 or
+    more phrases are all of the rarer kind, so no short prefix of them can prove the rest
+    out, and each failed try costs about what the full statement does (measured on the 100k
+    store of benchmarks/bench.py)."""
+    narrowed = False
+    if q.match is not None and q.phrases:
+        phrases, hits = select_phrases(conn, q.phrases)
+        q.extra.setdefault("hits", {}).update(hits)
+        if not phrases:  # no word of the long question is held by any memory
+            q.phrases = []
+            return []
+        if phrases != list(q.phrases):
+            q.phrases, q.match, narrowed = phrases, " OR ".join(phrases), True
+    rows = _pruned(conn, q) if q.match is not None and not narrowed else None
     if rows is None:
         sql, args = search_sql(q)
         rows = conn.execute(sql, args).fetchall()

@@ -134,6 +134,10 @@ def query_phrases(text: str) -> list[str]:
     recall), whatever the pairs. BM25 gives each phrase its own IDF, so a pair that is rare in
     the store weighs more than its two common words; measured on the seeded corpus of
     benchmarks/quality.py, recall@1 went from 0.82 to 0.98 and MRR from 0.85 to 0.985.
+
+    Each phrase appears once, in order of first appearance: a word repeated in the question
+    (the reference repeats it) would only be scored and counted again. A long question still
+    gives many phrases; ynm.index.search.search keeps the most selective of them.
     """
     tokens = tokenize(text)
     if not tokens:
@@ -142,7 +146,43 @@ def query_phrases(text: str) -> list[str]:
     stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", lowered).split())
     words = [w for w in stripped if w]
     pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
-    return ['"' + fts_text(p.replace('"', "")) + '"' for p in [*tokens, *pairs]]
+    return list(dict.fromkeys('"' + fts_text(p.replace('"', "")) + '"'
+                              for p in [*tokens, *pairs]))
+
+
+def phrase_words(phrase: str) -> list[str]:
+    """The words of one quoted phrase of :func:`query_phrases`: its space-separated parts, with
+    each run of single Han, kana or Hangul characters (set apart by :func:`fts_text`) joined
+    back into the word it came from. One word for a token's phrase (``"设 备"`` gives
+    ``["设备"]``), two for a pair of adjacent words (``"nas 在 机 房"`` gives ``["nas", "在机房"]``;
+    two runs of such characters side by side read as one word)."""
+    out: list[str] = []
+    joined = False
+    for part in phrase.strip('"').split(" "):
+        single = len(part) == 1 and _CJK_RE.match(part) is not None
+        if single and joined:
+            out[-1] += part
+        else:
+            out.append(part)
+        joined = single
+    return out
+
+
+def is_word_phrase(phrase: str) -> bool:
+    """True for a phrase of :func:`query_phrases` that searches one word (a token), False for
+    a pair of adjacent words (see :func:`phrase_words`)."""
+    return len(phrase_words(phrase)) == 1
+
+
+def has_no_search_words(text: str | None) -> bool:
+    """True for a recall text that is not blank yet holds no word to search (no token of
+    :func:`tokenize`: "C++", "*", "?!", "--"). Such a recall finds nothing, and the CLI and the
+    MCP tool say why; a blank or absent text is a filter-only recall.
+
+    The reference (reference/algorithms.md §2.3) runs it as a filter-only query, which returns
+    the whole store at one relevance as if every memory matched.
+    """
+    return text is not None and bool(text.strip()) and not query_phrases(text)
 
 
 def overlap_words(text: str) -> set[str]:

@@ -171,7 +171,13 @@ NO_HITS = ("No memory matched. Try broader terms or fewer filters, or read memor
 
 
 def _recall(ynm: Ynm, q: RecallQuery) -> ToolOutput:
+    from ynm.model.text import has_no_search_words
+
     hits = ynm.recall(q)
+    if has_no_search_words(q.text):
+        return ToolOutput(hits, f'The text {q.text!r} has no searchable words (a word is two or '
+                                "more letters or digits), so nothing was searched. Use words, "
+                                "or filters without text.")
     if hits:
         return ToolOutput(hits)
     if q.mount is not None and ynm.mount(q.mount) is None:

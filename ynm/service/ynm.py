@@ -49,11 +49,13 @@ from ynm.model.records import Record
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
     FUNCTION_WORDS,
+    has_no_search_words,
+    is_word_phrase,
     overlap_coefficient,
     overlap_words,
+    phrase_words,
     query_phrases,
     summarize,
-    tokenize,
 )
 from ynm.service import redaction
 from ynm.service.config import LoadedConfig, load_config
@@ -453,7 +455,9 @@ class Ynm:
                                        None):
                 pinned.append((row["importance"], row["updated_at"], _entry(row)))
             searches.append((mount, SearchQuery(limit=100, **base)))
-        ranked = [(s, row) for s, row, _ in self._ranked_across(searches, q.text)]
+        # a topic with no word to search adds nothing: the block is then unfocused
+        topic = None if has_no_search_words(q.text) else q.text
+        ranked = [(s, row) for s, row, _ in self._ranked_across(searches, topic)]
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
@@ -592,9 +596,9 @@ class Ynm:
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
         only); relevance comparable across mounts (:meth:`_ranked_across`); seed 001's ranker;
         ties by memoryId descending within a mount and by ``updatedAt`` descending across
-        mounts. A text whose tokens all vanish is ranked as a filter-only query (the reference
-        keeps the text weights there, algorithms.md §8.4, which gives every hit the same 0.6
-        relevance term).
+        mounts. A text that is not blank but holds no word to search ("C++", "?!") finds nothing
+        (ynm.model.text.has_no_search_words); the reference runs it as a filter-only query with
+        the text weights, algorithms.md §8.4, returning every memory at one relevance.
         """
         from ynm.index.search import SearchQuery
 
@@ -665,9 +669,12 @@ class Ynm:
                     ) -> _Found:
         """One mount's candidates for ``sq`` (text from ``text``) with their relevance in the
         mount (best 1) and the mount's evidence (see :meth:`_ranked_across`; full-text recall
-        measures it only when asked to ``weigh`` mounts, as it costs a query per word)."""
-        from ynm.index.search import coverage, search
+        measures it only when asked to ``weigh`` mounts, as it costs a query per word).
+        Nothing for a text with no word to search (ynm.model.text.has_no_search_words)."""
+        from ynm.index.search import by_coverage, coverage, search
 
+        if has_no_search_words(text):
+            return _Found(mount.id, None, [], None, False, False)
         phrases = query_phrases(text or "")
         sq.match = " OR ".join(phrases) if phrases else None
         sq.phrases = phrases
@@ -680,8 +687,9 @@ class Ynm:
         # Hybrid whenever vector search ran on a text with words or found neighbours; a text
         # without words and without neighbours stays a filter-only recall.
         hybrid = query_vector is not None and (sq.match is not None or bool(near))
-        tokens = tokenize(text or "")  # the single words (phrases then holds the pairs)
-        words = [p for p, t in zip(phrases, tokens) if t not in FUNCTION_WORDS]
+        # the single words searched (search() may have kept a long question's rarest)
+        words = [p for p in sq.phrases if is_word_phrase(p)
+                 and phrase_words(p)[0] not in FUNCTION_WORDS]
         evidence: float | None = None
         if hybrid:
             if sq.match is None:
@@ -693,13 +701,18 @@ class Ynm:
                             + (1 - BLEND_LEXICAL) * vector_evidence(vec, floor)
                             for _, _, lex, vec in fused), default=0.0)
         else:
-            fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
-                     for c in lexical]
-            if weigh and sq.match is not None and lexical:
+            # more of the words before adjacency (by_coverage); the same share weighs the
+            # mount's evidence, taken on the BM25 relevance before it is rescaled
+            if sq.match is not None and lexical and (weigh or len(words) > 1):
                 held = coverage(cache.conn, words, [c.rowid for c in lexical],
                                 sq.extra.get("hits", {}))
-                evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
-                               for c in lexical)
+                if weigh:
+                    evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
+                                   for c in lexical)
+                if len(words) > 1:
+                    lexical = by_coverage(lexical, held, COVERAGE_POWER)
+            fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
+                     for c in lexical]
         return _Found(mount.id, cache.conn, fused, evidence,
                       sq.match is not None or bool(near), hybrid)
 
