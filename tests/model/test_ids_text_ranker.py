@@ -270,9 +270,10 @@ def test_query_phrases_property(text):
         ("设备", ['"设 备"']),
         ("设备清单", ['"设 备"', '"备 清"', '"清 单"']),
         ("柜", ['"柜"']),
-        ("NAS 在机房", ['"nas"', '"在 机"', '"机 房"', '"nas 在 机 房"']),
+        # a pair holding such characters joins its two words with a no-break space
+        ("NAS 在机房", ['"nas"', '"在 机"', '"机 房"', '"nas\u00a0在 机 房"']),
         ("機房の設定", ['"機 房"', '"房 の"', '"の 設"', '"設 定"']),
-        ("서버 설정", ['"서 버"', '"설 정"', '"서 버 설 정"']),
+        ("서버 설정", ['"서 버"', '"설 정"', '"서 버\u00a0설 정"']),
         ("v2版本", ['"v2"', '"版 本"']),
     ],
 )
@@ -406,3 +407,19 @@ def test_iso_to_ms():
     assert iso_to_ms("2026-09-01T02:00:00.000+02:00") == 1_788_220_800_000
     assert iso_to_ms("2026-09-01T00:00:00.123Z") == 1_788_220_800_123
     assert iso_to_ms("1970-01-01T00:00:00.000Z") == 0
+
+
+@pytest.mark.parametrize(("text", "words", "pairs"), [
+    ("设备清单", ["设备", "备清", "清单"], []),
+    ("NAS 在机房", ["nas", "在机", "机房"], [["nas", "在机房"]]),
+    ("storage migration", ["storage", "migration"], [["storage", "migration"]]),
+    ("deploy ledger", ["deploy", "ledger"], [["deploy", "ledger"]]),
+    ("서버 설정", ["서버", "설정"], [["서버", "설정"]]),
+    ("机房 设备 清单", ["机房", "设备", "清单"], [["机房", "设备"], ["设备", "清单"]]),
+])
+def test_phrase_words_tell_words_from_pairs_in_every_script(text, words, pairs):
+    from ynm.model.text import is_word_phrase, phrase_words
+
+    phrases = query_phrases(text)
+    assert [phrase_words(p)[0] for p in phrases if is_word_phrase(p)] == words
+    assert [phrase_words(p) for p in phrases if not is_word_phrase(p)] == pairs

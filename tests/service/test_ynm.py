@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ynm.model.ids import iso_ms, new_ulid
-from ynm.model.inputs import RecallQuery
+from ynm.model.inputs import RecallQuery, RememberInput
 from ynm.service.ynm import Ynm
 
 DAY = 86_400_000
@@ -423,3 +423,17 @@ def test_fuse_scales_close_neighbours_over_the_minimum_span():
     assert out == pytest.approx({1: 1.0, 2: 0.25, 3: 0.0})
     # a lone neighbour is the best there is
     assert fuse([], [(7, 0.13)], {})[0][:2] == (7, 1.0)
+
+
+def test_full_text_word_share_counts_han_words(open_ynm):
+    """The word share of full-text ranking counts the two-character pieces of Han text as
+    words (a pair of two runs stays a pair): the memory holding every piece of the question
+    ranks first, above one holding two of them side by side."""
+    y = open_ynm()
+    add = lambda text: y.remember(RememberInput(  # noqa: E731
+        type="semantic", level="personal", content=text))["memoryId"]
+    target = add("机房的设备和那份清单都在二号柜")
+    add("机房设备")
+    add("无关的笔记")
+    hits = y.recall(RecallQuery(text="机房 设备 清单"))
+    assert hits[0]["memoryId"] == target

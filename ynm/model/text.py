@@ -27,6 +27,7 @@ _CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b
         "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
         "\U0001b000-\U0001b16f\U00020000-\U0003ffff")
 _CJK_RE = re.compile(f"[{_CJK}]")
+PAIR_JOIN = "\u00a0"  # joins the two words of a query pair that holds Han, kana or Hangul
 _CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 _CJK_EDGE_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
 # English function words: they carry a question's grammar, not its subject. Hybrid recall gives
@@ -145,27 +146,26 @@ def query_phrases(text: str) -> list[str]:
     lowered = unicodedata.normalize("NFC", text).lower()
     stripped = (raw.strip("-./") for raw in _TOKEN_SPLIT_RE.sub(" ", lowered).split())
     words = [w for w in stripped if w]
-    pairs = [f"{a} {b}" for a, b in zip(words, words[1:])]
+    # A pair with Han, kana or Hangul joins its words with a no-break space, which FTS5 reads
+    # as the space it is but which fts_text's spaces between such characters are not: so
+    # phrase_words can tell the pair's two words apart.
+    pairs = [f"{a}{PAIR_JOIN if _CJK_RE.search(a + b) else ' '}{b}"
+             for a, b in zip(words, words[1:])]
     return list(dict.fromkeys('"' + fts_text(p.replace('"', "")) + '"'
                               for p in [*tokens, *pairs]))
 
 
 def phrase_words(phrase: str) -> list[str]:
-    """The words of one quoted phrase of :func:`query_phrases`: its space-separated parts, with
-    each run of single Han, kana or Hangul characters (set apart by :func:`fts_text`) joined
-    back into the word it came from. One word for a token's phrase (``"设 备"`` gives
-    ``["设备"]``), two for a pair of adjacent words (``"nas 在 机 房"`` gives ``["nas", "在机房"]``;
-    two runs of such characters side by side read as one word)."""
-    out: list[str] = []
-    joined = False
-    for part in phrase.strip('"').split(" "):
-        single = len(part) == 1 and _CJK_RE.match(part) is not None
-        if single and joined:
-            out[-1] += part
-        else:
-            out.append(part)
-        joined = single
-    return out
+    """The words of one quoted phrase of :func:`query_phrases`: one for a token's phrase
+    (``"设 备"`` gives ``["设备"]``: the spaces :func:`fts_text` set between Han, kana and
+    Hangul characters are not word breaks), two for a pair of adjacent words (``"deploy
+    ledger"``, and ``"nas<no-break space>在 机 房"`` gives ``["nas", "在机房"]``)."""
+    body = phrase.strip('"')
+    if PAIR_JOIN in body:
+        return [part.replace(" ", "") for part in body.split(PAIR_JOIN)]
+    if _CJK_RE.search(body):
+        return [body.replace(" ", "")]
+    return body.split(" ")
 
 
 def is_word_phrase(phrase: str) -> bool:
