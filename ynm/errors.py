@@ -14,7 +14,8 @@ YnmError (exit 1)                      anything that ran and failed
 │   ├── LockTimeout (exit 1)           the repository lock could not be taken in time
 │   ├── RefCollision (exit 1)          a new shard ref would be a file where a directory is
 │   └── AnchorError (exit 1)           no usable anchor (empty repo, shallow clone, bad config)
-└── ConfigError (exit 1)               a configuration file or variable that cannot be used
+├── ConfigError (exit 1)               a configuration file or variable that cannot be used
+└── MissingExtra (exit 1)              an optional dependency is not installed: names the extra
 ```
 
 Messages follow reference/cli.md §2 exactly, so scripts written against either implementation
@@ -23,6 +24,8 @@ the MCP server returns the same text as a tool error.
 """
 
 from __future__ import annotations
+
+import os
 
 
 class YnmError(Exception):
@@ -135,3 +138,34 @@ class BatchRefused(YnmError):
         self.exit_code = cause.exit_code
         self.cause = cause
         self.result = result
+
+
+class MissingExtra(YnmError):
+    """An optional dependency is not installed. Message: ``<what> needs the <extra> extra: pip
+    install 'ynm[<extra>]' (<module> is not installed)``, one line, exit 1."""
+
+    def __init__(self, what: str, extra: str, module: str | None = None) -> None:
+        missing = f" ({module} is not installed)" if module else ""
+        super().__init__(f"{what} needs the {extra} extra: pip install 'ynm[{extra}]'{missing}")
+        self.extra = extra
+        self.module = module
+
+
+def missing_extra(err: ImportError, what: str, extra: str) -> MissingExtra:
+    """The :class:`MissingExtra` for an ``ImportError`` met while importing ``extra``'s
+    packages, naming the top-level module that is missing."""
+    name = (err.name or "").split(".")[0] or None
+    return MissingExtra(what, extra, name)
+
+
+def debugging() -> bool:
+    """True when ``YNM_DEBUG`` is set to anything but empty or ``0``: unexpected errors then
+    show their traceback (on the CLI and the server's stderr) instead of one line."""
+    return os.environ.get("YNM_DEBUG", "") not in ("", "0")
+
+
+def describe_unexpected(err: BaseException) -> str:
+    """An exception ynm did not raise on purpose, on one line: ``<type>: <first line of its
+    message>`` (just ``<type>`` when it has no message)."""
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__

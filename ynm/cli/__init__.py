@@ -40,7 +40,9 @@ COMMANDS = {
 class LazyGroup(click.Group):
     """A click group that imports a command's module only when that command runs (or when
     ``--help`` lists them), and turns ynm's errors into ``Error: <message>`` and their exit
-    code (reference/cli.md §2)."""
+    code (reference/cli.md §2). Any other exception is reported as ``Error: <type>: <message>``
+    and a hint to set ``YNM_DEBUG=1`` on one line, exit 1; with ``YNM_DEBUG`` set it propagates with its
+    traceback."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -53,13 +55,21 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ynm.errors import YnmError
+        from ynm.errors import YnmError, debugging, describe_unexpected
 
         try:
             return super().invoke(ctx)
         except YnmError as err:
             click.echo(f"Error: {err}", err=True)
             ctx.exit(err.exit_code)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as err:  # noqa: BLE001 - a bug or an unforeseen failure: one line
+            if debugging():
+                raise
+            click.echo(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
+                       err=True)
+            ctx.exit(1)
 
 
 def _keep_cwd(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

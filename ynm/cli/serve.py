@@ -50,6 +50,7 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
     A bind address other than loopback (localhost, 127.x, ::1) needs a token (or
     --allow-open) and mounts no personal store.
     """
+    _require_server_extra(http)
     from ynm.server.app import MemoryService, log
 
     settings = None
@@ -91,3 +92,25 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
         log("stopped")
     finally:
         service.close()
+
+
+def _require_server_extra(http: bool) -> None:
+    """Import what serving needs, before anything else starts.
+
+    Raises:
+        MissingExtra: ``ynm serve needs the server extra: pip install 'ynm[server]' (<module>
+            is not installed)`` (exit 1), for the MCP SDK, anyio, and, with ``--http``,
+            uvicorn and starlette.
+    """
+    from ynm.errors import missing_extra
+
+    try:
+        import anyio  # noqa: F401
+        import mcp.server.mcpserver  # noqa: F401
+        import mcp_types  # noqa: F401
+
+        if http:
+            import starlette  # noqa: F401
+            import uvicorn  # noqa: F401
+    except ImportError as err:
+        raise missing_extra(err, "ynm serve", "server") from None

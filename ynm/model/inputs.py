@@ -9,7 +9,8 @@ Validation failures become ``invalid input: <path>: <message>`` (exit 2) through
 from __future__ import annotations
 
 import re
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -36,7 +37,45 @@ RECALL_LIMIT_MAX = 200
 LIST_LIMIT_MAX = 10_000
 
 
-class _Input(BaseModel):
+def one_or_many(value: Any) -> Any:
+    """A list field's value as a list: a string becomes its comma-separated parts (stripped,
+    empty parts dropped: ``"a, b"`` -> ``["a", "b"]``, as the CLI splits ``--tags a,b``); any
+    other single value (a number, an object such as one link) becomes a one-element list; a
+    list, a tuple and None pass through for the field's own validation. Agents often send one
+    value where the schema says array."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if value is None or isinstance(value, list | tuple):
+        return value
+    return [value]
+
+
+def _is_list_field(annotation: Any) -> bool:
+    if get_origin(annotation) is list:
+        return True
+    return get_origin(annotation) in (Union, UnionType) and any(
+        get_origin(arg) is list for arg in get_args(annotation))
+
+
+class OneOrManyInput(BaseModel):
+    """A model whose list fields also take one value or a comma-separated string
+    (:func:`one_or_many`), under their name or their alias."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_or_many(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for name, field in cls.model_fields.items():
+            if _is_list_field(field.annotation):
+                for key in {name, field.alias or name}:
+                    if key in out:
+                        out[key] = one_or_many(out[key])
+        return out
+
+
+class _Input(OneOrManyInput):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 

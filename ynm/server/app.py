@@ -42,6 +42,21 @@ def log(message: str) -> None:
     print(f"[ynm-mcp] {message}", file=sys.stderr, flush=True)
 
 
+def report_unexpected(what: str, err: BaseException) -> str:
+    """Log an exception ynm did not raise on purpose as one stderr line (its traceback too when
+    ``YNM_DEBUG`` is set) and return the message the client gets: ``<what> failed: <type>:
+    <message>``."""
+    import traceback
+
+    from ynm.errors import debugging, describe_unexpected
+
+    message = f"{what} failed: {describe_unexpected(err)}"
+    log(message)
+    if debugging():
+        print("".join(traceback.format_exception(err)), file=sys.stderr, end="", flush=True)
+    return message
+
+
 class MemoryService:
     """The process's one :class:`Ynm`, opened and used on a single worker thread.
 
@@ -185,8 +200,7 @@ def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> A
         except YnmError as err:
             return tool_error(str(err))
         except Exception as err:  # noqa: BLE001 - a tool call never crashes the server
-            log(f"{spec.name} failed: {type(err).__name__}: {err}")
-            return tool_error(f"{spec.name} failed: {type(err).__name__}: {err}")
+            return tool_error(report_unexpected(spec.name, err))
         return envelope(output)
 
     return Tool(
@@ -216,10 +230,8 @@ def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> M
         actor_for: ``actor_for(request headers or None) -> actor or None``: the
             ``provenance.actor`` of a write (None: the service's own actor).
     """
-    from mcp.server.mcpserver import MCPServer
-
     actor_for = actor_for or (lambda headers: None)
-    server = MCPServer(
+    server = _server_class()(
         SERVER_NAME, title=SERVER_TITLE, version=__version__,
         instructions=instructions(service.levels()),
         tools=[_make_tool(spec, service, actor_for) for spec in TOOL_SPECS.values()],
@@ -246,7 +258,9 @@ def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> M
     async def memory_resource(mount: str, memoryId: str) -> str:  # noqa: N803 - URI variable
         from ynm.cli._common import dumps_pretty
 
-        def find(ynm: Ynm) -> dict[str, Any]:
+        from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        def find(ynm: Ynm) -> dict[str, Any] | None:
             from ynm.errors import UnknownMemory
 
             from ynm.model.inputs import input_ulid
@@ -256,10 +270,13 @@ def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> M
             except UnknownMemory:
                 found, state = None, None
             if found is None or found.id != mount:
-                raise YnmError(f"no memory {memoryId} in mount {mount}")
+                return None
             return {**state, "mount": found.id}
 
-        return dumps_pretty(await service.call(find))
+        memory = await service.call(find)
+        if memory is None:
+            raise ResourceNotFoundError(f"no memory {memoryId} in mount {mount}")
+        return dumps_pretty(memory)
 
     for name, text in PROMPTS.items():
         _add_prompt(server, name, text)
@@ -270,3 +287,43 @@ def _add_prompt(server: MCPServer, name: str, text: str) -> None:
     @server.prompt(name=name, description=f"ynm guidance: {name.replace('-', ' ')}")
     def prompt() -> str:
         return text
+
+
+def _server_class() -> type[MCPServer]:
+    """``MCPServer`` whose resource reads and prompts fail with ynm's own message: a ynm error
+    becomes the protocol error's message as it is; anything else is logged on one stderr line
+    (a traceback only with ``YNM_DEBUG``) and reported as ``<what> failed: <type>: <message>``,
+    where the SDK would log a traceback and tell the client only "Error creating resource"."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, UnexpectedResourceError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+
+    class YnmMCPServer(MCPServer):
+        async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            try:
+                return await super().read_resource(uri, context)
+            except UnexpectedResourceError as err:
+                cause = err.__cause__ or err
+                if isinstance(cause, YnmError):
+                    raise ResourceError(str(cause)) from None
+                raise ResourceError(report_unexpected(f"reading {uri}", cause)) from None
+
+        async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                             context: Any = None) -> Any:
+            if self._prompt_manager.get_prompt(name) is None:
+                have = ", ".join(sorted(PROMPTS))
+                raise MCPError(code=INVALID_PARAMS,
+                               message=f'unknown prompt "{name}" (have: {have})')
+            try:
+                return await super().get_prompt(name, arguments, context)
+            except MCPError:
+                raise
+            except Exception as err:  # noqa: BLE001 - the SDK would log a traceback
+                cause = err.__cause__ or err
+                if isinstance(cause, YnmError):
+                    raise MCPError(code=INVALID_PARAMS, message=str(cause)) from None
+                raise MCPError(code=INTERNAL_ERROR,
+                               message=report_unexpected(f"prompt {name}", cause)) from None
+
+    return YnmMCPServer

@@ -26,6 +26,7 @@ from ynm.model.inputs import (
     AnnotateInput,
     ContextQuery,
     ForgetInput,
+    OneOrManyInput,
     RecallQuery,
     RememberInput,
     SessionStartInput,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from ynm.service.ynm import Ynm
 
 
-class _ToolInput(BaseModel):
+class _ToolInput(OneOrManyInput):
     """Inputs only the MCP tools have (the others come from :mod:`ynm.model.inputs`)."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -135,7 +136,31 @@ class ToolSpec:
         schema.pop("description", None)
         schema.setdefault("properties", {})
         schema["additionalProperties"] = False
+        for name, prop in schema["properties"].items():
+            schema["properties"][name] = _one_or_many_schema(prop)
         return schema
+
+
+def _one_or_many_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    """An array property that also allows one value, as the input models accept
+    (:func:`ynm.model.inputs.one_or_many`): ``anyOf`` the array, a string (one value or a
+    comma-separated list) for string items, or the item itself for object items (one link);
+    the description says so. Other properties are returned as they are."""
+    variants = prop.get("anyOf", [prop])
+    arrays = [v for v in variants if v.get("type") == "array"]
+    if not arrays:
+        return prop
+    items = arrays[0].get("items", {})
+    stringy = items.get("type") == "string" or "enum" in items
+    single = {"type": "string"} if stringy else items
+    array = {k: v for k, v in arrays[0].items() if k in ("type", "items")}
+    others = [v for v in variants if v.get("type") != "array"]
+    out = {k: v for k, v in prop.items() if k not in ("anyOf", "type", "items")}
+    out["anyOf"] = [array, single, *others]
+    said = ("A list, or one value; a string may list several separated by commas."
+            if stringy else "A list, or one object.")
+    out["description"] = f"{prop['description']} {said}" if prop.get("description") else said
+    return out
 
 
 def _invalid(err: ValidationError) -> InvalidInput:
