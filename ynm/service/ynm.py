@@ -541,8 +541,9 @@ class Ynm:
         """Fetch, merge and push memory with git remotes. Without ``mount_id`` every
         distributed mount syncs; the personal store syncs only when named, and only with an
         explicit ``remote`` (personal memory never goes to a project's remote). Returns
-        ``{mount id: SyncResult JSON}``; the caches catch up on the next read, reading only
-        the shards that moved.
+        ``{mount id: SyncResult JSON}`` (records and shards that moved; a remote that is not
+        configured is ``skipped``: :class:`ynm.store.sync.SyncResult`); the caches catch up on
+        the next read, reading only the shards that moved.
 
         Raises:
             Refused: ``--mount personal`` without a remote.
@@ -570,7 +571,11 @@ class Ynm:
         """Purge again what a merge brought back: a memory with a purge marker here and
         records from a clone that had not purged it yet. Runs under the sync's lock, before its
         push, so the purge travels to the remote as an ordinary purge commit (a remote's own
-        history cannot be dropped by a non-forced push). Returns the memory ids purged."""
+        history cannot be dropped by a non-forced push). Each memory is purged on its own: one
+        that fails is reported and the others (and the sync) go on; every sync that pulls looks
+        again. Returns the problems, one ``purge of <id> not re-applied: <error>; the next sync
+        tries again`` per memory that failed."""
+        problems: list[str] = []
         cache = mount.fresh_cache()
         back = [row[0] for row in cache.conn.execute(
             "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
@@ -579,10 +584,14 @@ class Ynm:
             refs = [row[0] for row in cache.conn.execute(
                 "SELECT DISTINCT ref FROM records WHERE memory_id = ? AND op != 'purge-marker'",
                 (memory_id,))]
-            mount.log.purge_locked(memory_id, refs)
+            try:
+                mount.log.purge_locked(memory_id, refs)
+            except (YnmError, OSError) as exc:
+                problems.append(f"purge of {memory_id} not re-applied: {exc}; the next sync "
+                                "tries again")
         if back:
             cache.refresh(mount.log)
-        return back
+        return problems
 
     # -- recall ----------------------------------------------------------------------------
 
