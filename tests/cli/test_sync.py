@@ -570,3 +570,38 @@ def test_a_purge_that_fails_again_is_reported_per_memory_and_the_sync_goes_on(
     assert "zebra" not in net.ok(a, "export").stdout
     net.sync(b)
     assert "zebra" not in net.ok(b, "export").stdout and "yak" not in net.ok(b, "export").stdout
+
+
+def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
+    """After ``git fetch`` a clone's tracking refs hold teammates' shards; list, recall and
+    status say how many wait for ``ynm sync`` (a note on stderr; a status field), and stop
+    once sync merged them or when local is ahead of what was fetched."""
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.remember(a, "Run the linter before pushing", "procedural")
+    net.sync(a)
+    note = "note: 2 shards fetched but not merged into project: run `ynm sync`\n"
+    for args in (("list",), ("recall", "deploys"), ("list", "--json")):
+        assert net.ok(b, *args).stderr == "", args  # nothing fetched yet
+    git(b.path, "fetch", "-q", "origin")  # the refspec ynm init added brings the shards
+    listed = net.ok(b, "list")
+    assert listed.stderr == note and "Tuesdays" not in listed.stdout
+    assert net.ok(b, "recall", "deploys").stderr == note
+    assert net.ok(b, "list", "--json").stderr == note
+    status = net.json(b, "status")
+    assert [m.get("unmerged") for m in status["mounts"] if m["id"] == "project"] == [2]
+    assert "2 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    net.remember(a, "Refunds settle overnight")  # one shard moves again
+    net.sync(a)
+    git(b.path, "fetch", "-q", "origin")
+    assert net.ok(b, "list").stderr == note  # still two shards, whatever their history
+    net.sync(b)
+    assert net.ok(b, "list").stderr == "" and net.ok(b, "recall", "deploys").stderr == ""
+    assert all("unmerged" not in m for m in net.json(b, "status")["mounts"])
+    net.remember(b, "The ledger service owns refunds")  # local ahead of the tracking ref
+    assert net.ok(b, "list").stderr == ""
+    net.remember(a, "Payments uses idempotency keys", namespace="team/payments")
+    net.sync(a)
+    git(b.path, "fetch", "-q", "origin")
+    assert net.ok(b, "list").stderr == (
+        "note: 1 shard fetched but not merged into project: run `ynm sync`\n")

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ynm.cli._common import note_unmerged
 from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm, split_tags
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
@@ -80,4 +81,5 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount)
         hits = ynm.recall(q)
+        note_unmerged(ynm)
     emit(hits, as_json, format_hits)

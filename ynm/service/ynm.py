@@ -567,6 +567,25 @@ class Ynm:
             ).to_obj()
         return out
 
+    def unmerged(self) -> dict[str, int]:
+        """Per distributed mount, the shards ``git fetch`` brought into the tracking refs of its
+        sync remote that ``ynm sync`` has not merged yet (:func:`ynm.store.sync.unmerged_shards`:
+        one ref listing). Returns ``{mount id: shard count}``, only mounts with some; a mount
+        whose refs cannot be read is left out (this is a hint, never an error)."""
+        from ynm.store.sync import unmerged_shards
+
+        out: dict[str, int] = {}
+        for mount in self.mounts:
+            if mount.level != "distributed":
+                continue
+            try:
+                count = len(unmerged_shards(mount.log, mount.remote or self.config.remote))
+            except (YnmError, OSError):
+                continue
+            if count:
+                out[mount.id] = count
+        return out
+
     def _reapply_purges(self, mount: Mount) -> list[str]:
         """Purge again what a merge brought back: a memory with a purge marker here and
         records from a clone that had not purged it yet. Runs under the sync's lock, before its
@@ -1057,13 +1076,15 @@ class Ynm:
     def status(self) -> dict[str, Any]:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
         ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
-        such remote, and ``problems`` as ``<ref>:<line> <message>``)."""
+        such remote, ``unmerged: <n>`` when n shards were fetched but not merged
+        (:meth:`unmerged`), and ``problems`` as ``<ref>:<line> <message>``)."""
         from ynm.index.schema import get_meta
         from ynm.store.sync import config_value
 
         mounts: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
         problems: list[str] = []
+        unmerged = self.unmerged()
         for m in self.mounts:
             reason = m.cache.stale_reason(m.log)
             cache = m.fresh_cache()
@@ -1075,6 +1096,8 @@ class Ynm:
                 entry_m["remote"] = m.remote
                 if not config_value(m.log.repo, f"remote.{m.remote}.url"):
                     entry_m["remoteMissing"] = True  # sync would skip it
+            if m.id in unmerged:
+                entry_m["unmerged"] = unmerged[m.id]  # fetched, waiting for `ynm sync`
             mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}

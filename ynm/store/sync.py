@@ -221,8 +221,8 @@ def sync_log(
         push, pull, dry_run: as the ``ynm sync`` flags.
         before_push: test seam, called with the round number just before each push.
         after_merge: called (under the lock) after the first round's pull and after any round
-            that moved a shard, before its push; the service uses it to re-apply purges that a merge brought back. It returns
-            problems (text), reported under ``conflicts``.
+            that moved a shard, before its push; the service uses it to re-apply purges that a
+            merge brought back. It returns problems (text), reported under ``conflicts``.
 
     Raises:
         StoreError: a git failure other than a rejected push.
@@ -336,6 +336,33 @@ def _count_pushed(repo: pygit2.Repository, porcelain: str, local: dict[str, str]
         result.pushed.append(ref)
         result.pushed_records += new_records(repo, sha, old)
     result.pushed.sort()
+
+
+def unmerged_shards(log: GitNotesLog, remote: str) -> list[str]:
+    """Tracking refs of ``remote`` (``refs/notes/ynm-remote/<remote>/<level>/...``, filled by
+    ``git fetch`` once ``ynm init`` added the fetch refspec) that hold records the local shard
+    lacks: the local shard is missing, or its tip is neither the tracking tip nor a descendant
+    of it. One pass over the ref names; a history walk only for shards whose tips differ.
+    Returns the tracking ref names, sorted. Source: docs/cli.md "ynm list" (the unmerged
+    note)."""
+    repo = log.repo
+    tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{log.level}/"
+    local_prefix = f"{NOTES_PREFIX}/{log.level}/"
+    out = []
+    for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
+        lref = local_prefix + tref[len(tracking_prefix):]
+        if key_from_ref(lref) is None:
+            continue
+        lsha = log._ref_target(lref)
+        if lsha == tsha:
+            continue
+        try:
+            if lsha is not None and repo.descendant_of(lsha, tsha):
+                continue
+        except (KeyError, ValueError, pygit2.GitError):
+            pass  # an object missing: report it, sync sorts it out
+        out.append(tref)
+    return out
 
 
 def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
