@@ -605,3 +605,77 @@ def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
     git(b.path, "fetch", "-q", "origin")
     assert net.ok(b, "list").stderr == (
         "note: 1 shard fetched but not merged into project: run `ynm sync`\n")
+
+
+# ------------------------------------------------------------------------------ fresh clones
+
+
+def _second_commit(net: Net) -> str:
+    """Push a second commit to origin's main and return its id (an anchor that is not the
+    root commit, so a clone choosing on its own would pick another)."""
+    work = net.tmp / "seed-work"
+    net.git(net.tmp, "clone", "-q", str(net.origin), str(work))
+    (work / "NOTES").write_text("more\n")
+    net.git(work, "add", "NOTES")
+    net.git(work, "commit", "-q", "-m", "second")
+    net.git(work, "push", "-q", "origin", "main")
+    return net.git(work, "rev-parse", "HEAD")
+
+
+def _plain_clone(net: Net, name: str) -> Clone:
+    net.git(net.tmp, "clone", "-q", str(net.origin), str(net.tmp / name))
+    return Clone(net.tmp / name, net.tmp / f"home-{name}")
+
+
+def test_init_adopts_the_anchor_committed_on_the_remote_and_leaves_the_pull_clear(net):
+    second = _second_commit(net)
+    b = _plain_clone(net, "b")  # cloned before the teammate committed the config
+    a = net.clone("a", "--anchor", second)
+    net.git(a.path, "add", ".ynm/config.json")
+    net.git(a.path, "commit", "-q", "-m", "ynm config")
+    net.git(a.path, "push", "-q", "origin", "main")
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-config")
+    assert out["configWritten"] is False and out["commit"] == []
+    assert any(n.startswith("origin/main already has .ynm/config.json") and "git pull" in n
+               for n in out["notes"])
+    assert not (b.path / ".ynm" / "config.json").exists()
+    net.git(b.path, "pull", "-q", "origin", "main")  # nothing untracked in its way
+    assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
+    net.sync(b)
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+
+
+def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
+    b = net.clone("b")  # b ran init first: an untracked .ynm/config.json
+    a = net.clone("a")
+    net.git(a.path, "add", ".ynm/config.json")
+    net.git(a.path, "commit", "-q", "-m", "ynm config")
+    net.git(a.path, "push", "-q", "origin", "main")
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
+    assert ("origin/main already has .ynm/config.json (the same anchor): `git pull` refuses to "
+            "overwrite an untracked copy, so remove yours (`rm .ynm/config.json`) and pull"
+            ) in out["notes"]
+    human = net.ok(b, "init", "--no-clients").stdout
+    assert "rm .ynm/config.json" in human
+
+
+def test_init_adopts_the_anchor_the_remotes_notes_annotate(net):
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)  # config not committed: only the notes travel
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    b = _plain_clone(net, "b")
+    net.git(b.path, "config", "--add", "remote.origin.fetch", SPEC)
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert out["configWritten"] is True
+    net.sync(b)
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
