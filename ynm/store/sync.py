@@ -68,11 +68,6 @@ class SyncResult:
     refspec_added: str | None = None
     remote: str = ""
 
-    @property
-    def moved(self) -> bool:
-        """True when a local shard took in remote records (fast-forward or merge)."""
-        return bool(self.fast_forwarded or self.merged)
-
     def to_obj(self) -> dict[str, Any]:
         """JSON shape: ``{remote, fetched: {shards: [ref], records: n}, fastForwarded: [ref],
         merged: [ref], pushed: {shards: [ref], records: n}, conflicts: [text], retries: n,
