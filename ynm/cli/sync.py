@@ -12,14 +12,15 @@ from ynm.cli._common import common_options, emit, open_ynm, warn_unknown_mount
 
 
 def _n(count: int, word: str) -> str:
+    """``1 record``, ``2 records``."""
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def format_sync(results: dict[str, Any]) -> str:
-    """One line per mount (docs/cli.md "ynm sync"): ``<mount>: <skip reason>``, ``<mount>: up
-    to date``, or what moved: ``<mount>: fetched <r> records in <s> shards (<f> fast-forward,
-    <m> merge), pushed <r> records in <s> shards`` (each half only when something moved),
-    then ``, retries <n>`` and ``, conflicts: <c1>; <c2>`` when any."""
+    """One line per mount (docs/cli.md "ynm sync"): ``<mount>: skipped: <reason>``,
+    ``<mount>: up to date``, or what moved: ``<mount>: fetched <r> records in <s> shards
+    (<f> fast-forwards, <m> merges), pushed <r> records in <s> shards`` (each half only when
+    something moved), then ``, retries <n>`` and ``, conflicts: <c1>; <c2>`` when any."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
     lines = []

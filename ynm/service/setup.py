@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ynm.errors import InvalidInput, YnmError
+from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 GIT_STATUS_WT_NEW = 1 << 7  # libgit2's flag for an untracked file (git_status_t)
-from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 EXCLUDES = (".ynm/wiki/", ".ynm/index/")
 HOOK_MARKER = "# ynm: sync shared memory notes alongside code pushes"
@@ -214,6 +214,11 @@ def init_project(
     """Initialise the repository containing the configuration's cwd. ``command`` is the argv
     that runs ynm, written into the pre-push hook and the agent client setup (default
     ``["ynm"]``); ``command_note`` is added to the notes when it is not a plain ``ynm``.
+
+    The anchor is the team's when the remote has one (``select_anchor`` with the remote:
+    docs/cli.md "ynm init"). ``.ynm/config.json`` is not written when the remote's default
+    branch already has it and this clone has not pulled it (an untracked copy would make
+    ``git pull`` refuse); a note says to pull, or to remove an untracked copy that is in the way.
 
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
     configWritten, refspecs, hooksInstalled, notes, clients, commit, local``.
