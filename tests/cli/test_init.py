@@ -85,7 +85,7 @@ def test_human_output(in_repo, cli_run, git):
         f"  note      {EXCLUDE_NOTE}",
         f"  note      {NO_REMOTE_NOTE}",
         "  commit    .ynm/config.json",
-        "            the team shares these; commit them so every clone gets the same setup",
+        "            the team shares these; commit and push them so every clone gets the same setup",
     ]
     assert lines[8] == ("  memory    lives in git notes, not in files; `ynm sync` and the "
                         "pre-push hook share it")

@@ -115,16 +115,25 @@ def test_two_clones_exchange_records_both_ways(net):
           net.remember(b, "Payments uses idempotency keys", namespace="team/payments")]
 
     first = net.sync(a)
-    assert first["fetched"] == 0 and first["merged"] == [] and first["conflicts"] == []
-    assert len(first["pushed"]) == 2
+    assert first["fetched"] == {"shards": [], "records": 0} and first["conflicts"] == []
+    assert first["merged"] == first["fastForwarded"] == []
+    assert len(first["pushed"]["shards"]) == 2 and first["pushed"]["records"] == 2
     second = net.sync(b)
     # a's procedural shard fast-forwards, the semantic shard both wrote merges
-    assert second["fetched"] == 2 and len(second["merged"]) == 2
-    assert second["conflicts"] == [] and second["retries"] == 0 and len(second["pushed"]) == 3
+    assert second["fetched"]["records"] == 2 and len(second["fetched"]["shards"]) == 2
+    assert len(second["fastForwarded"]) == 1 and len(second["merged"]) == 1
+    assert second["conflicts"] == [] and second["retries"] == 0
+    # the merged semantic shard (b's record) and b's new team/payments shard
+    assert len(second["pushed"]["shards"]) == 2 and second["pushed"]["records"] == 2
     third = net.sync(a)
     # both fast-forwards: b's merge commit and b's team/payments shard
-    assert third["fetched"] == 3 and len(third["merged"]) == 2 and third["conflicts"] == []
-    assert net.sync(a)["merged"] == [] and net.sync(b)["merged"] == []
+    assert third["fetched"]["records"] == 2 and len(third["fastForwarded"]) == 2
+    assert third["merged"] == [] and third["conflicts"] == []
+    assert third["pushed"] == {"shards": [], "records": 0}  # a had nothing new for origin
+    for c in (a, b):  # nothing moves any more
+        again = net.sync(c)
+        assert again["fetched"] == again["pushed"] == {"shards": [], "records": 0}
+        assert again["fastForwarded"] == again["merged"] == []
 
     exported_a, exported_b = net.export(a), net.export(b)
     assert set(exported_a) == set(exported_b)
@@ -139,11 +148,19 @@ def test_human_output(net):
     a, b = net.clone("a"), net.clone("b")
     net.remember(a, "Deploys go out on Tuesdays")
     result = net.ok(a, "sync")
-    assert result.stdout == "project: fetched 0, merged 0, pushed 1, retries 0\n"
+    assert result.stdout == "project: pushed 1 record in 1 shard\n"
+    assert net.ok(a, "sync").stdout == "project: up to date\n"
     net.remember(b, "The ledger service owns refunds")
+    net.remember(b, "Payments uses idempotency keys", namespace="team/payments")
     result = net.ok(b, "sync")
-    assert result.stdout == "project: fetched 1, merged 1, pushed 1, retries 0\n"
+    assert result.stdout == ("project: fetched 1 record in 1 shard (1 merge), "
+                             "pushed 2 records in 2 shards\n")
     assert result.stderr == ""
+    net.remember(b, "Refunds settle overnight")
+    assert net.ok(b, "sync").stdout == "project: pushed 1 record in 1 shard\n"
+    result = net.ok(a, "sync")
+    assert result.stdout == "project: fetched 3 records in 2 shards (2 fast-forwards)\n"
+    assert net.ok(a, "sync").stdout == net.ok(b, "sync").stdout == "project: up to date\n"
 
 
 @pytest.mark.parametrize("seed", [20260901])
@@ -159,8 +176,8 @@ def test_three_clones_in_random_order_converge(net, seed):
         if rng.random() < 0.35:
             net.sync(rng.choice(clones))
     for _ in range(4):  # until a whole pass is quiet
-        merged = [net.sync(c)["merged"] for c in clones]
-        if not any(merged):
+        moved = [net.sync(c)["fetched"]["shards"] for c in clones]
+        if not any(moved):
             break
     else:
         pytest.fail("sync did not settle in four passes")
@@ -185,7 +202,8 @@ def test_no_push_keeps_the_unpushed_record_and_takes_the_remotes(net):
     net.sync(a)
     mine = net.remember(b, "The ledger service owns refunds")
     result = net.sync(b, "--no-push")
-    assert result["pushed"] == [] and len(result["merged"]) == 1
+    assert result["pushed"] == {"shards": [], "records": 0}
+    assert len(result["merged"]) == 1 and result["fetched"]["records"] == 1
     assert sorted(ids_of(net.export(b))) == sorted([theirs, mine])
     assert net.ids_on(net.origin) == [theirs]
 
@@ -194,7 +212,8 @@ def test_no_pull_pushes_without_fetching(net):
     a = net.clone("a")
     net.remember(a, "Deploys go out on Tuesdays")
     result = net.sync(a, "--no-pull")
-    assert result["fetched"] == 0 and len(result["pushed"]) == 1
+    assert result["fetched"] == {"shards": [], "records": 0}
+    assert len(result["pushed"]["shards"]) == 1 and result["pushed"]["records"] == 1
     assert len(net.refs(net.origin)) == 1
 
 
@@ -206,7 +225,7 @@ def test_personal_memory_never_reaches_the_origin(net):
     net.remember(a, "I prefer tabs", level=None)
     net.remember(a, "Deploys go out on Tuesdays")
     result = net.sync(a)
-    assert [r.split("/")[3] for r in result["pushed"]] == ["distributed"]
+    assert [r.split("/")[3] for r in result["pushed"]["shards"]] == ["distributed"]
     assert net.refs(net.origin, "refs/notes/ynm/personal/") == {}
     assert net.refs(a.path, "refs/notes/ynm/personal/") == {}
     assert len(net.refs(a.home / "store.git", "refs/notes/ynm/personal/")) == 1
@@ -235,7 +254,7 @@ def test_personal_sync_goes_to_the_named_private_remote_only(net, git, tmp_path)
     assert list(out) == ["personal"]
     assert out["personal"]["conflicts"] == []
     personal_refs = list(net.refs(backup))
-    assert out["personal"]["pushed"] == personal_refs
+    assert out["personal"]["pushed"] == {"shards": personal_refs, "records": 1}
     assert len(personal_refs) == 1 and personal_refs[0].startswith(
         "refs/notes/ynm/personal/user/tester/semantic/")
     anchor = git(tmp_path, f"--git-dir={store}", "rev-list", "--max-parents=0",
@@ -251,24 +270,26 @@ def test_personal_sync_goes_to_the_named_private_remote_only(net, git, tmp_path)
 # --------------------------------------------------------------------------- missing remote
 
 
-def test_missing_remote_is_a_report_not_a_failure(project, cli_run):
+def test_missing_remote_is_skipped_not_a_conflict(project, cli_run):
     cli_run("remember", "--type", "semantic", "--level", "distributed", "--content", "x y")
+    reason = ('remote "origin" is not configured; add it with '
+              "`git remote add origin <url>` and sync again")
     result = cli_run("sync")
-    assert result.exit_code == 0, result.stderr
-    assert result.stdout == 'project: remote "origin" not configured; nothing to sync\n'
+    assert result.exit_code == 0, result.stderr  # the default remote: a local-only project
+    assert result.stdout == f"project: skipped: {reason}\n"
     result = cli_run("sync", "--json")
     assert result.exit_code == 0
     out = json.loads(result.stdout)
     assert out == {"project": {
-        "fetched": 0, "merged": [], "pushed": [],
-        "conflicts": ['remote "origin" is not configured; add it with '
-                      "`git remote add origin <url>` and sync again"],
-        "skipped": 'remote "origin" not configured; nothing to sync',
-        "retries": 0,
+        "remote": "origin", "fetched": {"shards": [], "records": 0}, "fastForwarded": [],
+        "merged": [], "pushed": {"shards": [], "records": 0}, "conflicts": [], "retries": 0,
+        "skipped": reason,
     }}
-    assert list(out["project"]) == ["fetched", "merged", "pushed", "conflicts", "skipped",
-                                    "retries"]
     assert cli_run("sync", "--quiet").stdout == ""
+    named = cli_run("sync", "--remote", "origin")  # asked for by name: a failure
+    assert named.exit_code == 1 and named.stdout == f"project: skipped: {reason}\n"
+    quiet = cli_run("sync", "--quiet", "--remote", "origin")
+    assert quiet.exit_code == 1 and quiet.stdout == f"project: skipped: {reason}\n"
 
 
 def test_no_replicating_mount(git_repo, cli_run):
@@ -282,8 +303,10 @@ def test_no_replicating_mount(git_repo, cli_run):
 def test_a_named_remote_that_does_not_exist(net):
     a = net.clone("a")
     net.remember(a, "Deploys go out on Tuesdays")
-    result = net.ok(a, "sync", "--remote", "upstream")
-    assert result.stdout == 'project: remote "upstream" not configured; nothing to sync\n'
+    result = net.ynm(a, "sync", "--remote", "upstream")
+    assert result.exit_code == 1
+    assert result.stdout == ('project: skipped: remote "upstream" is not configured; add it '
+                             "with `git remote add upstream <url>` and sync again\n")
     assert net.refs(net.origin) == {}
 
 
@@ -297,12 +320,14 @@ def test_dry_run_reports_and_changes_no_ref(net):
     net.remember(b, "The ledger service owns refunds")
     before_b, before_origin = net.refs(b.path, "refs/notes/ynm/"), net.refs(net.origin)
     result = net.sync(b, "--dry-run")
-    assert result["merged"] == list(before_b) and result["pushed"] == []
-    assert result["fetched"] == 1 and result["conflicts"] == []
+    assert result["merged"] == list(before_b) and result["fetched"]["shards"] == list(before_b)
+    assert result["pushed"] == {"shards": [], "records": 0}
+    assert result["fetched"]["records"] == 1 and result["conflicts"] == []
     assert net.refs(b.path, "refs/notes/ynm/") == before_b
     assert net.refs(net.origin) == before_origin
     human = net.ok(b, "sync", "--dry-run").stdout
-    assert human == "project: fetched 1, merged 1, pushed 0, retries 0\n"
+    assert human == ("dry run: nothing was changed; would move:\n"
+                     "project: fetched 1 record in 1 shard (1 merge)\n")
 
 
 def test_quiet_prints_nothing_on_success(net):
@@ -505,3 +530,152 @@ def test_the_hook_says_so_when_the_push_goes_to_a_url(net, git, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "pushing to a URL, not a named remote: memory was not synced" in proc.stderr
     assert net.ids_on(net.origin) == []
+
+
+def test_a_purge_that_fails_again_is_reported_per_memory_and_the_sync_goes_on(
+        tmp_path, git, cli_run, monkeypatch):
+    """Re-purging one memory that a merge brought back can fail; that memory is reported (exit
+    1), the other purges and the push still happen, and the next sync purges it again."""
+    from ynm.errors import StoreConflict
+    from ynm.store.gitnotes import GitNotesLog
+
+    net = Net(tmp_path, git, cli_run, monkeypatch)
+    a, b = net.clone("a"), net.clone("b")
+    m1 = net.remember(a, "secret plan zebra")
+    m2 = net.remember(a, "secret plan yak")
+    net.sync(a)
+    net.sync(b)
+    for mid in (m1, m2):
+        net.ok(a, "purge", mid, "--reason", "leak", "--yes", "--forget-history")
+    real = GitNotesLog.purge_locked
+
+    def flaky(self, memory_id, *args, **kwargs):
+        if memory_id == m1:
+            raise StoreConflict("shard moved during the purge")
+        return real(self, memory_id, *args, **kwargs)
+
+    monkeypatch.setattr(GitNotesLog, "purge_locked", flaky)
+    result = net.ynm(a, "sync", "--json")
+    assert result.exit_code == 1, result.stderr
+    out = json.loads(result.stdout)["project"]
+    assert out["conflicts"] == [f"purge of {m1} not re-applied: shard moved during the purge; "
+                                "the next sync tries again"]
+    assert out["pushed"]["shards"]  # the sync went on
+    exported = net.ok(a, "export").stdout
+    assert "yak" not in exported and "zebra" in exported
+    monkeypatch.setattr(GitNotesLog, "purge_locked", real)
+    again = net.sync(a)
+    assert again["conflicts"] == [] and again["fetched"]["shards"] == []  # nothing moved
+    assert again["pushed"]["records"] == 0 and again["pushed"]["shards"]  # the purge commit
+    assert "zebra" not in net.ok(a, "export").stdout
+    net.sync(b)
+    assert "zebra" not in net.ok(b, "export").stdout and "yak" not in net.ok(b, "export").stdout
+
+
+def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
+    """After ``git fetch`` a clone's tracking refs hold teammates' shards; list, recall and
+    status say how many wait for ``ynm sync`` (a note on stderr; a status field), and stop
+    once sync merged them or when local is ahead of what was fetched."""
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.remember(a, "Run the linter before pushing", "procedural")
+    net.sync(a)
+    note = "note: 2 shards fetched but not merged into project: run `ynm sync`\n"
+    for args in (("list",), ("recall", "deploys"), ("list", "--json")):
+        assert net.ok(b, *args).stderr == "", args  # nothing fetched yet
+    git(b.path, "fetch", "-q", "origin")  # the refspec ynm init added brings the shards
+    listed = net.ok(b, "list")
+    assert listed.stderr == note and "Tuesdays" not in listed.stdout
+    assert net.ok(b, "recall", "deploys").stderr == note
+    assert net.ok(b, "list", "--json").stderr == note
+    status = net.json(b, "status")
+    assert [m.get("unmerged") for m in status["mounts"] if m["id"] == "project"] == [2]
+    assert "2 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    net.remember(a, "Refunds settle overnight")  # one shard moves again
+    net.sync(a)
+    git(b.path, "fetch", "-q", "origin")
+    assert net.ok(b, "list").stderr == note  # still two shards, whatever their history
+    net.sync(b)
+    assert net.ok(b, "list").stderr == "" and net.ok(b, "recall", "deploys").stderr == ""
+    assert all("unmerged" not in m for m in net.json(b, "status")["mounts"])
+    net.remember(b, "The ledger service owns refunds")  # local ahead of the tracking ref
+    assert net.ok(b, "list").stderr == ""
+    net.remember(a, "Payments uses idempotency keys", namespace="team/payments")
+    net.sync(a)
+    git(b.path, "fetch", "-q", "origin")
+    assert net.ok(b, "list").stderr == (
+        "note: 1 shard fetched but not merged into project: run `ynm sync`\n")
+
+
+# ------------------------------------------------------------------------------ fresh clones
+
+
+def _second_commit(net: Net) -> str:
+    """Push a second commit to origin's main and return its id (an anchor that is not the
+    root commit, so a clone choosing on its own would pick another)."""
+    work = net.tmp / "seed-work"
+    net.git(net.tmp, "clone", "-q", str(net.origin), str(work))
+    (work / "NOTES").write_text("more\n")
+    net.git(work, "add", "NOTES")
+    net.git(work, "commit", "-q", "-m", "second")
+    net.git(work, "push", "-q", "origin", "main")
+    return net.git(work, "rev-parse", "HEAD")
+
+
+def _plain_clone(net: Net, name: str) -> Clone:
+    net.git(net.tmp, "clone", "-q", str(net.origin), str(net.tmp / name))
+    return Clone(net.tmp / name, net.tmp / f"home-{name}")
+
+
+def test_init_adopts_the_anchor_committed_on_the_remote_and_leaves_the_pull_clear(net):
+    second = _second_commit(net)
+    b = _plain_clone(net, "b")  # cloned before the teammate committed the config
+    a = net.clone("a", "--anchor", second)
+    net.git(a.path, "add", ".ynm/config.json")
+    net.git(a.path, "commit", "-q", "-m", "ynm config")
+    net.git(a.path, "push", "-q", "origin", "main")
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-config")
+    assert out["configWritten"] is False and out["commit"] == []
+    assert any(n.startswith("origin/main already has .ynm/config.json") and "git pull" in n
+               for n in out["notes"])
+    assert not (b.path / ".ynm" / "config.json").exists()
+    net.git(b.path, "pull", "-q", "origin", "main")  # nothing untracked in its way
+    assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
+    net.sync(b)
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+
+
+def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
+    b = net.clone("b")  # b ran init first: an untracked .ynm/config.json
+    a = net.clone("a")
+    net.git(a.path, "add", ".ynm/config.json")
+    net.git(a.path, "commit", "-q", "-m", "ynm config")
+    net.git(a.path, "push", "-q", "origin", "main")
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
+    assert ("origin/main already has .ynm/config.json (the same anchor): `git pull` refuses to "
+            "overwrite an untracked copy, so remove yours (`rm .ynm/config.json`) and pull"
+            ) in out["notes"]
+    human = net.ok(b, "init", "--no-clients").stdout
+    assert "rm .ynm/config.json" in human
+
+
+def test_init_adopts_the_anchor_the_remotes_notes_annotate(net):
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)  # config not committed: only the notes travel
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    b = _plain_clone(net, "b")
+    net.git(b.path, "config", "--add", "remote.origin.fetch", SPEC)
+    net.git(b.path, "fetch", "-q", "origin")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert out["configWritten"] is True
+    net.sync(b)
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]

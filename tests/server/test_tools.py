@@ -257,8 +257,15 @@ def test_consolidate_runs_expire_only(mcp_call):
 
 
 def test_sync_and_status(mcp_call):
-    result = ok(call_tool(mcp_call, "memory_sync", {"dryRun": True}))
-    assert "project" in result and result["project"]["skipped"]  # no remote configured
+    reply = call_tool(mcp_call, "memory_sync", {"dryRun": True})
+    result = ok(reply)
+    reason = ('remote "origin" is not configured; add it with `git remote add origin <url>` '
+              "and sync again")
+    assert result == {"project": {  # the CLI's shape: what moved, skipped not a conflict
+        "remote": "origin", "fetched": {"shards": [], "records": 0}, "fastForwarded": [],
+        "merged": [], "pushed": {"shards": [], "records": 0}, "conflicts": [], "retries": 0,
+        "skipped": reason}}
+    assert reply.structured_content["guidance"] == f"Not synced: project: {reason}"
     assert err(call_tool(mcp_call, "memory_sync", {"mount": "personal"})).startswith(
         "syncing the personal store needs an explicit --remote")
     assert err(call_tool(mcp_call, "memory_sync", {"push": "maybe"})).startswith(

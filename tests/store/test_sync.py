@@ -121,7 +121,9 @@ def _diverge(origin: Path) -> tuple[Path, GitNotesLog, str]:
     la, lb = open_log(a), open_log(b)
     write(la)
     assert sync_log(la, "origin").pushed == [REF]
-    assert sync_log(lb, "origin").merged == [REF]  # fast-forward: the shared base
+    shared = sync_log(lb, "origin")
+    assert shared.fast_forwarded == shared.fetched == [REF]  # the shared base
+    assert shared.merged == [] and shared.fetched_records == 1
     write(la, n=2)
     write(la, EPISODIC)  # a shard only A has
     sync_log(la, "origin")
@@ -143,7 +145,9 @@ def test_merge_is_byte_identical_to_git_notes_merge(origin, tmp_path):
     _git_merge(copy, REF, TRACKING)
 
     result = sync_log(lb, "origin", push=False)
-    assert result.merged == [EPISODIC_REF, REF]  # sorted; the episodic shard fast-forwards
+    assert result.fetched == [EPISODIC_REF, REF]  # sorted
+    assert result.fast_forwarded == [EPISODIC_REF] and result.merged == [REF]
+    assert result.fetched_records == 3  # A's two new records here and its episodic one
     assert result.conflicts == [] and result.pushed == []
 
     ours = git_bytes(b, "cat-file", "blob", f"{REF}:{anchor}")
@@ -218,7 +222,8 @@ def test_unpushed_local_record_survives_a_pull_only_sync(origin):
     sync_log(la, "origin")
     mine = write(lb)
     result = sync_log(lb, "origin", push=False)
-    assert result.merged == [REF] and result.pushed == [] and result.fetched == 1
+    assert result.merged == result.fetched == [REF] and result.pushed == []
+    assert result.fetched_records == 2 and result.fast_forwarded == []
     assert sorted(ids_at(b, REF, lb.anchor)) == sorted(theirs + mine)
     assert sorted(ids_at(origin, REF, lb.anchor)) == sorted(theirs)  # never pushed
     # the fetch is forced into the tracking namespace only
@@ -244,12 +249,12 @@ def test_missing_remote_result_shape(tmp_path):
     write(log)
     result = sync_log(log, "origin")
     assert result == SyncResult(
-        skipped='remote "origin" not configured; nothing to sync',
-        conflicts=['remote "origin" is not configured; add it with '
-                   "`git remote add origin <url>` and sync again"],
-    )
-    assert list(result.to_obj()) == ["fetched", "merged", "pushed", "conflicts", "skipped",
-                                      "retries"]
+        remote="origin",
+        skipped='remote "origin" is not configured; add it with '
+                "`git remote add origin <url>` and sync again",
+    )  # skipped, never a conflict
+    assert list(result.to_obj()) == ["remote", "fetched", "fastForwarded", "merged", "pushed",
+                                     "conflicts", "retries", "skipped"]
 
 
 def test_sync_adds_the_fetch_refspec_unless_dry_run(origin):
@@ -279,8 +284,10 @@ def test_dry_run_reports_and_moves_no_working_ref(origin):
     write(lb)
     before_b, before_origin = refs(b, "refs/notes/ynm/"), refs(origin)
     result = sync_log(lb, "origin", dry_run=True)
-    assert result.merged == [EPISODIC_REF, REF]
-    assert result.pushed == [] and result.conflicts == [] and result.fetched == 2
+    assert result.fetched == [EPISODIC_REF, REF]  # what would move, and how
+    assert result.merged == [REF] and result.fast_forwarded == [EPISODIC_REF]
+    assert result.fetched_records == 2
+    assert result.pushed == [] and result.conflicts == []
     assert refs(b, "refs/notes/ynm/") == before_b
     assert refs(origin) == before_origin
 
@@ -439,7 +446,7 @@ def test_cache_reads_a_fast_forwarded_shard_by_tail_and_a_merged_one_whole(origi
     # fast-forward: the shard grows at its end, the cache reads only the tail
     write(la)
     sync_log(la, "origin")
-    assert sync_log(lb, "origin", push=False).merged == [REF]
+    assert sync_log(lb, "origin", push=False).fast_forwarded == [REF]
     report = cache.refresh(lb)
     assert (report.shards_tail, report.shards_full, report.shards_removed) == (1, 0, 0)
     assert report.records_added == 1 and report.memories_folded == 1

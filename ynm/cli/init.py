@@ -53,7 +53,8 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'client':<10}{c['client']}: {', '.join(c['applied']) or 'unchanged'}")
     if r["commit"]:
         lines.append(f"  {'commit':<10}{' '.join(r['commit'])}")
-        lines.append(f"  {'':<10}the team shares these; commit them so every clone gets the same setup")
+        lines.append(f"  {'':<10}the team shares these; commit and push them so every clone gets "
+                     "the same setup")
     if r["local"]:
         lines.append(f"  {'local':<10}{' '.join(r['local'])} (yours only; excluded from git)")
     lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "

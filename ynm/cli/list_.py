@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ynm.cli._common import note_unmerged
 from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
@@ -66,6 +67,7 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, limit: int | None,
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount)
         memories = ynm.list(q)
+        note_unmerged(ynm)
     more = default and len(memories) > DEFAULT_LIMIT
     if more:
         memories = memories[:DEFAULT_LIMIT]

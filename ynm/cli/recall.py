@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm, split_tags
+from ynm.cli._common import (
+    common_options,
+    drop_none,
+    emit,
+    note_unmerged,
+    open_ynm,
+    split_tags,
+    warn_unknown_mount,
+)
 
 # Said on stderr when the query has nothing to search (ynm.model.text.has_no_search_words).
 NO_SEARCH_WORDS = ('the query {text!r} has no searchable words (a word is two or more letters '
@@ -83,6 +91,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount)
         hits = ynm.recall(q)
+        note_unmerged(ynm)
     from ynm.model.text import has_no_search_words
 
     if has_no_search_words(q.text):

@@ -32,6 +32,8 @@ def format_status(s: dict[str, Any]) -> str:
         if m.get("remote"):
             missing = " (not a git remote here: sync skips it)" if m.get("remoteMissing") else ""
             cols.append(f"remote {m['remote']}{missing}")
+        if m.get("unmerged"):
+            cols.append(f"{m['unmerged']} shard(s) fetched but not merged: run `ynm sync`")
         if m.get("badLines"):
             cols.append(f"{m['badLines']} bad line(s)")
         if e is not None and "vectors" in e:

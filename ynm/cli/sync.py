@@ -11,21 +11,50 @@ import click
 from ynm.cli._common import common_options, emit, open_ynm, warn_unknown_mount
 
 
+def _n(count: int, word: str) -> str:
+    """``1 record``, ``2 records``."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def format_sync(results: dict[str, Any]) -> str:
-    """One line per mount: the skip reason, or ``fetched, merged, pushed, retries[, conflicts]``."""
+    """One line per mount (docs/cli.md "ynm sync"): ``<mount>: skipped: <reason>``,
+    ``<mount>: up to date``, or what moved: ``<mount>: fetched <r> records in <s> shards
+    (<f> fast-forwards, <m> merges), pushed <r> records in <s> shards`` (each half only when
+    something moved), then ``, retries <n>`` and ``, conflicts: <c1>; <c2>`` when any."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
     lines = []
     for mount, r in results.items():
         if r.get("skipped"):
-            lines.append(f"{mount}: {r['skipped']}")
+            lines.append(f"{mount}: skipped: {r['skipped']}")
             continue
-        line = (f"{mount}: fetched {r['fetched']}, merged {len(r['merged'])}, "
-                f"pushed {len(r['pushed'])}, retries {r['retries']}")
+        parts = []
+        fetched, pushed = r["fetched"], r["pushed"]
+        if fetched["shards"]:
+            how = []
+            if r["fastForwarded"]:
+                how.append(_n(len(r["fastForwarded"]), "fast-forward"))
+            if r["merged"]:
+                how.append(_n(len(r["merged"]), "merge"))
+            parts.append(f"fetched {_n(fetched['records'], 'record')} in "
+                         f"{_n(len(fetched['shards']), 'shard')} ({', '.join(how)})")
+        if pushed["shards"]:
+            parts.append(f"pushed {_n(pushed['records'], 'record')} in "
+                         f"{_n(len(pushed['shards']), 'shard')}")
+        if r["retries"]:
+            parts.append(f"retries {r['retries']}")
+        line = f"{mount}: " + (", ".join(parts) if parts else "up to date")
         if r["conflicts"]:
             line += ", conflicts: " + "; ".join(r["conflicts"])
         lines.append(line)
     return "\n".join(lines)
+
+
+def failed(results: dict[str, Any], remote: str | None) -> bool:
+    """A sync failed (exit 1) when a mount reports conflicts, or was skipped although the
+    remote was named with ``--remote`` (docs/cli.md "ynm sync")."""
+    return any(r["conflicts"] or (remote is not None and r.get("skipped"))
+               for r in results.values())
 
 
 @click.command()
@@ -54,8 +83,10 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
         results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
-    failed = any(r["conflicts"] and not r.get("skipped") for r in results.values())
-    if not (quiet and not failed):
+    bad = failed(results, remote)
+    if dry_run and not as_json and not (quiet and not bad):
+        click.echo("dry run: nothing was changed; would move:")
+    if not (quiet and not bad):
         emit(results, as_json, format_sync)
-    if failed:
+    if bad:
         sys.exit(1)

@@ -259,8 +259,11 @@ def _consolidate(ynm: Ynm, inp: ConsolidateInput) -> ToolOutput:
 
 
 def _sync(ynm: Ynm, inp: SyncInput) -> ToolOutput:
-    return ToolOutput(ynm.sync(inp.mount, inp.remote, push=inp.push, pull=inp.pull,
-                               dry_run=inp.dry_run))
+    result = ynm.sync(inp.mount, inp.remote, push=inp.push, pull=inp.pull, dry_run=inp.dry_run)
+    notes = [f"{mount}: {r['skipped']}" for mount, r in result.items() if r.get("skipped")]
+    notes += [f"{mount}: {'; '.join(r['conflicts'])}" for mount, r in result.items()
+              if r["conflicts"]]
+    return ToolOutput(result, ("Not synced: " + " | ".join(notes)) if notes else None)
 
 
 def _status(ynm: Ynm, inp: StatusInput) -> ToolOutput:

@@ -17,6 +17,8 @@ from typing import Any
 from ynm.errors import InvalidInput, YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
+GIT_STATUS_WT_NEW = 1 << 7  # libgit2's flag for an untracked file (git_status_t)
+
 EXCLUDES = (".ynm/wiki/", ".ynm/index/")
 HOOK_MARKER = "# ynm: sync shared memory notes alongside code pushes"
 
@@ -213,6 +215,11 @@ def init_project(
     that runs ynm, written into the pre-push hook and the agent client setup (default
     ``["ynm"]``); ``command_note`` is added to the notes when it is not a plain ``ynm``.
 
+    The anchor is the team's when the remote has one (``select_anchor`` with the remote:
+    docs/cli.md "ynm init"). ``.ynm/config.json`` is not written when the remote's default
+    branch already has it and this clone has not pulled it (an untracked copy would make
+    ``git pull`` refuse); a note says to pull, or to remove an untracked copy that is in the way.
+
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
     configWritten, refspecs, hooksInstalled, notes, clients, commit, local``.
 
@@ -220,7 +227,7 @@ def init_project(
         YnmError: ``<cwd> is not inside a git repository``.
         AnchorError: a shallow clone without ``--anchor``, or a malformed anchor.
     """
-    from ynm.store.anchor import select_anchor
+    from ynm.store.anchor import remote_project_config, select_anchor
     from ynm.store.repo import open_repository
     from ynm.store.sync import fetch_refspec
 
@@ -232,13 +239,32 @@ def init_project(
     repo = open_repository(repo_path)
     notes: list[str] = []
     had_commits = not repo.head_is_unborn
-    chosen = select_anchor(repo, configured=anchor or loaded.config.anchor, create=True)
+    remote_name = remote or loaded.config.remote
+    has_remote = remote_name in repo.remotes.names()
+    chosen = select_anchor(repo, configured=anchor or loaded.config.anchor, create=True,
+                           remote=remote_name if has_remote else None)
     if chosen.source == "created" and not had_commits:
         notes.append("the repository had no commits; created an empty root commit as the anchor")
     if not chosen.present:
         notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
                      "not need it")
-    written = write_project_anchor(repo_path, chosen.sha)
+    config_file = project_config_path(repo_path)
+    rel = str(config_file.relative_to(repo_path))
+    upstream = remote_project_config(repo, remote_name) if has_remote else None
+    branch = upstream[0].removeprefix("refs/remotes/") if upstream else ""
+    if upstream is not None and not config_file.exists() and upstream[1] == chosen.sha:
+        # Writing it would leave an untracked file that makes `git pull` refuse to merge.
+        written = False
+        notes.append(f"{branch} already has {rel} (anchor {chosen.sha}), committed by a "
+                     f"teammate: run `git pull` to get it; ynm wrote none here, so nothing "
+                     "stands in the pull's way")
+    else:
+        written = write_project_anchor(repo_path, chosen.sha)
+        if upstream is not None and repo.status_file(rel) & GIT_STATUS_WT_NEW:
+            same = ("the same anchor" if upstream[1] == chosen.sha
+                    else f"anchor {upstream[1]}, not {chosen.sha}")
+            notes.append(f"{branch} already has {rel} ({same}): `git pull` refuses to "
+                         f"overwrite an untracked copy, so remove yours (`rm {rel}`) and pull")
     index_dir = repo_path / ".ynm" / "index"
     index_dir.mkdir(parents=True, exist_ok=True)
     gitignore = index_dir / ".gitignore"
@@ -248,9 +274,8 @@ def init_project(
     added = add_excludes(common)
     if added:
         notes.append(f"added {' and '.join(added)} to .git/info/exclude")
-    remote_name = remote or loaded.config.remote
     refspecs: list[str] = []
-    if remote_name in repo.remotes.names():
+    if has_remote:
         spec = fetch_refspec(remote_name)
         if spec not in repo.remotes[remote_name].fetch_refspecs:
             repo.remotes.add_fetch(remote_name, spec)
@@ -279,9 +304,7 @@ def init_project(
         local.append(".claude/settings.local.json")
     if command_note and (installed or client_setups):
         notes.append(command_note)
-    config_file = project_config_path(repo_path)
     commit = []
-    rel = str(config_file.relative_to(repo_path))
     status = repo.status_file(rel) if config_file.exists() else 0
     if written or status:
         commit.append(rel)

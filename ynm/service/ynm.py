@@ -545,8 +545,9 @@ class Ynm:
         """Fetch, merge and push memory with git remotes. Without ``mount_id`` every
         distributed mount syncs; the personal store syncs only when named, and only with an
         explicit ``remote`` (personal memory never goes to a project's remote). Returns
-        ``{mount id: SyncResult JSON}``; the caches catch up on the next read, reading only
-        the shards that moved.
+        ``{mount id: SyncResult JSON}`` (records and shards that moved; a remote that is not
+        configured is ``skipped``: :class:`ynm.store.sync.SyncResult`); the caches catch up on
+        the next read, reading only the shards that moved.
 
         Raises:
             Refused: ``--mount personal`` without a remote.
@@ -570,11 +571,34 @@ class Ynm:
             ).to_obj()
         return out
 
+    def unmerged(self) -> dict[str, int]:
+        """Per distributed mount, the shards ``git fetch`` brought into the tracking refs of its
+        sync remote that ``ynm sync`` has not merged yet (:func:`ynm.store.sync.unmerged_shards`:
+        one ref listing). Returns ``{mount id: shard count}``, only mounts with some; a mount
+        whose refs cannot be read is left out (this is a hint, never an error)."""
+        from ynm.store.sync import unmerged_shards
+
+        out: dict[str, int] = {}
+        for mount in self.mounts:
+            if mount.level != "distributed":
+                continue
+            try:
+                count = len(unmerged_shards(mount.log, mount.remote or self.config.remote))
+            except (YnmError, OSError):
+                continue
+            if count:
+                out[mount.id] = count
+        return out
+
     def _reapply_purges(self, mount: Mount) -> list[str]:
         """Purge again what a merge brought back: a memory with a purge marker here and
         records from a clone that had not purged it yet. Runs under the sync's lock, before its
         push, so the purge travels to the remote as an ordinary purge commit (a remote's own
-        history cannot be dropped by a non-forced push). Returns the memory ids purged."""
+        history cannot be dropped by a non-forced push). Each memory is purged on its own: one
+        that fails is reported and the others (and the sync) go on; every sync that pulls looks
+        again. Returns the problems, one ``purge of <id> not re-applied: <error>; the next sync
+        tries again`` per memory that failed."""
+        problems: list[str] = []
         cache = mount.fresh_cache()
         back = [row[0] for row in cache.conn.execute(
             "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
@@ -583,10 +607,14 @@ class Ynm:
             refs = [row[0] for row in cache.conn.execute(
                 "SELECT DISTINCT ref FROM records WHERE memory_id = ? AND op != 'purge-marker'",
                 (memory_id,))]
-            mount.log.purge_locked(memory_id, refs)
+            try:
+                mount.log.purge_locked(memory_id, refs)
+            except (YnmError, OSError) as exc:
+                problems.append(f"purge of {memory_id} not re-applied: {exc}; the next sync "
+                                "tries again")
         if back:
             cache.refresh(mount.log)
-        return back
+        return problems
 
     # -- recall ----------------------------------------------------------------------------
 
@@ -1061,13 +1089,15 @@ class Ynm:
     def status(self) -> dict[str, Any]:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
         ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
-        such remote, and ``problems`` as ``<ref>:<line> <message>``)."""
+        such remote, ``unmerged: <n>`` when n shards were fetched but not merged
+        (:meth:`unmerged`), and ``problems`` as ``<ref>:<line> <message>``)."""
         from ynm.index.schema import get_meta
         from ynm.store.sync import config_value
 
         mounts: list[dict[str, Any]] = []
         index: list[dict[str, Any]] = []
         problems: list[str] = []
+        unmerged = self.unmerged()
         for m in self.mounts:
             reason = m.cache.stale_reason(m.log)
             cache = m.fresh_cache()
@@ -1079,6 +1109,8 @@ class Ynm:
                 entry_m["remote"] = m.remote
                 if not config_value(m.log.repo, f"remote.{m.remote}.url"):
                     entry_m["remoteMissing"] = True  # sync would skip it
+            if m.id in unmerged:
+                entry_m["unmerged"] = unmerged[m.id]  # fetched, waiting for `ynm sync`
             mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}

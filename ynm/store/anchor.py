@@ -30,7 +30,9 @@ class Anchor:
 
     Attributes:
         sha: 40 (or 64) lowercase hex digits.
-        source: ``"config"``, ``"root-commit"`` or ``"created"``.
+        source: ``"config"``, ``"remote-config"`` (the remote's ``.ynm/config.json``),
+            ``"remote-notes"`` (the object the remote's notes annotate), ``"root-commit"`` or
+            ``"created"``.
         present: Whether the object exists locally and is a commit.
     """
 
@@ -102,22 +104,99 @@ def _is_commit(repo: pygit2.Repository, sha: str) -> bool:
     return isinstance(obj, pygit2.Commit)
 
 
+PROJECT_CONFIG = ".ynm/config.json"
+
+
+def remote_default_branch(repo: pygit2.Repository, remote: str) -> str | None:
+    """The remote-tracking ref of ``remote``'s default branch as last fetched:
+    ``refs/remotes/<remote>/HEAD`` resolved (``git clone`` sets it), else ``.../main`` or
+    ``.../master`` when present; None when there is none. No network."""
+    head = repo.references.get(f"refs/remotes/{remote}/HEAD")
+    if head is not None:
+        try:
+            return str(head.resolve().name)
+        except (KeyError, pygit2.GitError):
+            pass
+    for branch in ("main", "master"):
+        if repo.references.get(f"refs/remotes/{remote}/{branch}") is not None:
+            return f"refs/remotes/{remote}/{branch}"
+    return None
+
+
+def remote_project_config(repo: pygit2.Repository, remote: str) -> tuple[str, str] | None:
+    """``(remote-tracking ref, anchor)`` when the remote's default branch (as last fetched)
+    holds a ``.ynm/config.json`` naming a well-formed anchor: a teammate ran ``ynm init`` and
+    committed it. None otherwise (no such branch, file or anchor; unreadable JSON). No
+    network."""
+    import json
+
+    ref = remote_default_branch(repo, remote)
+    if ref is None:
+        return None
+    commit = _peel_to_commit(repo, repo.references[ref])
+    if commit is None:
+        return None
+    try:
+        entry = commit.tree[PROJECT_CONFIG]
+        data = json.loads(repo[entry.id].data.decode("utf-8-sig"))
+    except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
+        return None
+    anchor = data.get("anchor") if isinstance(data, dict) else None
+    if isinstance(anchor, str) and OBJECT_ID_RE.match(anchor):
+        return ref, anchor
+    return None
+
+
+def remote_notes_anchor(repo: pygit2.Repository, remote: str) -> str | None:
+    """The one object the remote's distributed notes annotate, read from the tracking refs
+    ``refs/notes/ynm-remote/<remote>/distributed/*`` (what ``git fetch`` brought once the
+    fetch refspec was added); None when there are none or they annotate several objects."""
+    prefix = f"refs/notes/ynm-remote/{remote}/distributed/".encode()
+    objects: set[str] = set()
+    for raw in repo.raw_listall_references():
+        if not raw.startswith(prefix):
+            continue
+        try:
+            tree = repo.lookup_reference(raw.decode("utf-8")).peel(pygit2.Tree)
+        except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
+            continue
+        objects |= _annotated(tree)
+    return objects.pop() if len(objects) == 1 else None
+
+
+def _annotated(tree: pygit2.Tree, prefix: str = "") -> set[str]:
+    """The object ids a notes tree annotates (flat and fanned-out paths alike)."""
+    out: set[str] = set()
+    for entry in tree:
+        if isinstance(entry, pygit2.Tree):
+            out |= _annotated(entry, prefix + entry.name)
+        elif OBJECT_ID_RE.match(prefix + entry.name):
+            out.add(prefix + entry.name)
+    return out
+
+
 def select_anchor(
-    repo: pygit2.Repository, configured: str | None = None, create: bool = False
+    repo: pygit2.Repository, configured: str | None = None, create: bool = False,
+    remote: str | None = None,
 ) -> Anchor:
     """Choose the anchor for a repository.
 
-    In order: the configured id (``present`` says whether it is a local commit); a shallow
-    clone without one is refused; the root commit (``find_root_commit``); with ``create``, a
-    new empty root commit on the current branch.
+    In order: the configured id (``present`` says whether it is a local commit); with
+    ``remote`` (``ynm init``), the team's choice already on that remote: the anchor of the
+    ``.ynm/config.json`` on its default branch, else the one object its fetched notes annotate
+    (so a clone never picks an anchor of its own beside the team's); a shallow clone without
+    one is refused; the root commit (``find_root_commit``); with ``create``, a new empty root
+    commit on the current branch.
 
     Args:
         repo: The repository.
         configured: An id from configuration (``anchor`` in ``.ynm/config.json`` or the mount).
         create: Create a root commit when the repository has none (``ynm init``).
+        remote: A remote whose team anchor to adopt (``ynm init``); no network is used.
 
     Returns:
-        The anchor with its source: ``config``, ``root-commit`` or ``created``.
+        The anchor with its source: ``config``, ``remote-config``, ``remote-notes``,
+        ``root-commit`` or ``created``.
 
     Raises:
         AnchorError: ``anchor <x> is not an object id`` for a malformed configured id; a
@@ -130,6 +209,13 @@ def select_anchor(
         if not OBJECT_ID_RE.match(configured):
             raise AnchorError(f"anchor {configured} is not an object id")
         return Anchor(configured, "config", _is_commit(repo, configured))
+    if remote is not None:
+        found = remote_project_config(repo, remote)
+        if found is not None:
+            return Anchor(found[1], "remote-config", _is_commit(repo, found[1]))
+        notes_anchor = remote_notes_anchor(repo, remote)
+        if notes_anchor is not None:
+            return Anchor(notes_anchor, "remote-notes", _is_commit(repo, notes_anchor))
     if repo.is_shallow:
         raise AnchorError(
             "repository is a shallow clone; its graft points are not real roots, so no anchor "

@@ -14,7 +14,8 @@ refs/notes/ynm-remote/<remote>/... and merges them with git notes merge -s cat_s
   merged and pushed again, three rounds at most.
 - Transport runs the ``git`` executable, so credential helpers, SSH keys and proxies work; every
   call carries ``YNM_SYNC_IN_PROGRESS=1`` so the pre-push hook does not re-enter.
-- A remote that is not configured is a report (``skipped``), not a failure.
+- A remote that is not configured is reported under ``skipped`` (never as a conflict); the
+  caller decides whether that is a failure (docs/cli.md "ynm sync").
 """
 
 from __future__ import annotations
@@ -42,29 +43,64 @@ _REJECTED = re.compile(r"rejected|fetch first|non-fast-forward|failed to push", 
 
 @dataclass
 class SyncResult:
-    """What one sync did (reference/cli.md §4.26): tracking refs fetched, local refs merged or
-    fast-forwarded, refs pushed, conflicts, push retries; ``skipped`` when there was nothing to
-    sync with; ``refspecAdded`` when the fetch refspec was added to the remote's config."""
+    """What one sync moved, in shards and records (reference/cli.md §4.26, with counts of what
+    moved rather than of the refs that exist; docs/cli.md "ynm sync").
 
-    fetched: int = 0
+    - ``fetched``: local shards that took in remote records (each fast-forwarded or merged),
+      ``fetched_records`` the records new to them;
+    - ``fast_forwarded`` / ``merged``: those shards split by how they moved (a dry run lists
+      what would move under ``fetched`` and how in these two);
+    - ``pushed``: remote shards the push moved, ``pushed_records`` the records new to them;
+    - ``conflicts``: what failed (exit 1); ``retries``: rejected pushes retried;
+    - ``skipped``: why nothing was synced (a remote that is not configured), never a conflict;
+    - ``refspec_added``: the fetch refspec added to the remote's config.
+    """
+
+    fetched: list[str] = field(default_factory=list)
+    fetched_records: int = 0
+    fast_forwarded: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
+    pushed_records: int = 0
     conflicts: list[str] = field(default_factory=list)
     retries: int = 0
     skipped: str | None = None
     refspec_added: str | None = None
+    remote: str = ""
 
     def to_obj(self) -> dict[str, Any]:
-        """JSON shape: ``{fetched, merged, pushed, conflicts, skipped?, retries,
-        refspecAdded?}``."""
-        out: dict[str, Any] = {"fetched": self.fetched, "merged": self.merged,
-                               "pushed": self.pushed, "conflicts": self.conflicts}
+        """JSON shape: ``{remote, fetched: {shards: [ref], records: n}, fastForwarded: [ref],
+        merged: [ref], pushed: {shards: [ref], records: n}, conflicts: [text], retries: n,
+        skipped?: text, refspecAdded?: refspec}``."""
+        out: dict[str, Any] = {
+            "remote": self.remote,
+            "fetched": {"shards": self.fetched, "records": self.fetched_records},
+            "fastForwarded": self.fast_forwarded, "merged": self.merged,
+            "pushed": {"shards": self.pushed, "records": self.pushed_records},
+            "conflicts": self.conflicts, "retries": self.retries,
+        }
         if self.skipped is not None:
             out["skipped"] = self.skipped
-        out["retries"] = self.retries
         if self.refspec_added is not None:
             out["refspecAdded"] = self.refspec_added
         return out
+
+
+def new_records(repo: pygit2.Repository, new: str, old: str | None) -> int:
+    """Records (note lines) in notes commit ``new`` that notes commit ``old`` does not hold;
+    every record of ``new`` when ``old`` is None. Only notes whose blobs differ are read."""
+    new_notes = _notes_by_object(repo[new].peel(pygit2.Tree))
+    old_notes = _notes_by_object(repo[old].peel(pygit2.Tree)) if old is not None else {}
+    count = 0
+    for obj, blob in new_notes.items():
+        before = old_notes.get(obj)
+        if before == blob:
+            continue
+        lines = {line for line in repo[blob].data.split(b"\n") if line}
+        if before is not None:
+            lines -= set(repo[before].data.split(b"\n"))
+        count += len(lines)
+    return count
 
 
 def cat_sort_uniq(ours: bytes, theirs: bytes) -> bytes:
@@ -170,7 +206,7 @@ def sync_log(
     pull: bool = True,
     dry_run: bool = False,
     before_push: Callable[[int], None] | None = None,
-    after_merge: Callable[[], None] | None = None,
+    after_merge: Callable[[], list[str]] | None = None,
 ) -> SyncResult:
     """Fetch, merge and push every shard of ``log``'s level with ``remote`` (module docstring).
 
@@ -179,20 +215,20 @@ def sync_log(
         remote: a remote name configured in the repository.
         push, pull, dry_run: as the ``ynm sync`` flags.
         before_push: test seam, called with the round number just before each push.
-        after_merge: called (under the lock) after each round's merges and before its push;
-            the service uses it to re-apply purges that a merge brought back.
+        after_merge: called (under the lock) after the first round's pull and after any round
+            that moved a shard, before its push; the service uses it to re-apply purges that a
+            merge brought back. It returns problems (text), reported under ``conflicts``.
 
     Raises:
         StoreError: a git failure other than a rejected push.
     """
     repo = log.repo
-    result = SyncResult()
+    result = SyncResult(remote=remote)
     git = Transport(str(log.common_dir))
     url = config_value(repo, f"remote.{remote}.url")
     if not url:
-        result.skipped = f'remote "{remote}" not configured; nothing to sync'
-        result.conflicts.append(f'remote "{remote}" is not configured; add it with '
-                                f"`git remote add {remote} <url>` and sync again")
+        result.skipped = (f'remote "{remote}" is not configured; add it with '
+                          f"`git remote add {remote} <url>` and sync again")
         return result
     mirror = (config_value(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
     target = url if mirror else remote
@@ -206,57 +242,122 @@ def sync_log(
             result.refspec_added = spec
     with log.lock():
         for round_ in range(MAX_ROUNDS):
-            if pull:
-                git.run("fetch", "--quiet", target,
-                        f"+{local_prefix}*:{tracking_prefix}*", check=False)
-                tracking = _refs_under(repo, tracking_prefix)
-                result.fetched = len(tracking)
-                for tref, tsha in sorted(tracking.items()):
-                    suffix = tref[len(tracking_prefix):]
-                    lref = local_prefix + suffix
-                    if key_from_ref(lref) is None:
-                        continue
-                    lsha = log._ref_target(lref)
-                    if lsha == tsha:
-                        continue
-                    if dry_run:
-                        result.merged.append(lref)
-                        continue
-                    if lsha is None or repo.descendant_of(tsha, lsha):
-                        if log._compare_and_swap(lref, lsha, pygit2.Oid(hex=tsha),
-                                                 f"ynm sync: fast-forward from {tref}"):
-                            result.merged.append(lref)
-                        else:
-                            result.conflicts.append(f"{lref}: moved during sync")
-                        continue
-                    if repo.descendant_of(lsha, tsha):
-                        continue  # local is ahead: the push below brings the remote up
-                    new = merge_shard(log, lref, tref, lsha, tsha)
-                    if log._compare_and_swap(lref, lsha, pygit2.Oid(hex=new),
-                                             f"ynm sync: merged {tref}"):
-                        result.merged.append(lref)
-                    else:
-                        result.conflicts.append(f"{lref}: moved during sync")
-            if after_merge is not None and not dry_run and result.merged:
-                after_merge()
+            moved = pull and _pull(log, git, target, local_prefix, tracking_prefix, dry_run,
+                                   result)
+            if after_merge is not None and pull and not dry_run and (moved or round_ == 0):
+                result.conflicts.extend(after_merge())
             if not push or dry_run:
                 return result
-            local = sorted(_refs_under(repo, local_prefix))
+            local = _refs_under(repo, local_prefix)
             if not local:
                 return result
             if before_push is not None:
                 before_push(round_)
-            proc = git.run("push", "--quiet", target, f"{local_prefix}*:{local_prefix}*",
+            proc = git.run("push", "--porcelain", target, f"{local_prefix}*:{local_prefix}*",
                            check=False)
             if proc.returncode == 0:
-                result.pushed = local
+                _count_pushed(repo, proc.stdout, local, result)
                 return result
-            if _REJECTED.search(proc.stderr):
+            if _REJECTED.search(proc.stderr + proc.stdout):
                 result.retries += 1
                 continue
             raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
     result.conflicts.append(f"push to {remote} still rejected after {MAX_ROUNDS} rounds")
     return result
+
+
+def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
+          tracking_prefix: str, dry_run: bool, result: SyncResult) -> bool:
+    """Fetch the remote's shards into the tracking refs and bring each into its local shard,
+    adding what moved to ``result`` (a shard counted once however many rounds move it).
+    Returns True when a local shard moved (or would, in a dry run)."""
+    repo = log.repo
+    git.run("fetch", "--quiet", target, f"+{local_prefix}*:{tracking_prefix}*", check=False)
+    moved = False
+    for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
+        lref = local_prefix + tref[len(tracking_prefix):]
+        if key_from_ref(lref) is None:
+            continue
+        lsha = log._ref_target(lref)
+        if lsha == tsha or (lsha is not None and repo.descendant_of(lsha, tsha)):
+            continue  # nothing new, or local is ahead: the push brings the remote up
+        forward = lsha is None or repo.descendant_of(tsha, lsha)
+        if dry_run:
+            new = tsha
+        elif forward:
+            new = tsha
+            if not log._compare_and_swap(lref, lsha, pygit2.Oid(hex=tsha),
+                                         f"ynm sync: fast-forward from {tref}"):
+                result.conflicts.append(f"{lref}: moved during sync")
+                continue
+        else:
+            new = merge_shard(log, lref, tref, lsha, tsha)
+            if not log._compare_and_swap(lref, lsha, pygit2.Oid(hex=new),
+                                         f"ynm sync: merged {tref}"):
+                result.conflicts.append(f"{lref}: moved during sync")
+                continue
+        moved = True
+        result.fetched_records += new_records(repo, tsha, lsha)
+        if lref not in result.fetched:
+            result.fetched.append(lref)
+        kind = result.fast_forwarded if forward else result.merged
+        if lref not in kind:
+            kind.append(lref)
+    result.fetched.sort()
+    result.fast_forwarded.sort()
+    result.merged.sort()
+    return moved
+
+
+def _count_pushed(repo: pygit2.Repository, porcelain: str, local: dict[str, str],
+                  result: SyncResult) -> None:
+    """Read ``git push --porcelain`` output: every ref line not flagged ``=`` (up to date)
+    moved the remote; its records are those of the local tip that the old remote tip (the
+    ``old..new`` summary, absent for a new ref) did not hold."""
+    for line in porcelain.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[0] not in (" ", "*", "+"):
+            continue
+        ref = parts[1].split(":", 1)[0]
+        sha = local.get(ref)
+        if sha is None:
+            continue
+        old = None
+        if ".." in parts[2]:
+            try:
+                old = str(repo.revparse_single(parts[2].split("..", 1)[0].strip()).id)
+            except (KeyError, ValueError, pygit2.GitError):
+                old = None
+        result.pushed.append(ref)
+        result.pushed_records += new_records(repo, sha, old)
+    result.pushed.sort()
+
+
+def unmerged_shards(log: GitNotesLog, remote: str) -> list[str]:
+    """Tracking refs of ``remote`` (``refs/notes/ynm-remote/<remote>/<level>/...``, filled by
+    ``git fetch`` once ``ynm init`` added the fetch refspec) that hold records the local shard
+    lacks: the local shard is missing, or its tip is neither the tracking tip nor a descendant
+    of it. One pass over the ref names; a history walk only for shards whose tips differ.
+    Returns the tracking ref names, sorted. Source: docs/cli.md "ynm list" (the unmerged
+    note)."""
+    repo = log.repo
+    tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{log.level}/"
+    local_prefix = f"{NOTES_PREFIX}/{log.level}/"
+    out = []
+    for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
+        lref = local_prefix + tref[len(tracking_prefix):]
+        if key_from_ref(lref) is None:
+            continue
+        lsha = log._ref_target(lref)
+        if lsha == tsha:
+            continue
+        try:
+            if lsha is not None and repo.descendant_of(lsha, tsha):
+                continue
+        except (KeyError, ValueError, pygit2.GitError):
+            pass  # an object missing: report it, sync sorts it out
+        out.append(tref)
+    return out
 
 
 def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
