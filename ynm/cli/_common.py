@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -41,7 +42,7 @@ def common_options(fn: F) -> F:
     others ignore it."""
     fn = cwd_option(callback=inherit_cwd)(fn)
     fn = click.option("-q", "--quiet", is_flag=True, default=False,
-                      expose_value="quiet" in getattr(fn, "__code__", _NO_CODE).co_varnames,
+                      expose_value="quiet" in inspect.signature(fn).parameters,
                       callback=_keep_quiet,
                       help="Print no progress bar (the result and warnings still print).")(fn)
     fn = click.option("--json", "as_json", is_flag=True, default=False,
@@ -49,11 +50,12 @@ def common_options(fn: F) -> F:
     return fn
 
 
-_NO_CODE = (lambda: None).__code__
 QUIET_KEY = "ynm.quiet"
 
 
 def _keep_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """Leave ``--quiet`` where :func:`command_progress` finds it (also for a command that
+    does not take it as a parameter)."""
     ctx.meta[QUIET_KEY] = value
     return value
 
