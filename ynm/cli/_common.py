@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -18,6 +19,7 @@ F = Callable[..., Any]
 
 
 CWD_KEY = "ynm.cwd"  # where the group's -C/--cwd leaves its value for the command
+PROGRESS_KEY = "ynm.progress"  # the command's TerminalProgress, finished before its output
 
 
 def inherit_cwd(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
@@ -33,26 +35,65 @@ def cwd_option(**kwargs: Any) -> Callable[[F], F]:
 
 
 def common_options(fn: F) -> F:
-    """Add ``--json`` and ``-C``/``--cwd`` (reference/cli.md §1.2); ``--cwd`` may also stand
-    before the command name (``ynm -C ../other recall deploys``)."""
+    """Add ``--json``, ``-q``/``--quiet`` and ``-C``/``--cwd`` (reference/cli.md §1.2);
+    ``--cwd`` may also stand before the command name (``ynm -C ../other recall deploys``).
+    ``--quiet`` turns the progress bar off (:class:`TerminalProgress`); a command that also
+    reads it itself (``sync``: print nothing unless it failed) takes it as ``quiet``, the
+    others ignore it."""
     fn = cwd_option(callback=inherit_cwd)(fn)
+    fn = click.option("-q", "--quiet", is_flag=True, default=False,
+                      expose_value="quiet" in inspect.signature(fn).parameters,
+                      callback=_keep_quiet,
+                      help="Print no progress bar (the result and warnings still print).")(fn)
     fn = click.option("--json", "as_json", is_flag=True, default=False,
                       help="Print the result as one JSON document.")(fn)
     return fn
+
+
+QUIET_KEY = "ynm.quiet"
+
+
+def _keep_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """Leave ``--quiet`` where :func:`command_progress` finds it (also for a command that
+    does not take it as a parameter)."""
+    ctx.meta[QUIET_KEY] = value
+    return value
 
 
 def open_ynm(cwd: Path | None) -> Ynm:
     """Open the service for ``cwd`` (default: the current directory). When the command ends,
     each of the service's :attr:`~ynm.service.ynm.Ynm.warnings` is printed on stderr as
     ``warning: <text>`` (a recall that fell back to full text, a cache update that failed
-    after a committed write); they never change the exit code."""
+    after a committed write); they never change the exit code.
+
+    The service's :attr:`~ynm.service.ynm.Ynm.progress` is the command's
+    :class:`TerminalProgress` (see :func:`command_progress`), so every long operation it runs
+    (reading shards, folding, embedding, writing, syncing, dreaming) draws one bar on stderr."""
     from ynm.service.ynm import Ynm
 
     ynm = Ynm.open(cwd or Path.cwd())
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(lambda: print_warnings(ynm))
+        progress = command_progress()
+        ynm.progress = progress
+        ctx.call_on_close(progress.finish)  # runs before the warnings (last in, first out)
     return ynm
+
+
+def command_progress() -> TerminalProgress:
+    """The running command's :class:`TerminalProgress`, made on first use: enabled only when
+    stderr is a terminal and neither ``--json`` nor ``--quiet`` was given. :func:`emit`
+    finishes it before printing the result. Outside a command: a disabled one."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return TerminalProgress(enabled=False)
+    progress = ctx.meta.get(PROGRESS_KEY)
+    if progress is None:
+        quiet = bool(ctx.params.get("as_json")) or bool(ctx.meta.get(QUIET_KEY))
+        progress = TerminalProgress(enabled=False if quiet else None)
+        ctx.meta[PROGRESS_KEY] = progress
+    return progress
 
 
 def print_warnings(ynm: Ynm) -> None:
@@ -112,7 +153,11 @@ def dumps_pretty(value: Any, indent: int = 0) -> str:
 
 
 def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    """Print ``value`` as pretty JSON, or its human text, with a trailing newline."""
+    """Print ``value`` as pretty JSON, or its human text, with a trailing newline (after
+    ending the command's progress bar, if one was drawn)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(PROGRESS_KEY) is not None:
+        ctx.meta[PROGRESS_KEY].finish()
     if as_json:
         click.echo(dumps_pretty(value))
     else:
@@ -207,24 +252,72 @@ def drop_none(**kwargs: Any) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
-class TerminalProgress:
-    """Progress for long work, written to stderr only when stderr is a terminal."""
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (where a progress bar may be drawn)."""
+    return bool(sys.stderr.isatty())
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._last = ""
+
+class TerminalProgress:
+    """The progress of long work as one bar on stderr (click's ``progressbar``), callable as
+    the service's ``progress(phase, done, total)`` (``done`` of ``total`` steps).
+
+    Drawn only when ``enabled``: by default when the stream (stderr) is a terminal, so a pipe,
+    a log file, an agent's captured stderr and ``--json``/``--quiet`` (which pass ``False``)
+    get none. A new phase (or a new total) ends the bar before it and starts its own, labelled
+    from :data:`LABELS`. Only work that lasts is shown: a phase's bar appears at its first
+    report ``delay`` seconds (default :data:`DELAY`) or more after the phase began and before
+    it is complete, so quick work (one remember, a recall on a current cache) prints nothing;
+    the phases of :data:`AT_ONCE` (a network round trip per step) show from their first
+    report. Phases in use: ``read`` (shards read into the
+    cache), ``fold``, ``embed`` (memories given a vector), ``append`` (records written),
+    ``sync`` (mounts synced), ``dream`` (passes run), ``expire`` (memories expired).
+    """
+
+    DELAY = 0.5
+    AT_ONCE = frozenset({"sync"})
+    LABELS = {"read": "reading shards", "fold": "folding records", "embed": "embedding",
+              "append": "writing records", "sync": "syncing", "dream": "dreaming",
+              "expire": "expiring working memory"}
+
+    def __init__(self, enabled: bool | None = None, stream: Any = None,
+                 delay: float | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            enabled = bool(self.stream.isatty()) if stream is not None else stderr_is_terminal()
+        self.enabled = enabled
+        self.delay = self.DELAY if delay is None else delay
+        self._bar: Any = None
+        self._key: tuple[str, int] | None = None
+        self._began = 0.0
+        self._done = 0
+        self.drawn: list[str] = []  # the phases a bar was drawn for, in order
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        if not self.enabled:
+        import time
+
+        if not self.enabled or total <= 0:
             return
-        line = f"\r{phase}: {done}/{total}"
-        if line != self._last:
-            sys.stderr.write(line)
-            sys.stderr.flush()
-            self._last = line
+        if (phase, total) != self._key:
+            self.finish()
+            self._key = (phase, total)
+            self._began = time.monotonic()
+        if self._bar is None:
+            if done >= total or (phase not in self.AT_ONCE
+                                 and time.monotonic() - self._began < self.delay):
+                return
+            self._bar = click.progressbar(length=total, label=self.LABELS.get(phase, phase),
+                                          file=self.stream, show_pos=True)
+            self._bar.__enter__()
+            self._done = 0
+            self.drawn.append(phase)
+        if done > self._done:
+            self._bar.update(done - self._done)
+            self._done = done
 
     def finish(self) -> None:
-        """End the progress line."""
-        if self.enabled and self._last:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        """End the bar, if one is drawn (its line is kept, with a newline)."""
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self.stream.flush()
+        self._bar = None
+        self._key = None

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import TerminalProgress, common_options, emit, open_ynm
+from ynm.cli._common import common_options, emit, open_ynm
 
 
 def format_import(r: dict[str, Any]) -> str:
@@ -37,16 +37,13 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
       ynm export | ssh other-host ynm import
     """
     data = file.read_bytes() if file is not None else sys.stdin.buffer.read()
-    progress = TerminalProgress()
     from ynm.errors import BatchRefused
 
     with open_ynm(cwd) as ynm:
         try:
-            result = ynm.import_jsonl(data, mount, progress)
+            result = ynm.import_jsonl(data, mount)
         except BatchRefused as err:
             # Nothing was written: print what was skipped, then fail with the first refusal.
-            progress.finish()
             emit(err.result, as_json, format_import)
             raise
-    progress.finish()
     emit(result, as_json, format_import)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import warn_unknown_mount, TerminalProgress, common_options, emit, open_ynm
+from ynm.cli._common import warn_unknown_mount, common_options, emit, open_ynm
 
 
 @click.command()
@@ -19,11 +19,9 @@ def reindex(as_json: bool, cwd: Path | None, mount: str | None) -> None:
     Example:
       ynm reindex --mount project
     """
-    progress = TerminalProgress()
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
-        result = ynm.reindex(mount, progress)
-    progress.finish()
+        result = ynm.reindex(mount)
     emit(result, as_json,
          lambda r: "\n".join(f"{m}: {n} memories indexed" for m, n in r.items())
          or "no mount to reindex")

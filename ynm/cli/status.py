@@ -38,10 +38,14 @@ def format_status(s: dict[str, Any]) -> str:
             cols.append(f"{m['badLines']} bad line(s)")
         if e is not None and "vectors" in e:
             cols.append(f"{e['vectors']} vector(s)")
+        if e is not None and e.get("pendingVectors"):
+            cols.append(f"{e['pendingVectors']} waiting to be embedded (by the next recall)")
         lines.append(head + "  ".join(cols))
     vec = s.get("vectors")
     if vec is not None:
-        lines.append(f"vectors: on ({vec['embedder']})" if vec["enabled"]
+        name = vec["embedder"] if vec.get("model") in (None, vec["embedder"]) \
+            else f"{vec['embedder']}: {vec['model']}"
+        lines.append(f"vectors: on ({name})" if vec["enabled"]
                      else f"vectors: off ({vec.get('reason', 'unavailable')})")
     if s.get("problems"):
         lines.append("bad lines (skipped; every other record is read):")

@@ -63,7 +63,6 @@ def failed(results: dict[str, Any], remote: str | None) -> bool:
 @click.option("--pull/--no-pull", default=True, show_default=True, help="Fetch and merge first.")
 @click.option("--dry-run", is_flag=True, default=False, help="Report what would change only.")
 @click.option("--mount", help="Only this mount; needed (with --remote) for the personal store.")
-@click.option("--quiet", is_flag=True, default=False, help="Print nothing unless it failed.")
 @common_options
 def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: bool,
          dry_run: bool, mount: str | None, quiet: bool) -> None:
@@ -74,6 +73,8 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
       ynm sync
       ynm sync --no-push
       ynm sync --mount personal --remote backup
+
+    --quiet prints nothing (no progress bar, no report) unless the sync failed.
     """
     from ynm.errors import Refused
 

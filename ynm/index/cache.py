@@ -200,6 +200,8 @@ class MountCache:
         all_records: list[Record] = []
         record_rows = []
         total = len(tips)
+        if progress:
+            progress("read", 0, total)
         for i, (ref, tip) in enumerate(sorted(tips.items())):
             blob_id = log.note_blob_id(tip.commit)
             data = log.read_blob(blob_id) if blob_id else b""
@@ -214,8 +216,12 @@ class MountCache:
             if progress:
                 progress("read", i + 1, total)
         conn.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)", record_rows)
+        if progress:
+            progress("fold", 0, len(all_records))
         result = fold(all_records)
         self._insert_memories(result.memories.values(), progress)
+        if progress:
+            progress("fold", len(all_records), len(all_records))
         report.memories_folded = len(result.memories)
         return report
 
@@ -438,8 +444,6 @@ class MountCache:
             "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
             fts_rows,
         )
-        if progress:
-            progress("fold", len(mems), len(mems))
 
     def _upsert_memories(self, memories: Iterable[Memory]) -> None:
         conn = self.conn

@@ -28,7 +28,8 @@ import re
 import sys
 import urllib.request
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,8 @@ class Embedder:
         import numpy as np
 
         out = []
+        if progress and texts:
+            progress("embed", 0, len(texts))
         for i in range(0, len(texts), BATCH):
             out.append(self.embed(texts[i: i + BATCH]))
             if progress:
@@ -130,7 +133,9 @@ def _model_dir(model: str) -> Path:
             f"model {model} is not available offline and sentence-transformers is not "
             "installed (pip install 'ynm[vector]')") from err
     name = model if "/" in model else f"sentence-transformers/{model}"
-    st = SentenceTransformer(name, device="cpu")
+    print(f"ynm: fetching model {name} once", file=sys.stderr)
+    with quiet_third_party():
+        st = SentenceTransformer(name, device="cpu")
     return Path(st[0].auto_model.name_or_path if hasattr(st[0], "auto_model") else name)
 
 
@@ -183,6 +188,53 @@ class LocalEmbedder(Embedder):
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+             "TRANSFORMERS_VERBOSITY": "error", "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
+
+
+@contextmanager
+def quiet_third_party() -> Iterator[None]:
+    """Keep the libraries of a one-time model fetch or export (huggingface_hub, transformers,
+    torch) from writing into a ynm command's stderr: their progress bars (tqdm; off through
+    :data:`QUIET_ENV`), their logging (set to errors only), Python warnings, and whatever else
+    they write to ``sys.stderr``, which is captured. ynm prints its own one line instead. When
+    the block raises, the captured text is written to stderr after all, so a failure keeps its
+    detail."""
+    import io
+    import logging
+    from contextlib import redirect_stderr
+
+    saved_env = {k: os.environ.get(k) for k in QUIET_ENV}
+    os.environ.update(QUIET_ENV)
+    loggers = [logging.getLogger(n) for n in ("transformers", "huggingface_hub", "torch",
+                                             "sentence_transformers")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    hf_verbosity = hf_logging.get_verbosity() if hf_logging is not None else None
+    if hf_logging is not None:
+        hf_logging.set_verbosity_error()
+    captured = io.StringIO()
+    try:
+        with warnings.catch_warnings(), redirect_stderr(captured):
+            warnings.simplefilter("ignore")
+            yield
+    except BaseException:
+        sys.stderr.write(captured.getvalue())
+        raise
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+        if hf_logging is not None and hf_verbosity is not None:
+            hf_logging.set_verbosity(hf_verbosity)
+
+
 def _export_onnx(model_dir: Path, folder: Path) -> None:
     """Export a sentence-transformers model's transformer to ONNX, once (needs torch)."""
     try:
@@ -194,7 +246,8 @@ def _export_onnx(model_dir: Path, folder: Path) -> None:
             "installed to do it (pip install 'ynm[vector]')") from err
     print(f"ynm: exporting {model_dir.name} to ONNX once (kept in {folder})", file=sys.stderr)
     folder.mkdir(parents=True, exist_ok=True)
-    model = AutoModel.from_pretrained(str(model_dir))
+    with quiet_third_party():
+        model = AutoModel.from_pretrained(str(model_dir))
     model.eval()
 
     class _Hidden(torch.nn.Module):
@@ -209,8 +262,7 @@ def _export_onnx(model_dir: Path, folder: Path) -> None:
     dummy = torch.ones(1, 8, dtype=torch.long)
     axes = {0: "batch", 1: "tokens"}
     tmp = folder / "model.onnx.tmp"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quiet_third_party():
         _export(torch, _Hidden(model), dummy, axes, tmp)
     (folder / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
     (folder / "ynm-model.json").write_text(json.dumps({"source": str(model_dir),
@@ -330,6 +382,21 @@ def spec_problem(spec: str) -> str | None:
         return None if sep and model and base else "openai-compatible needs <model>@<base url>"
     return (f"unknown embedder {spec!r} (none, auto, sentence-transformers[:<model>], "
             "openai-compatible:<model>@<url>)")
+
+
+def model_name(spec: str) -> str | None:
+    """The name a config ``embedder`` value gives its model, as :attr:`Embedder.name` will
+    be, without loading anything: ``auto`` and ``sentence-transformers`` ->
+    ``sentence-transformers:all-MiniLM-L6-v2``, ``sentence-transformers:<m>`` ->
+    ``sentence-transformers:<m>`` (a folder: its last part), ``openai-compatible:<m>@<url>``
+    -> ``openai-compatible:<m>``; None for ``none`` or an unknown provider."""
+    spec = (spec or "auto").strip()
+    if spec == "none" or spec_problem(spec) is not None:
+        return None
+    if spec == "auto" or spec.startswith("sentence-transformers"):
+        model = spec.partition(":")[2] or DEFAULT_MODEL
+        return f"sentence-transformers:{Path(model).name if Path(model).is_dir() else model}"
+    return "openai-compatible:" + spec.split(":", 1)[1].partition("@")[0]
 
 
 def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,

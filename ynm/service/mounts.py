@@ -34,6 +34,8 @@ class Mount:
     log: GitNotesLog
     cache_path: Path
     remote: str | None = None
+    # Told of long work (a cache rebuild): see Ynm.progress.
+    progress: Progress | None = field(default=None, repr=False)
     _cache: MountCache | None = field(default=None, repr=False)
 
     @property
@@ -46,9 +48,10 @@ class Mount:
         return self._cache
 
     def fresh_cache(self, progress: Progress | None = None) -> MountCache:
-        """The cache, brought up to date with the shard refs first."""
+        """The cache, brought up to date with the shard refs first (reporting to ``progress``,
+        else to the mount's own :attr:`progress`)."""
         cache = self.cache
-        cache.refresh(self.log, progress)
+        cache.refresh(self.log, progress or self.progress)
         return cache
 
     def close(self) -> None:

@@ -113,6 +113,23 @@ class Ynm:
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
+        self._progress: Progress | None = None
+
+    @property
+    def progress(self) -> Progress | None:
+        """Told of long work as ``progress(phase, done, total)`` (None, the default: nobody
+        is). Phases: ``read`` (shards read by a cache rebuild), ``fold``, ``embed`` (memories
+        given a vector, in recall, context and reindex), ``append`` (records written, before
+        and after), ``sync`` (mounts synced), ``dream`` (passes run), ``expire`` (working
+        memory forgotten). The CLI sets its terminal progress bar here
+        (ynm.cli._common.TerminalProgress); setting it tells every mount too."""
+        return self._progress
+
+    @progress.setter
+    def progress(self, value: Progress | None) -> None:
+        self._progress = value
+        for m in self.mounts:
+            m.progress = value
 
     @classmethod
     def open(
@@ -168,6 +185,8 @@ class Ynm:
             key: ("".join(lines[r.id] + "\n" for r in recs).encode(), len(recs))
             for key, recs in groups.items()
         }
+        if progress:
+            progress("append", 0, len(records))
         appended = mount.log.append(batches)
         revision = appended[-1].revision if appended else ""
         # The records are committed: from here on a failure is a warning, never the result,
@@ -503,7 +522,10 @@ class Ynm:
         ``{"dryRun", "passes": {<pass>: {"candidates", "changed", ...}}}``
         (``ynm dream`` and ``memory_consolidate``; reference/cli.md §4.5)."""
         out: dict[str, Any] = {}
-        for name in dict.fromkeys(passes or self.DREAM_PASSES):
+        todo = list(dict.fromkeys(passes or self.DREAM_PASSES))
+        for i, name in enumerate(todo):
+            if self._progress:
+                self._progress("dream", i, len(todo))
             if name == "expire":
                 changed = self.expire(namespace, dry_run=dry_run)
                 out[name] = {"candidates": len(changed), "changed": [] if dry_run else changed}
@@ -513,6 +535,8 @@ class Ynm:
                 out[name] = {"candidates": 0, "changed": [], "available": False,
                              "reason": "needs the dream engine and a configured model; not "
                                        "available in this version"}
+        if self._progress and todo:
+            self._progress("dream", len(todo), len(todo))
         return {"dryRun": dry_run, "passes": out}
 
     def expire(self, namespace: str | None = None, dry_run: bool = False) -> list[str]:
@@ -532,9 +556,11 @@ class Ynm:
             due = [row[0] for row in cache.conn.execute(
                 f"SELECT memory_id FROM memories m INDEXED BY memories_expires "
                 f"WHERE {cond} AND m.expires_at <= ?", [*args, now])]
-            for memory_id in sorted(due):
+            for k, memory_id in enumerate(sorted(due)):
                 if not dry_run:
                     self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
+                    if self._progress:
+                        self._progress("expire", k + 1, len(due))
                 out.append(memory_id)
         return out
 
@@ -563,12 +589,16 @@ class Ynm:
         else:
             mounts = [m for m in self.mounts if m.level == "distributed"]
         out: dict[str, Any] = {}
-        for mount in mounts:
+        for i, mount in enumerate(mounts):
+            if self._progress:
+                self._progress("sync", i, len(mounts))
             name = remote or mount.remote or self.config.remote
             out[mount.id] = sync_log(
                 mount.log, name, push=push, pull=pull, dry_run=dry_run,
                 after_merge=lambda m=mount: self._reapply_purges(m),
             ).to_obj()
+        if self._progress and mounts:
+            self._progress("sync", len(mounts), len(mounts))
         return out
 
     def unmerged(self) -> dict[str, int]:
@@ -802,7 +832,7 @@ class Ynm:
             if problem is not None:
                 break
             try:
-                cache.vectors_ready(embedder, progress)
+                cache.vectors_ready(embedder, progress or self._progress)
                 vector = self._query_vector(text) if text else b""
             except DimensionChanged as err:
                 if attempt == 2:
@@ -1065,7 +1095,7 @@ class Ynm:
             have = {row[0] for row in cache.conn.execute("SELECT id FROM records")}
             new = [r for r in records if r.id not in have]
             if new:
-                self._append(mount, new, progress)
+                self._append(mount, new, progress or self._progress)
             imported += len(new)
         problems.sort(key=lambda p: p[0])
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
@@ -1080,6 +1110,7 @@ class Ynm:
         """Rebuild each selected mount's cache from a full read of its log.
         Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``."""
         out = {}
+        progress = progress or self._progress
         for mount in self._select(mount_id):
             mount.cache.rebuild(mount.log, progress)
             self._vectors_current(mount, None, progress)  # a failure is a warning
@@ -1098,6 +1129,7 @@ class Ynm:
         index: list[dict[str, Any]] = []
         problems: list[str] = []
         unmerged = self.unmerged()
+        vectors = self.vector_status()
         for m in self.mounts:
             reason = m.cache.stale_reason(m.log)
             cache = m.fresh_cache()
@@ -1118,6 +1150,9 @@ class Ynm:
                 entry["vectors"] = cache.conn.execute(
                     "SELECT count(*) FROM vectors").fetchone()[0]
                 entry["vectorModel"] = get_meta(cache.conn, "vec_model")
+            if vectors["enabled"]:
+                entry["pendingVectors"] = _pending_vectors(cache, vectors.get("model"),
+                                                           counts["memories"])
             if reason is not None:
                 entry["reason"] = reason
             index.append(entry)
@@ -1129,7 +1164,7 @@ class Ynm:
             "name": "ynm", "version": __version__, "config": list(self.loaded.files),
             "repo": str(self.loaded.repo) if self.loaded.repo else None,
             "mounts": mounts, "index": index, "problems": problems,
-            "vectors": self.vector_status(),
+            "vectors": vectors,
         }
 
     def vector_status(self) -> dict[str, Any]:
@@ -1138,8 +1173,13 @@ class Ynm:
         server; then a fallback of this process, or the last one recorded in a mount's cache
         by any process (``failedAt``: its UTC time; cleared by the next recall whose vector
         search works), turns it off with that reason."""
+        from ynm.index.embedders import model_name
+
         spec = self.config.embedder
         out: dict[str, Any] = {"enabled": False, "embedder": spec}
+        model = model_name(spec)
+        if model is not None:
+            out["model"] = model
         if spec == "none":
             out["reason"] = "embedder is none: full-text recall only"
             return out
@@ -1165,6 +1205,20 @@ class Ynm:
         else:
             out["enabled"] = True
         return out
+
+
+def _pending_vectors(cache: Any, model: str | None, indexed: int) -> int:
+    """How many of a cache's memories have no vector of ``model`` yet: all of them when the
+    cache holds none or another model's, else those missing from its vector table. The next
+    recall (or ``ynm reindex``) embeds them."""
+    from ynm.index.schema import get_meta
+
+    kept = get_meta(cache.conn, "vec_model") if cache.has_vectors else None
+    if kept is None or model is None or not (kept.startswith(model + " (")
+                                             or kept.startswith(model + "@")):
+        return indexed
+    return cache.conn.execute("SELECT count(*) FROM memories WHERE rowid NOT IN "
+                              "(SELECT rowid FROM vectors)").fetchone()[0]
 
 
 def _missing_vector_extra() -> str | None:
