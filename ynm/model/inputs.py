@@ -123,13 +123,18 @@ class RecallQuery(_Input):
     """Input of ``recall`` (reference/algorithms.md §2.1). ``since``/``until`` are ISO
     date-times or bare dates (midnight UTC), held as canonical UTC instants
     (:func:`ynm.model.records.normalize_datetime`; ``since`` rounds sub-millisecond digits up,
-    ``until`` down); the namespace filter ignores trailing slashes."""
+    ``until`` down). Filters follow the write rules, so a value no memory can hold is refused
+    rather than answered with nothing: the namespace filter is lower-cased, loses trailing
+    slashes and must then be a valid namespace
+    (:func:`ynm.model.namespaces.normalize_filter_namespace`); ``subject`` is at most 200
+    characters and each tag 1..64 (reference/storage.md §1.2 limits). ``data_key`` is any string
+    (a ``data`` object may have any key)."""
 
     text: str | None = Field(default=None, max_length=TEXT_MAX_CHARS)
     type: list[MemoryType] = Field(default_factory=list)
     level: list[Level] = Field(default_factory=list)
     namespace: str | None = None
-    subject: str | None = None
+    subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
     data_key: str | None = None
     since: str | None = None
@@ -146,6 +151,8 @@ class RecallQuery(_Input):
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
+    # A filter a write would refuse could never match: refused with the write's words.
+    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
 
 
 class ListQuery(_Input):
