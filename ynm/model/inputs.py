@@ -17,7 +17,11 @@ from pydantic.alias_generators import to_camel
 from ynm.errors import InvalidInput
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
-from ynm.model.namespaces import normalize_filter_namespace, write_namespace_problem
+from ynm.model.namespaces import (
+    normalize_filter_namespace,
+    session_namespace,
+    write_namespace_problem,
+)
 from ynm.model.records import (
     CONTENT_MAX_CHARS,
     DATA_SCHEMA_MAX_CHARS,
@@ -94,7 +98,9 @@ class _Content(_Input):
 
 class RememberInput(_Content):
     """Input of ``remember`` (reference/cli.md §4.20). ``level`` None means the default level
-    (personal where a personal store is open); ``namespace`` None means the level's default."""
+    (personal where a personal store is open); ``namespace`` None means the level's default,
+    except for ``working`` memory with a ``session``: ``session/<normalised session id>``.
+    Working memory must live in ``session/<id>``."""
 
     type: MemoryType
     level: Level | None = None
@@ -114,6 +120,14 @@ class RememberInput(_Content):
 
     @model_validator(mode="after")
     def _working(self) -> RememberInput:
+        # Working memory with a session and no namespace goes to that session's namespace
+        # (session/<normalised id>, reference/storage.md §1.8); its ttl default is the
+        # service's (the session's kept ttl, else PT8H).
+        if self.type == "working" and self.namespace is None and self.session is not None:
+            try:
+                self.namespace = session_namespace(self.session)
+            except ValueError as err:
+                raise ValueError(f"session: {err}") from None
         if self.type == "working" and not (self.namespace or "").startswith("session/"):
             raise ValueError("namespace: working memory must live in session/<id>")
         return self
