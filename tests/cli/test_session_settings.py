@@ -79,3 +79,14 @@ def test_session_start_without_an_id_keeps_a_new_one(project, run_json, ynm_home
     assert kept["namespace"] == started["namespace"] and kept["ttl"] == "PT5M"
     memory = working(run_json, "--session", started["sessionId"])
     assert memory["current"]["ttl"] == "PT5M"
+
+
+def test_settings_that_cannot_be_kept_warn_and_the_session_still_starts(project, cli_run,
+                                                                         ynm_home):
+    (ynm_home / "sessions").parent.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "sessions").write_text("a file where the folder should be")
+    result = cli_run("session", "start", "t5", "--ttl", "PT1M", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["namespace"] == "session/t5"
+    assert "warning: the session's settings could not be kept" in result.stderr
+    assert "default ttl PT8H" in result.stderr

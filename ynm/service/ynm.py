@@ -479,7 +479,11 @@ class Ynm:
         block = self.context(ContextQuery(namespace=inp.namespace,
                                           budget_tokens=inp.budget_tokens),
                              session_namespace=namespace)
-        sessions.keep_settings(self.loaded.home, session_id, namespace, inp.ttl)
+        try:
+            sessions.keep_settings(self.loaded.home, session_id, namespace, inp.ttl)
+        except OSError as err:  # the session still starts; its working memory gets PT8H
+            self.warnings.append(f"the session's settings could not be kept ({err}); its "
+                                 f"working memory gets the default ttl {DEFAULT_WORKING_TTL}")
         return {"sessionId": session_id, "namespace": namespace, "ttl": inp.ttl,
                 "context": block}
 
