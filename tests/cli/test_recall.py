@@ -193,10 +193,13 @@ def test_namespace_with_underscore_is_literal(project, run_json, load):
     assert set(ids(run_json("recall", "--namespace", "org/my_team"))) == {a["id"], c["id"]}
 
 
-def test_namespace_with_percent_is_literal(project, run_json, load):
+def test_namespace_with_percent_is_refused_not_a_wildcard(project, cli_run, load):
+    # no namespace holds '%': the filter is refused like a write, never a LIKE wildcard
     a = proc("alpha", namespace="org/a/x")
     load(a)
-    assert run_json("recall", "alpha", "--namespace", "org/%") == []
+    result = cli_run("recall", "alpha", "--namespace", "org/%")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "invalid input: namespace: namespace must be /-separated" in result.stderr
 
 
 def test_subject_exact(project, run_json, load):

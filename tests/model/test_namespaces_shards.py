@@ -3,6 +3,8 @@ the §8 "Shards" / "Refs" vectors."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -77,6 +79,27 @@ def test_whole_segment_matching(ns, prefix, expected):
 )
 def test_filter_namespaces_strip_trailing_slashes(value, expected):
     assert normalize_filter_namespace(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("Team/Payments", "team/payments"), ("TEAM/payments/", "team/payments"),
+     ("User/David//", "user/david"), ("docs/reference/2026-12", "docs/reference/2026-12")],
+)
+def test_filter_namespaces_lower_case(value, expected):
+    # namespaces are lowercase-only (seed 000); shard collisions only refuse new writes
+    assert normalize_filter_namespace(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("Team//x", "/-separated"), ("a b", "/-separated"), ("/leading", "/-separated"),
+     ("-dash", "/-separated"), ("x/a..b", "'..'"), ("x/y.lock", "'.lock'"),
+     ("a" * 513, "at most 512"), ("ü", "/-separated")],
+)
+def test_filter_namespaces_refuse_what_writes_refuse(value, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        normalize_filter_namespace(value)
 
 
 @pytest.mark.parametrize(

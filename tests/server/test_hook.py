@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,15 +36,37 @@ def payload(project: Path, event: str, **extra) -> str:
                        "cwd": str(project), "hook_event_name": event, **extra})
 
 
+SESSION_LINE = ("This session's working namespace is session/9f1c2d3e-abcd (ttl PT8H): write "
+                "scratch notes there with memory_remember, type working, session 9f1c2d3e-abcd.")
+
+
 def test_session_start_with_and_without_memory(project, cli_run):
     out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="startup"))
-    assert out == {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                          "additionalContext": SESSION_PREFIX_LINE}}
+    assert out == {"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": SESSION_PREFIX_LINE + "\n\n" + SESSION_LINE}}
     assert cli_run("remember", "--type", "semantic", "--content", "We ship on Fridays",
                    "--cwd", project).exit_code == 0
     out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="resume"))
     ctx = out["hookSpecificOutput"]["additionalContext"]
-    assert ctx.startswith(SESSION_PREFIX_LINE + "\n\n") and "We ship on Fridays" in ctx
+    assert ctx.startswith(SESSION_PREFIX_LINE + "\n\n" + SESSION_LINE + "\n\n## Memory")
+    assert "We ship on Fridays" in ctx
+
+
+def test_session_start_keeps_the_session_for_working_writes(project, cli_run, ynm_home):
+    # the agent is told its namespace, and a working write with the client's session id
+    # lands there with the session's ttl; the stop hook's sweep keeps the settings
+    hook("session-start", stdin=payload(project, "SessionStart", source="startup"))
+    kept = json.loads((ynm_home / "sessions" / "9f1c2d3e-abcd.json").read_text())
+    assert kept == {"sessionId": "9f1c2d3e-abcd", "namespace": "session/9f1c2d3e-abcd",
+                    "ttl": "PT8H"}
+    made = cli_run("remember", "--type", "working", "--session", "9f1c2d3e-ABCD", "--content",
+                   "scratch", "--json", "--cwd", project)
+    assert made.exit_code == 0, made.stderr
+    (memory,) = json.loads(cli_run("list", "--json", "--cwd", project).stdout)
+    assert memory["namespace"] == "session/9f1c2d3e-abcd" and memory["current"]["ttl"] == "PT8H"
+    hook("stop", stdin=payload(project, "Stop"))
+    assert (ynm_home / "sessions" / "9f1c2d3e-abcd.json").exists()
 
 
 @pytest.mark.parametrize("prompt, nudged", [
@@ -144,7 +167,10 @@ def test_garbage_gives_empty_object_and_exit_0(project, args, stdin):
 
 def test_session_start_reads_garbage_as_an_empty_payload(project):
     out, _ = hook("session-start", stdin=b"\xff\xfe garbage", cwd=project)
-    assert out["hookSpecificOutput"]["additionalContext"] == SESSION_PREFIX_LINE
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert re.fullmatch(re.escape(SESSION_PREFIX_LINE) + r"\n\nThis session's working namespace "
+                        r"is session/([0-9a-z]{26}) \(ttl PT8H\): write scratch notes there "
+                        r"with memory_remember, type working, session \1\.", context)
 
 
 def test_session_start_outside_a_repo_is_still_a_json_line(tmp_path):

@@ -43,9 +43,13 @@ def dream(as_json: bool, cwd: Path | None, passes: tuple[str, ...], namespace: s
       ynm dream --passes expire
       ynm dream --dry-run
     """
+    from ynm.errors import InvalidInput
     from ynm.model.namespaces import normalize_filter_namespace
 
+    try:
+        namespace = normalize_filter_namespace(namespace)
+    except ValueError as err:  # the write rule's refusal, before any store is opened
+        raise InvalidInput(f"namespace: {err}") from None
     with open_ynm(cwd) as ynm:
-        result = ynm.consolidate(list(passes) or None, normalize_filter_namespace(namespace),
-                                 dry_run)
+        result = ynm.consolidate(list(passes) or None, namespace, dry_run)
     emit(result, as_json, format_dream)

@@ -67,8 +67,9 @@ def _home() -> Path:
 
 
 def session_start(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
-    """Start a session keyed by the client's session id; the prefix line, then the context
-    block (only the prefix when there is no memory).
+    """Start a session keyed by the client's session id; the prefix line, the session line
+    (:func:`session_line`: working namespace and ttl), then the context block (none when there
+    is no memory). The session's settings are kept as ``ynm session start`` keeps them.
 
     A client id with nothing usable for a namespace (``!!!``; see
     ynm.model.namespaces.normalize_session_id) does not silence the hook: the session starts
@@ -89,12 +90,20 @@ def session_start(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
             if session_id is None:
                 raise
             result = ynm.session_start(SessionStartInput())
-            note = (f"\n\nynm: the client's session id was refused ({err.detail}); this "
-                    f"session's working namespace is {result['namespace']}.")
+            note = (f"\n\nynm: the client's session id was refused ({err.detail}); the "
+                    "session has a new id.")
             click.echo(f"ynm hook: {err}", err=True)
     markdown = result["context"]["markdown"]
-    return _out("session-start",
-                SESSION_PREFIX_LINE + note + ("\n\n" + markdown if markdown else ""))
+    return _out("session-start", SESSION_PREFIX_LINE + note + "\n\n" + session_line(result)
+                + ("\n\n" + markdown if markdown else ""))
+
+
+def session_line(result: dict[str, Any]) -> str:
+    """The line telling the agent where this session's scratch notes go: its working namespace
+    and ttl (from a ``session_start`` result)."""
+    return (f"This session's working namespace is {result['namespace']} (ttl {result['ttl']}): "
+            f"write scratch notes there with memory_remember, type working, session "
+            f"{result['sessionId']}.")
 
 
 def prompt(payload: dict[str, Any]) -> dict[str, Any]:
@@ -133,8 +142,8 @@ def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     from ynm.service.ynm import Ynm
 
     env = {**os.environ, "YNM_NO_CLAUDE_CLI": "1"}
-    with Ynm.open(cwd, env) as ynm:
-        ynm.session_end(sid, expire=True)
+    with Ynm.open(cwd, env) as ynm:  # the session goes on: its kept settings stay
+        ynm.session_end(sid, expire=True, keep_settings=True)
     return {}
 
 

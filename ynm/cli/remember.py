@@ -36,8 +36,10 @@ LEVELS = ("personal", "distributed")
 @click.option("--confidence", help="0..1 (default 1).")
 @click.option("--valid-from", help="When it became true (ISO 8601).")
 @click.option("--valid-to", help="When it stopped being true (ISO 8601).")
-@click.option("--ttl", help="ISO 8601 duration; working memory defaults to PT8H.")
-@click.option("--session", help="Session id for provenance.")
+@click.option("--ttl", help="ISO 8601 duration; working memory defaults to its session's "
+              "ttl (ynm session start --ttl), else PT8H.")
+@click.option("--session", help="Session id for provenance; working memory without "
+              "--namespace goes to session/<id>.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
 @click.option("--links", help='JSON array of {"rel", "to"}.')
 @click.option("--mount", help="Target mount id (default: by level).")
@@ -52,6 +54,7 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
       ynm remember --type semantic --level distributed --namespace team/payments \\
         --content "Ledger deploys go out on Tuesdays" --tags deploy,ledger
       git log -1 --format=%B | ynm remember --type episodic --content -
+      ynm remember --type working --session my-task --content "try the v2 parser next"
     """
     from ynm.model.inputs import RememberInput, parse_input
 

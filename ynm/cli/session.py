@@ -56,7 +56,7 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
 @click.option("--budget-tokens", type=int, default=1500, show_default=True,
               help="Context budget (1..50000).")
 @click.option("--ttl", default="PT8H", show_default=True,
-              help="The ttl to write working memory with (ISO 8601 duration).")
+              help="The ttl the session's working memory gets by default (ISO 8601 duration).")
 @click.option("--expire/--no-expire", default=True, show_default=True,
               help="On end, forget the session's working memory whose ttl ran out.")
 @common_options
@@ -64,10 +64,14 @@ def session(as_json: bool, cwd: Path | None, action: str, session_id: str | None
             namespace: str | None, budget_tokens: int, ttl: str, expire: bool) -> None:
     """Start a session (working namespace and context block) or end one.
 
+    A started session's namespace and ttl are kept (in $YNM_HOME/sessions/<id>.json) as the
+    defaults of `remember --type working --session <id>`; `session end` removes them.
+
     \b
     Examples:
       ynm session start            # a new id
-      ynm session start my-task
+      ynm session start my-task --ttl PT1H
+      ynm remember --type working --session my-task --content "..."
       ynm session end my-task
     """
     from ynm.errors import Refused

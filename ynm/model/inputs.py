@@ -18,7 +18,11 @@ from pydantic.alias_generators import to_camel
 from ynm.errors import InvalidInput
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
-from ynm.model.namespaces import normalize_filter_namespace, write_namespace_problem
+from ynm.model.namespaces import (
+    normalize_filter_namespace,
+    session_namespace,
+    write_namespace_problem,
+)
 from ynm.model.records import (
     CONTENT_MAX_CHARS,
     DATA_SCHEMA_MAX_CHARS,
@@ -133,7 +137,9 @@ class _Content(_Input):
 
 class RememberInput(_Content):
     """Input of ``remember`` (reference/cli.md §4.20). ``level`` None means the default level
-    (personal where a personal store is open); ``namespace`` None means the level's default."""
+    (personal where a personal store is open); ``namespace`` None means the level's default,
+    except for ``working`` memory with a ``session``: ``session/<normalised session id>``.
+    Working memory must live in ``session/<id>``."""
 
     type: MemoryType
     level: Level | None = None
@@ -153,6 +159,14 @@ class RememberInput(_Content):
 
     @model_validator(mode="after")
     def _working(self) -> RememberInput:
+        # Working memory with a session and no namespace goes to that session's namespace
+        # (session/<normalised id>, reference/storage.md §1.8); its ttl default is the
+        # service's (the session's kept ttl, else PT8H).
+        if self.type == "working" and self.namespace is None and self.session is not None:
+            try:
+                self.namespace = session_namespace(self.session)
+            except ValueError as err:
+                raise ValueError(f"session: {err}") from None
         if self.type == "working" and not (self.namespace or "").startswith("session/"):
             raise ValueError("namespace: working memory must live in session/<id>")
         return self
@@ -162,13 +176,18 @@ class RecallQuery(_Input):
     """Input of ``recall`` (reference/algorithms.md §2.1). ``since``/``until`` are ISO
     date-times or bare dates (midnight UTC), held as canonical UTC instants
     (:func:`ynm.model.records.normalize_datetime`; ``since`` rounds sub-millisecond digits up,
-    ``until`` down); the namespace filter ignores trailing slashes."""
+    ``until`` down). Filters follow the write rules, so a value no memory can hold is refused
+    rather than answered with nothing: the namespace filter is lower-cased, loses trailing
+    slashes and must then be a valid namespace
+    (:func:`ynm.model.namespaces.normalize_filter_namespace`); ``subject`` is at most 200
+    characters and each tag 1..64 (reference/storage.md §1.2 limits). ``data_key`` is any string
+    (a ``data`` object may have any key)."""
 
     text: str | None = Field(default=None, max_length=TEXT_MAX_CHARS)
     type: list[MemoryType] = Field(default_factory=list)
     level: list[Level] = Field(default_factory=list)
     namespace: str | None = None
-    subject: str | None = None
+    subject: str | None = Field(default=None, max_length=SUBJECT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
     data_key: str | None = None
     since: str | None = None
@@ -185,6 +204,8 @@ class RecallQuery(_Input):
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
+    # A filter a write would refuse could never match: refused with the write's words.
+    _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
 
 
 class ListQuery(_Input):

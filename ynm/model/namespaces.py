@@ -88,14 +88,27 @@ def namespace_matches(ns: str, prefix: str) -> bool:
 
 
 def normalize_filter_namespace(ns: str | None) -> str | None:
-    """Strip trailing slashes from a namespace *filter* (``a/b/`` -> ``a/b``; ``/`` -> None).
+    """A namespace *filter* in the form a stored namespace can have, or None for no filter.
 
-    Stored namespaces stay strict; only filters are forgiving (reference/algorithms.md §1.3).
+    Forgiving only where the write rules allow: lower-cased (namespaces are lowercase-only,
+    seed 000) and trailing slashes stripped (``Team/Payments/`` -> ``team/payments``; ``/`` and
+    ``""`` -> None, reference/algorithms.md §1.3). What is left must satisfy
+    :func:`namespace_problem`, since a filter no stored namespace can satisfy would only ever
+    answer "no memories". Shard collisions (:func:`shard_collision_problem`) are not checked:
+    they refuse new writes, and older stores may hold such namespaces.
+
+    Raises:
+        ValueError: ``namespace must be /-separated segments ...`` (the write rule's words).
     """
     if ns is None:
         return None
-    stripped = ns.rstrip("/")
-    return stripped or None
+    stripped = ns.lower().rstrip("/")
+    if not stripped:
+        return None
+    problem = namespace_problem(stripped)
+    if problem:
+        raise ValueError(problem)
+    return stripped
 
 
 def normalize_session_id(session_id: str) -> str:

@@ -240,7 +240,8 @@ def _session(ynm: Ynm, inp: SessionInput) -> ToolOutput:
     })
     result = ynm.session_start(start)
     guidance = (f"Write this session's scratch notes with memory_remember, type working, "
-                f"namespace {result['namespace']}, ttl {result['ttl']}; lasting facts go to "
+                f"session {result['sessionId']}: they go to namespace {result['namespace']} "
+                f"with ttl {result['ttl']} unless you give others; lasting facts go to "
                 f"their own namespace. End the session with memory_session action end, "
                 f"sessionId {result['sessionId']}.")
     return ToolOutput(result, guidance)

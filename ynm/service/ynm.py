@@ -57,7 +57,7 @@ from ynm.model.text import (
     query_phrases,
     summarize,
 )
-from ynm.service import redaction
+from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
 
@@ -243,7 +243,7 @@ class Ynm:
             "subject": inp.subject, "tags": inp.tags, "content": inp.content, "summary": summary,
             "data": inp.data, "dataSchema": inp.data_schema, "importance": inp.importance,
             "confidence": inp.confidence, "validFrom": inp.valid_from, "validTo": inp.valid_to,
-            "ttl": inp.ttl or (DEFAULT_WORKING_TTL if inp.type == "working" else None),
+            "ttl": inp.ttl or self._working_ttl(inp.type, namespace),
             "links": [link.model_dump() for link in inp.links],
         }
         fields = {k: v for k, v in fields.items() if v is not None}
@@ -485,7 +485,9 @@ class Ynm:
     def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
         """Start a session: its id (given, normalised; or a new lowercase ULID), working
         namespace ``session/<id>``, the ttl to write working memory with, and the context
-        block. Nothing is written.
+        block. No memory is written; the namespace and ttl are kept in
+        ``$YNM_HOME/sessions/<id>.json`` (:mod:`ynm.service.sessions`) so that later working
+        memory of the session gets that ttl by default (:meth:`remember`).
 
         The block holds no other session's working memory, and no working memory past its
         ttl, swept or not (see :meth:`context`).
@@ -500,18 +502,40 @@ class Ynm:
         block = self.context(ContextQuery(namespace=inp.namespace,
                                           budget_tokens=inp.budget_tokens),
                              session_namespace=namespace)
+        try:
+            sessions.keep_settings(self.loaded.home, session_id, namespace, inp.ttl)
+        except OSError as err:  # the session still starts; its working memory gets PT8H
+            self.warnings.append(f"the session's settings could not be kept ({err}); its "
+                                 f"working memory gets the default ttl {DEFAULT_WORKING_TTL}")
         return {"sessionId": session_id, "namespace": namespace, "ttl": inp.ttl,
                 "context": block}
 
-    def session_end(self, session_id: str, expire: bool = True) -> dict[str, Any]:
+    def session_end(self, session_id: str, expire: bool = True, *,
+                    keep_settings: bool = False) -> dict[str, Any]:
         """End a session: with ``expire``, tombstone its working memories whose ttl has run
-        out (``updatedAt + ttl <= now``, reason ``expired``). Returns ``{"sessionId"`` as
-        given, ``"expired": [memoryId, ...]}``.
+        out (``updatedAt + ttl <= now``, reason ``expired``); unless ``keep_settings`` (the
+        stop hook, which sweeps a session that goes on), remove the settings
+        :meth:`session_start` kept. Returns ``{"sessionId"`` as given,
+        ``"expired": [memoryId, ...]}``.
 
         Raises:
             InvalidInput: the id has no usable character."""
-        expired = self.expire(SESSION_PREFIX + _session_id(session_id)) if expire else []
+        sid = _session_id(session_id)
+        expired = self.expire(SESSION_PREFIX + sid) if expire else []
+        if not keep_settings:
+            sessions.drop_settings(self.loaded.home, sid)
         return {"sessionId": session_id, "expired": expired}
+
+    def _working_ttl(self, memory_type: str, namespace: str) -> str | None:
+        """The ttl a new ``working`` memory in ``namespace`` gets when none is given: the ttl
+        its session was started with (kept by :meth:`session_start` under
+        ``$YNM_HOME/sessions/``), else ``PT8H``. None for every other type."""
+        if memory_type != "working":
+            return None
+        kept = None
+        if namespace.startswith(SESSION_PREFIX):
+            kept = sessions.load_settings(self.loaded.home, namespace[len(SESSION_PREFIX):])
+        return kept["ttl"] if kept else DEFAULT_WORKING_TTL
 
     DREAM_PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
 
