@@ -122,6 +122,20 @@ def test_a_second_purge_reports_already_purged(project, cli_run, ynm_home, memor
     assert r.exit_code == 1 and f"unknown memory {never}" in r.stderr
 
 
+def test_a_same_content_supersede_renews_working_memory(project, cli_run, ynm_home):
+    mid = _working(cli_run)
+    before = commits(ynm_home, project)
+    out = js(cli_run("supersede", mid, "--content", "Bisect points at the cache refactor",
+                     "--json"))
+    assert "unchanged" not in out and commits(ynm_home, project) == before + 1
+    shown = js(cli_run("show", mid, "--json"))
+    assert shown["updatedAt"] > shown["createdAt"] and shown["current"]["ttl"] == "PT8H"
+    # an annotate with nothing new is still nothing, working memory or not
+    assert ok(cli_run("annotate", mid, "--tags", "ci")).strip() == (
+        f"unchanged: {mid} nothing to change")
+    assert commits(ynm_home, project) == before + 1
+
+
 def _working(cli_run, *more: str) -> str:
     return js(cli_run("remember", "--type", "working", "--namespace", "session/s1",
                       "--content", "Bisect points at the cache refactor", "--subject",

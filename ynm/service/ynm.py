@@ -310,7 +310,8 @@ class Ynm:
         needsReview are written only when given, so a supersede never resets them, and a
         working memory keeps its ttl unless a new one is given.
 
-        A supersede that would change nothing (a live memory, the same content, summary, data,
+        A supersede that would change nothing (a live memory, not working memory, which a
+        supersede renews; the same content, summary, data,
         dataSchema, validFrom, validTo and ttl, every tag and link already there, no subject or
         scalar that differs) writes nothing and returns :meth:`_unchanged`.
 
@@ -1416,14 +1417,16 @@ def _annotate_changes_nothing(state: dict[str, Any], inp: AnnotateInput) -> bool
 
 
 def _same_version(state: dict[str, Any], inp: SupersedeInput, ttl: str | None) -> bool:
-    """A supersede that would change nothing: the memory is live, content, summary (the
-    derived one when none is given), data, dataSchema, validFrom, validTo and ``ttl`` equal
-    the current record's, the subject is not given or the same, and :func:`_adds_nothing`
-    (its own ``supersedes`` link to the memory aside)."""
+    """A supersede that would change nothing: the memory is live and not working memory
+    (a supersede renews working memory, which expires ttl after its updatedAt: seed 001),
+    content, summary (the derived one when none is given), data, dataSchema, validFrom,
+    validTo and ``ttl`` equal the current record's, the subject is not given or the same, and
+    :func:`_adds_nothing` (its own ``supersedes`` link to the memory aside)."""
     current = state["current"]
     summary = inp.summary if inp.summary is not None else summarize(inp.content)
     return (
         not state.get("tombstoned")
+        and state["type"] != "working"
         and inp.content == current.get("content")
         and summary == current.get("summary")
         and inp.data == current.get("data")
