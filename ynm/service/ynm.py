@@ -310,10 +310,10 @@ class Ynm:
         needsReview are written only when given, so a supersede never resets them, and a
         working memory keeps its ttl unless a new one is given.
 
-        A supersede that would change nothing (a live memory, not working memory, which a
-        supersede renews; the same content, summary, data,
-        dataSchema, validFrom, validTo and ttl, every tag and link already there, no subject or
-        scalar that differs) writes nothing and returns :meth:`_unchanged`.
+        A supersede that would change nothing (a live memory that is not working memory, which
+        a supersede renews; the same content, summary, data, dataSchema, validFrom, validTo and
+        ttl; every tag and link already there; no subject or scalar that differs) writes
+        nothing and returns :meth:`_unchanged`.
 
         Raises:
             UnknownMemory, Refused.
