@@ -167,6 +167,46 @@ def test_supersede_annotate_forget(mcp_call):
     assert ok(call_tool(mcp_call, "memory_recall", {"text": "deploys"})) == []
 
 
+def _commits(project, ynm_home) -> int:
+    """Commits on every ynm shard ref of the personal store and the project repository."""
+    import subprocess
+
+    total = 0
+    for repo in (ynm_home / "store.git", project):
+        out = subprocess.run(["git", "-C", str(repo), "rev-list", "--count",
+                              "--glob=refs/notes/ynm"], capture_output=True, text=True)
+        total += int(out.stdout.strip() or 0) if out.returncode == 0 else 0
+    return total
+
+
+@pytest.mark.parametrize("tool, noop, note, change", [
+    ("memory_annotate", {"tags": ["deploy"], "pinned": False}, "nothing to change",
+     {"tags": ["deploy"], "pinned": True}),
+    ("memory_annotate", {"importance": 0.5, "reason": "checked"}, "nothing to change",
+     {"importance": 0.6, "reason": "checked"}),
+    ("memory_annotate", {"needsReview": False}, "nothing to change", {"needsReview": True}),
+    ("memory_supersede", {"content": "Deploys on Tuesdays", "tags": ["deploy"]},
+     "same content and fields", {"content": "Deploys on Wednesdays"}),
+    ("memory_forget", {"reason": "wrong"}, None, None),
+])
+def test_a_tool_write_that_changes_nothing_writes_nothing(mcp_call, project, ynm_home, tool,
+                                                          noop, note, change):
+    mid = remember(mcp_call, content="Deploys on Tuesdays", tags=["deploy"])["memoryId"]
+    if tool == "memory_forget":  # the first forget is the change, the second the no-op
+        ok(call_tool(mcp_call, tool, {"memoryId": mid, **noop}))
+        note = "already forgotten"
+    before = _commits(project, ynm_home)
+    result = call_tool(mcp_call, tool, {"memoryId": mid, **noop})
+    assert ok(result) == {"memoryId": mid, "mount": "personal", "unchanged": True,
+                          "note": note}
+    assert result.structured_content["guidance"] == f"Unchanged: {note}; nothing was written."
+    assert _commits(project, ynm_home) == before
+    if change is not None:
+        out = ok(call_tool(mcp_call, tool, {"memoryId": mid, **change}))
+        assert "unchanged" not in out and out["recordId"] != mid
+        assert _commits(project, ynm_home) == before + 1
+
+
 @pytest.mark.parametrize("tool, extra", [
     ("memory_supersede", {"content": "x"}), ("memory_annotate", {}), ("memory_forget", {}),
 ])

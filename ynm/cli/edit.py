@@ -27,6 +27,13 @@ def _id(memory_id: str) -> str:
     return check_memory_id(memory_id)
 
 
+def or_unchanged(text: Any) -> Any:
+    """The human line of a write result: ``text(result)``, or ``unchanged: <id> <note>`` for
+    a write that changed nothing and wrote nothing (``"unchanged": true``)."""
+    return lambda r: (f"unchanged: {r['memoryId']} {r['note']}" if r.get("unchanged")
+                      else text(r))
+
+
 def memory_id_input(verb: str) -> Any:
     """The memory id of a command, as its first argument or as ``--memory-id`` (either, not
     both); read with :func:`one_id`. Every command that acts on one memory takes both forms."""
@@ -93,7 +100,8 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
         confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.supersede(inp)
-    emit(result, as_json, lambda r: f"superseded {r['memoryId']} (record {r['recordId']})")
+    emit(result, as_json,
+         or_unchanged(lambda r: f"superseded {r['memoryId']} (record {r['recordId']})"))
 
 
 @click.command()
@@ -127,7 +135,8 @@ def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
         confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.annotate(inp)
-    emit(result, as_json, lambda r: f"annotated {r['memoryId']} (record {r['recordId']})")
+    emit(result, as_json,
+         or_unchanged(lambda r: f"annotated {r['memoryId']} (record {r['recordId']})"))
 
 
 @click.command()
@@ -149,7 +158,8 @@ def forget(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_fla
                                              **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.forget(inp)
-    emit(result, as_json, lambda r: f"forgot {r['memoryId']} (record {r['recordId']})")
+    emit(result, as_json,
+         or_unchanged(lambda r: f"forgot {r['memoryId']} (record {r['recordId']})"))
 
 
 @click.command()
@@ -167,7 +177,8 @@ def pin(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_flag: 
     """
     with open_ynm(cwd) as ynm:
         result = ynm.pin(one_id(memory_id, memory_id_flag), unpin)
-    emit(result, as_json, lambda r: f"{'unpinned' if unpin else 'pinned'} {r['memoryId']}")
+    emit(result, as_json,
+         or_unchanged(lambda r: f"{'unpinned' if unpin else 'pinned'} {r['memoryId']}"))
 
 
 @click.command()
@@ -214,5 +225,5 @@ def purge(as_json: bool, cwd: Path | None, memory_id: str | None, memory_id_flag
                                    "forget_history": forget_history})
     with open_ynm(cwd) as ynm:
         result = ynm.purge(inp)
-    emit(result, as_json, lambda r: (
-        f"purged {r['memoryId']}: {r['removed']} record(s) removed from {r['mount']}"))
+    emit(result, as_json, or_unchanged(lambda r: (
+        f"purged {r['memoryId']}: {r['removed']} record(s) removed from {r['mount']}")))

@@ -130,7 +130,9 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
         memory_id = check_memory_id(memory_id)
         with open_ynm(cwd) as ynm:
             result = ynm.review_clear(memory_id)
-        emit(result, as_json, lambda r: f"cleared review flag on {r['memoryId']}")
+        from ynm.cli.edit import or_unchanged
+
+        emit(result, as_json, or_unchanged(lambda r: f"cleared review flag on {r['memoryId']}"))
         return
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)

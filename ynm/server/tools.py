@@ -215,16 +215,24 @@ def _context(ynm: Ynm, q: ContextQuery) -> ToolOutput:
     return ToolOutput(ynm.context(q))
 
 
+def _written(result: dict[str, Any]) -> ToolOutput:
+    """A write's output; one that changed nothing (``"unchanged": true``, nothing written)
+    says so in the guidance: ``Unchanged: <note>; nothing was written.``"""
+    if result.get("unchanged"):
+        return ToolOutput(result, f"Unchanged: {result['note']}; nothing was written.")
+    return ToolOutput(result)
+
+
 def _supersede(ynm: Ynm, inp: SupersedeInput) -> ToolOutput:
-    return ToolOutput(ynm.supersede(inp))
+    return _written(ynm.supersede(inp))
 
 
 def _annotate(ynm: Ynm, inp: AnnotateInput) -> ToolOutput:
-    return ToolOutput(ynm.annotate(inp))
+    return _written(ynm.annotate(inp))
 
 
 def _forget(ynm: Ynm, inp: ForgetInput) -> ToolOutput:
-    return ToolOutput(ynm.forget(inp))
+    return _written(ynm.forget(inp))
 
 
 def _session(ynm: Ynm, inp: SessionInput) -> ToolOutput:

@@ -45,7 +45,7 @@ from ynm.model.namespaces import (
     write_namespace_problem,
 )
 from ynm.model.ranker import iso_to_ms, score
-from ynm.model.records import Record
+from ynm.model.records import PROMOTE_TAG, Record
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
     FUNCTION_WORDS,
@@ -314,6 +314,14 @@ class Ynm:
         return self._with_warnings({"memoryId": record.memory_id, "recordId": record.id,
                                     "mount": mount.id, "revision": revision}, mark)
 
+    @staticmethod
+    def _unchanged(mount: Mount, memory_id: str, note: str) -> dict[str, Any]:
+        """The result of a write that would change nothing, so wrote nothing:
+        ``{"memoryId", "mount", "unchanged": true, "note"}``: a WriteResult (reference/cli.md
+        §3.1) without ``recordId`` and ``revision``, since no record and no commit was made.
+        ``note`` says why, e.g. ``already pinned``. The reference appends a record anyway."""
+        return {"memoryId": memory_id, "mount": mount.id, "unchanged": True, "note": note}
+
     def supersede(self, inp: SupersedeInput) -> dict[str, Any]:
         """A new version of a memory (op ``supersede``): new content, summary (derived when not
         given), data; subject kept unless given; tags and links added; revives a tombstoned
@@ -323,12 +331,19 @@ class Ynm:
         needsReview are written only when given, so a supersede never resets them, and a
         working memory keeps its ttl unless a new one is given.
 
+        A supersede that would change nothing (a live memory that is not working memory, which
+        a supersede renews; the same content, summary, data, dataSchema, validFrom, validTo and
+        ttl; every tag and link already there; no subject or scalar that differs) writes
+        nothing and returns :meth:`_unchanged`.
+
         Raises:
             UnknownMemory, Refused.
         """
         found = self.find(inp.memory_id)
         state = found[1]
         ttl = inp.ttl or state["current"].get("ttl")
+        if _same_version(state, inp, ttl):
+            return self._unchanged(found[0], inp.memory_id, "same content and fields")
         fields = {
             "op": "supersede", "subject": inp.subject or state.get("subject"),
             "tags": inp.tags, "content": inp.content,
@@ -342,40 +357,58 @@ class Ynm:
         return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
                                               source=inp.source, found=found))
 
-    def annotate(self, inp: AnnotateInput) -> dict[str, Any]:
+    def annotate(self, inp: AnnotateInput, *, unchanged: str = "nothing to change"
+                 ) -> dict[str, Any]:
         """Add tags and links, set importance/confidence/pinned/needsReview, record a reason
         or data; content never changes (op ``annotate``). Returns a WriteResult.
+
+        An annotate that changes nothing (every tag and link already there, each scalar given
+        equal to the folded state, no data; a reason alone changes nothing) writes nothing and
+        returns :meth:`_unchanged` with the note ``unchanged``. An annotate carrying ``data``
+        (dream bookkeeping included, seed 000) is always written.
 
         Raises:
             UnknownMemory, Refused.
         """
+        found = self.find(inp.memory_id)
+        if _annotate_changes_nothing(found[1], inp):
+            return self._unchanged(found[0], inp.memory_id, unchanged)
         fields = {
             "op": "annotate", "tags": inp.tags,
             "links": [link.model_dump() for link in inp.links], "importance": inp.importance,
             "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
             "reason": inp.reason, "data": inp.data,
         }
-        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session))
+        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
+                                              found=found))
 
     def forget(self, inp: ForgetInput) -> dict[str, Any]:
-        """Tombstone a memory: hidden from recall, list and context; history kept.
+        """Tombstone a memory: hidden from recall, list and context; history kept. A memory
+        already forgotten is left as it is (:meth:`_unchanged`, note ``already forgotten``).
 
         Raises:
             UnknownMemory.
         """
+        found = self.find(inp.memory_id)
+        if found[1].get("tombstoned"):
+            return self._unchanged(found[0], inp.memory_id, "already forgotten")
         fields = {"op": "tombstone", "reason": inp.reason}
-        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session))
+        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
+                                              found=found))
 
     def pin(self, memory_id: str, unpin: bool = False) -> dict[str, Any]:
         """Pin (or unpin) a memory: an annotate with ``pinned`` and reason ``pinned`` or
-        ``unpinned`` (reference/cli.md §4.15)."""
-        return self.annotate(AnnotateInput(memory_id=memory_id, pinned=not unpin,
-                                           reason="unpinned" if unpin else "pinned"))
+        ``unpinned`` (reference/cli.md §4.15). Nothing is written when it already is
+        (note ``already pinned`` / ``already unpinned``)."""
+        word = "unpinned" if unpin else "pinned"
+        return self.annotate(AnnotateInput(memory_id=memory_id, pinned=not unpin, reason=word),
+                             unchanged=f"already {word}")
 
     def review_clear(self, memory_id: str) -> dict[str, Any]:
-        """Clear the review flag: annotate ``needsReview: false``, reason ``reviewed``."""
+        """Clear the review flag: annotate ``needsReview: false``, reason ``reviewed``.
+        Nothing is written for a memory not flagged (note ``not flagged for review``)."""
         return self.annotate(AnnotateInput(memory_id=memory_id, needs_review=False,
-                                           reason="reviewed"))
+                                           reason="reviewed"), unchanged="not flagged for review")
 
     def review_list(self, mount_id: str | None = None) -> list[dict[str, Any]]:
         """Live memories flagged for review, newest first (reference/algorithms.md §4.15)."""
@@ -385,6 +418,12 @@ class Ynm:
         """Copy a personal memory into a distributed mount as a new memory that
         ``derives-from`` it; ``user/...`` namespaces become ``common``. The original is
         untouched. Returns the new memory's WriteResult (reference/cli.md §4.16).
+
+        A working memory is promoted as the dream promote pass does it (seed 001, reference/
+        algorithms.md §4.8): the copy is an ``episodic`` memory in ``common``, without the
+        ``promote`` tag. The reference copies it as a working memory in ``session/<id>``
+        without its ttl, a shared copy that never expires; a working copy would not be worth
+        sharing, since it lives only ttl after its last write.
 
         Raises:
             UnknownMemory; YnmError ``memory <id> is already distributed``; Refused;
@@ -398,13 +437,16 @@ class Ynm:
         current = state["current"]
         ns = state["namespace"]
         ns = COMMON if ns == "user" or ns.startswith("user/") else ns
+        kind, tags = state["type"], state["tags"]
+        if kind == "working":  # out of the session: see the docstring
+            kind, ns, tags = "episodic", COMMON, [t for t in tags if t != PROMOTE_TAG]
         problem = write_namespace_problem(ns)
         if problem:
             raise InvalidInput(f"namespace: {problem}")
         fields = {
-            "op": "create", "type": state["type"], "level": "distributed",
+            "op": "create", "type": kind, "level": "distributed",
             "namespace": ns,
-            "subject": state.get("subject"), "tags": state["tags"],
+            "subject": state.get("subject"), "tags": tags,
             "content": current.get("content"), "summary": current.get("summary"),
             "data": current.get("data"), "dataSchema": current.get("dataSchema"),
             "importance": state["importance"], "confidence": state["confidence"],
@@ -422,12 +464,23 @@ class Ynm:
         shard's history restarts, so no ref reaches the purged bytes. The cache drops them in
         the same call (with SQLite's secure delete, so freed pages do not keep them).
 
-        Returns ``{"memoryId", "removed", "mount"}``.
+        Returns ``{"memoryId", "removed", "mount"}``. A memory already purged (only its
+        purge marker is left) is not an error: ``{"memoryId", "removed": 0, "mount",
+        "unchanged": true, "note": "already purged"}`` and nothing is written.
 
         Raises:
-            UnknownMemory: no mount holds the memory (an already purged one included).
+            UnknownMemory: no mount holds the memory or a purge marker of it.
         """
-        mount, state = self.find(inp.memory_id)
+        try:
+            mount, state = self.find(inp.memory_id)
+        except UnknownMemory:
+            for mount in self.mounts:
+                if mount.fresh_cache().conn.execute(
+                        "SELECT 1 FROM records WHERE memory_id = ? AND op = 'purge-marker'",
+                        (inp.memory_id,)).fetchone():
+                    return {"memoryId": inp.memory_id, "removed": 0,
+                            **self._unchanged(mount, inp.memory_id, "already purged")}
+            raise
         refs = [row[0] for row in mount.cache.conn.execute(
             "SELECT DISTINCT ref FROM records WHERE memory_id = ?", (inp.memory_id,))]
         removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
@@ -1456,3 +1509,54 @@ def _session_id(raw: str) -> str:
         return normalize_session_id(raw)
     except ValueError as err:
         raise InvalidInput(f"sessionId: {err}") from err
+
+
+# -- no-op writes: a write that would change nothing writes nothing ---------------------------
+
+_SCALAR_KEYS = (("importance", "importance"), ("confidence", "confidence"),
+                ("pinned", "pinned"), ("needs_review", "needsReview"))
+
+
+def _adds_nothing(state: dict[str, Any], inp: AnnotateInput | SupersedeInput,
+                  skip_links: tuple[tuple[str, str], ...] = ()) -> bool:
+    """True when every tag and link of ``inp`` is already on the folded ``state`` (cli.md §3.3
+    shape) and each scalar it gives (importance, confidence, pinned, needsReview) equals the
+    state's; links in ``skip_links`` (``(rel, to)``) are not counted."""
+    links = {(link["rel"], link["to"]) for link in state.get("links", [])}
+    return (
+        set(inp.tags) <= set(state.get("tags", []))
+        and all((link.rel, link.to) in links or (link.rel, link.to) in skip_links
+                for link in inp.links)
+        and all(getattr(inp, attr) is None or getattr(inp, attr) == state.get(key)
+                for attr, key in _SCALAR_KEYS)
+    )
+
+
+def _annotate_changes_nothing(state: dict[str, Any], inp: AnnotateInput) -> bool:
+    """An annotate that would leave the folded state as it is: no data (data is always
+    recorded, dream bookkeeping included) and nothing :func:`_adds_nothing` would add. A
+    reason alone changes nothing."""
+    return inp.data is None and _adds_nothing(state, inp)
+
+
+def _same_version(state: dict[str, Any], inp: SupersedeInput, ttl: str | None) -> bool:
+    """A supersede that would change nothing: the memory is live and not working memory
+    (a supersede renews working memory, which expires ttl after its updatedAt: seed 001),
+    content, summary (the derived one when none is given), data, dataSchema, validFrom,
+    validTo and ``ttl`` equal the current record's, the subject is not given or the same, and
+    :func:`_adds_nothing` (its own ``supersedes`` link to the memory aside)."""
+    current = state["current"]
+    summary = inp.summary if inp.summary is not None else summarize(inp.content)
+    return (
+        not state.get("tombstoned")
+        and state["type"] != "working"
+        and inp.content == current.get("content")
+        and summary == current.get("summary")
+        and inp.data == current.get("data")
+        and inp.data_schema == current.get("dataSchema")
+        and inp.valid_from == current.get("validFrom")
+        and inp.valid_to == current.get("validTo")
+        and ttl == current.get("ttl")
+        and (inp.subject is None or inp.subject == state.get("subject"))
+        and _adds_nothing(state, inp, skip_links=(("supersedes", inp.memory_id),))
+    )
