@@ -1315,6 +1315,8 @@ def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str,
         hit["source"] = source
     if row.get("_expired"):
         hit["expired"] = True
+    # not in the reference's RecallHit (cli.md §3.2): added last, so its consumers are not broken
+    hit["tombstoned"] = bool(row["tombstoned"])
     return hit
 
 
