@@ -438,7 +438,9 @@ class Ynm:
         left out at search time. With ``session_namespace`` (``session/<id>``, the block of a
         session start) working memory of every other session is left out too: a session sees
         its own scratch notes, never another session's (seed 001: working memory is scratch
-        state for one session)."""
+        state for one session). A personal memory and its promoted copy (which
+        ``derives-from`` it) are never both shown: the distributed copy is kept (see
+        :func:`ynm.model.context_block.pack`)."""
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
 
@@ -1285,8 +1287,11 @@ def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
 def _entry(row: dict[str, Any]) -> Any:
     from ynm.model.context_block import Entry
 
+    links = json.loads(row["state"]).get("links", [])
     return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
-                 row["content"], tuple(json.loads(row["tags"])))
+                 row["content"], tuple(json.loads(row["tags"])), level=row["level"],
+                 derives_from=tuple(link["to"] for link in links
+                                    if link.get("rel") == "derives-from"))
 
 
 def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, Any]:
