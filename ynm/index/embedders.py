@@ -332,6 +332,19 @@ def spec_problem(spec: str) -> str | None:
             "openai-compatible:<model>@<url>)")
 
 
+def embedder_model(spec: str) -> str | None:
+    """The model a config ``embedder`` value names, without loading anything: ``auto`` and a
+    bare ``sentence-transformers`` give ``DEFAULT_MODEL``, ``sentence-transformers:<m>`` and
+    ``openai-compatible:<m>@<url>`` give ``<m>``; None for ``none`` or a value that names no
+    embedder (see :func:`spec_problem`)."""
+    spec = (spec or "auto").strip()
+    if spec == "none" or spec_problem(spec) is not None:
+        return None
+    if spec == "auto" or spec.startswith("sentence-transformers"):
+        return spec.partition(":")[2] or DEFAULT_MODEL
+    return spec.split(":", 1)[1].partition("@")[0]
+
+
 def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,
                   key_env: str = "OPENAI_API_KEY") -> tuple[Embedder | None, str | None]:
     """The embedder for a config ``embedder`` value, or ``(None, why)`` when vector search is

@@ -1091,7 +1091,7 @@ class Ynm:
 
     def vector_status(self) -> dict[str, Any]:
         """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "reason"?,
-        "failedAt"?}``. Checks what can be checked without loading the model or calling a
+        "failedAt"?, "model"?}`` (``model``: the model the embedder value names). Checks what can be checked without loading the model or calling a
         server; then a fallback of this process, or the last one recorded in a mount's cache
         by any process (``failedAt``: its UTC time; cleared by the next recall whose vector
         search works), turns it off with that reason."""
@@ -1121,6 +1121,11 @@ class Ynm:
             out["reason"] = problem
         else:
             out["enabled"] = True
+        from ynm.index.embedders import embedder_model
+
+        model = embedder_model(spec)
+        if model is not None:
+            out["model"] = model  # the model the embedder value names (added last)
         return out
 
 
