@@ -1,5 +1,5 @@
-"""Aligned columns with a header line for the human output of ``list``, ``recall`` and
-``review list``.
+"""Aligned columns with a header line for the human output of ``list``, ``recall``,
+``review list`` and ``history``.
 
 The reference pads fixed widths (``<type:10> <level:11> <namespace:24>``, reference/cli.md
 §4.11), so a longer namespace or mount id pushes the rest of its row out of line and nothing
