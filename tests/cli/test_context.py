@@ -96,3 +96,24 @@ def test_a_focus_text_without_search_words_is_no_focus(project, cli_run):
     assert set(unfocused["included"]) == {plain, other}
     for text in ("C++", "?!", "--"):
         assert json.loads(cli_run("context", "--text", text, "--json").stdout) == unfocused
+
+
+def test_a_promoted_copy_and_its_original_are_not_both_in_the_block(project, cli_run):
+    """``ynm promote`` leaves the personal original; the block shows the distributed copy only
+    (and the original again when the copy is out of the selection)."""
+    orig = remember(cli_run, "--content", "The ledger deploys on Tuesdays")
+    other = remember(cli_run, "--content", "The ledger runbook lives in ops")
+    promoted = cli_run("promote", orig, "--json")
+    assert promoted.exit_code == 0, promoted.stderr
+    copy = json.loads(promoted.stdout)["memoryId"]
+    for args in ((), ("--text", "ledger deploys")):
+        block = json.loads(cli_run("context", "--json", *args).stdout)
+        assert sorted(block["included"]) == sorted([copy, other]), args
+        assert block["markdown"].count("The ledger deploys on Tuesdays") == 1
+    assert cli_run("pin", orig).exit_code == 0
+    assert copy in json.loads(cli_run("context", "--json").stdout)["included"]
+    assert orig not in json.loads(cli_run("context", "--json").stdout)["included"]
+    personal = json.loads(cli_run("context", "--json", "--level", "personal").stdout)
+    assert orig in personal["included"]
+    start = json.loads(cli_run("session", "start", "--json").stdout)["context"]
+    assert copy in start["included"] and orig not in start["included"]

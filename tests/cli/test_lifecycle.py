@@ -187,7 +187,8 @@ def test_human_and_json_outputs(project, cli_run):
     assert ok(cli_run("annotate", "--memory-id", mid, "--needs-review")).startswith(
         f"annotated {mid} (record ")
     listed = ok(cli_run("review", "list"))
-    assert listed.startswith(f"{mid}  reference  personal  Runbooks: ops/runbooks")
+    assert listed == ("ID                          TYPE       MOUNT     NAMESPACE    SUMMARY\n"
+                      f"{mid}  reference  personal  user/tester  Runbooks: ops/runbooks\n")
     assert [m["memoryId"] for m in js(cli_run("review", "list", "--json"))] == [mid]
     assert ok(cli_run("review", "clear", mid)).strip() == f"cleared review flag on {mid}"
     assert ok(cli_run("review", "list")).strip() == "nothing to review"

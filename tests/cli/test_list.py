@@ -29,15 +29,19 @@ def test_empty(project, cli_run):
 
 
 def test_human_format(project, cli_run, load):
+    """A header line, then columns as wide as their widest cell (reference: fixed widths, no
+    header; docs/cli.md says why)."""
     a = make_record(summary="first summary", content="body a", recordedAt=at(1))
     b = make_record(type="procedural", level="distributed", namespace="common", pinned=True,
                     summary="second summary", content="body b", recordedAt=at(2))
     load(a, b)
     result = cli_run("list")
     assert result.exit_code == 0
+    ns = f"user/{USER}".ljust(len("NAMESPACE"))
     assert result.stdout == (
-        f"{b['id']}  procedural distributed common                   * second summary\n"
-        f"{a['id']}  semantic   personal    user/{USER}              first summary\n"
+        f"ID                          TYPE        LEVEL        {'NAMESPACE'.ljust(len(ns))}  SUMMARY\n"
+        f"{b['id']}  procedural  distributed  {'common'.ljust(len(ns))}  * second summary\n"
+        f"{a['id']}  semantic    personal     {ns}  first summary\n"
     )
 
 
@@ -45,7 +49,47 @@ def test_long_namespace_is_not_cut(project, cli_run, load):
     ns = "team/" + "n" * 30
     a = make_record(namespace=ns, summary="s")
     load(a)
-    assert cli_run("list").stdout == f"{a['id']}  semantic   personal    {ns} s\n"
+    assert cli_run("list").stdout.splitlines()[1] == f"{a['id']}  semantic  personal  {ns}  s"
+
+
+def test_a_60_character_namespace_keeps_the_columns_aligned(project, cli_run, load):
+    ns = "team/" + "n" * 55
+    assert len(ns) == 60
+    a = make_record(namespace=ns, summary="long one", recordedAt=at(2))
+    b = make_record(namespace="common", level="distributed", summary="short one",
+                    recordedAt=at(1))
+    load(a, b)
+    lines = cli_run("list").stdout.splitlines()
+    assert len(lines) == 3
+    starts = {line.index(word) for line, word in zip(lines, ("SUMMARY", "long one", "short one"))}
+    assert starts == {26 + 2 + 8 + 2 + 11 + 2 + 60 + 2}
+    assert lines[2].startswith(f"{b['id']}  semantic  distributed  common{' ' * 56}short one")
+
+
+def test_a_namespace_past_the_cap_is_printed_whole(project, cli_run, load):
+    """Past 64 characters the column stops widening; the long cell is kept whole and only its
+    own row shifts."""
+    long_ns = "team/" + "x" * 95
+    a = make_record(namespace=long_ns, summary="long one", recordedAt=at(2))
+    b = make_record(summary="short one", recordedAt=at(1))
+    load(a, b)
+    lines = cli_run("list").stdout.splitlines()
+    assert lines[0].index("SUMMARY") == lines[2].index("short one") == 26 + 2 + 8 + 2 + 8 + 2 + 64 + 2
+    assert lines[1].endswith(f"  {long_ns}  long one")
+
+
+def test_tombstoned_memories_are_marked(project, cli_run, run_json, load):
+    a = make_record(summary="gone", recordedAt=at(1))
+    tomb = make_record(id=ulid(), memoryId=a["id"], op="tombstone", content=None,
+                       summary=None, recordedAt=at(2), reason="wrong")
+    b = make_record(summary="kept", recordedAt=at(3))
+    load(a, tomb, b)
+    assert "gone" not in cli_run("list").stdout
+    lines = cli_run("list", "--include-tombstoned").stdout.splitlines()
+    assert lines[1].endswith("  kept") and "[tombstoned]" not in lines[1]
+    assert lines[2].endswith("  [tombstoned] gone")
+    flags = {m["memoryId"]: m["tombstoned"] for m in run_json("list", "--include-tombstoned")}
+    assert flags == {a["id"]: True, b["id"]: False}
 
 
 def test_prints_current_summary(project, cli_run, load):
@@ -184,7 +228,7 @@ def test_cwd(project, cli_run, load, tmp_path, monkeypatch):
     load(b)
     monkeypatch.chdir(tmp_path)
     assert cli_run("list").stdout == "no memories\n"
-    assert cli_run("list", "--cwd", project).stdout.startswith(b["id"])
+    assert cli_run("list", "--cwd", project).stdout.splitlines()[1].startswith(b["id"])
 
 
 def test_list_shows_50_by_default_and_says_when_more_exist(project, cli_run, load):
@@ -196,7 +240,8 @@ def test_list_shows_50_by_default_and_says_when_more_exist(project, cli_run, loa
     result = cli_run("list")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert len(lines) == 50 and lines[0].endswith("fact 52") and lines[-1].endswith("fact 3")
+    assert lines[0].split() == ["ID", "TYPE", "LEVEL", "NAMESPACE", "SUMMARY"]
+    assert len(lines) == 51 and lines[1].endswith("fact 52") and lines[-1].endswith("fact 3")
     assert result.stderr == ("note: showing the newest 50; more exist (use --limit N or "
                              "--all)\n")
     as_json = cli_run("list", "--json")
@@ -212,4 +257,4 @@ def test_no_note_when_everything_fits(project, cli_run, load):
 
     load(*[make_record(content=f"fact {i}") for i in range(50)])
     result = cli_run("list")
-    assert len(result.stdout.splitlines()) == 50 and result.stderr == ""
+    assert len(result.stdout.splitlines()) == 1 + 50 and result.stderr == ""

@@ -14,7 +14,8 @@ import pytest
 from .conftest import USER, make_record, ulid
 
 HIT_KEYS = ["memoryId", "mount", "score", "type", "level", "namespace", "tags", "summary",
-            "content", "pinned", "importance", "updatedAt"]
+            "content", "pinned", "importance", "updatedAt", "tombstoned"]
+HEADER = "SCORE  ID                          TYPE"  # then MOUNT and SUMMARY, as wide as the rows
 
 
 def proc(content: str, **over):
@@ -30,7 +31,9 @@ def test_human_format(project, cli_run, load):
     load(a)
     result = cli_run("recall", "ledger")
     assert result.exit_code == 0
-    assert result.stdout == f"0.875  {a['id']}  procedural personal  deploy the ledger on tuesdays\n"
+    assert result.stdout == (
+        "SCORE  ID                          TYPE        MOUNT     SUMMARY\n"
+        f"0.875  {a['id']}  procedural  personal  deploy the ledger on tuesdays\n")
 
 
 def test_human_format_padding_and_pin(project, cli_run, load):
@@ -39,7 +42,9 @@ def test_human_format_padding_and_pin(project, cli_run, load):
     load(a)
     result = cli_run("recall")
     # filter-only: 0.55 * 1 + 0.35 * 0.5 + 0.1 * 1 = 0.825
-    assert result.stdout == f"0.825  {a['id']}  reference  project   * the summary\n"
+    assert result.stdout == (
+        "SCORE  ID                          TYPE       MOUNT    SUMMARY\n"
+        f"0.825  {a['id']}  reference  project  * the summary\n")
 
 
 def test_explain_line(project, cli_run, load):
@@ -48,7 +53,8 @@ def test_explain_line(project, cli_run, load):
     result = cli_run("recall", "ledger", "--explain")
     lines = result.stdout.splitlines()
     assert lines == [
-        f"0.838  {a['id']}  procedural personal  deploy the ledger",
+        "SCORE  ID                          TYPE        MOUNT     SUMMARY",
+        f"0.838  {a['id']}  procedural  personal  deploy the ledger",
         "        rel 1.00 rec 1.00 imp 0.25",
     ]
 
@@ -60,10 +66,10 @@ def test_explain_line_of_a_hybrid_hit_adds_both_parts():
            "type": "semantic", "summary": "s", "pinned": False,
            "explain": {"relevance": 1.0, "recency": 1.0, "importance": 0.5, "pinned": 0,
                        "total": 0.8, "lexical": None, "vector": 0.4321}}
-    assert format_hits([hit]).splitlines()[1] == (
+    assert format_hits([hit]).splitlines()[2] == (
         "        rel 1.00 rec 1.00 imp 0.50 lex - vec 0.43")
     hit["explain"].update(lexical=0.25, vector=None)
-    assert format_hits([hit]).splitlines()[1].endswith("lex 0.25 vec -")
+    assert format_hits([hit]).splitlines()[2].endswith("lex 0.25 vec -")
 
 
 def test_no_matches(project, cli_run):
@@ -86,8 +92,8 @@ def test_chinese_japanese_and_korean_are_found_by_a_part(project, cli_run):
         result = cli_run("recall", query, "--explain")
         assert result.exit_code == 0, result.stderr
         lines = result.stdout.splitlines()
-        assert len(lines) == 2 and lines[0].startswith("0.875  " + made[i]), (query, lines)
-        assert lines[0].endswith("  project   " + texts[i])
+        assert len(lines) == 3 and lines[1].startswith("0.875  " + made[i]), (query, lines)
+        assert lines[0].startswith(HEADER) and lines[1].endswith("  project  " + texts[i])
     assert cli_run("recall", "设单").stdout == "no matches\n"
 
 
@@ -102,7 +108,7 @@ def test_json_hit_shape(project, run_json, load):
         "memoryId": a["id"], "mount": "personal", "score": 0.875, "type": "procedural",
         "level": "personal", "namespace": f"user/{USER}", "tags": ["deploy"],
         "summary": "deploy the ledger", "content": "deploy the ledger", "pinned": False,
-        "importance": 0.5, "updatedAt": a["recordedAt"],
+        "importance": 0.5, "updatedAt": a["recordedAt"], "tombstoned": False,
     }
 
 
@@ -113,7 +119,7 @@ def test_json_hit_optional_keys_in_order(project, run_json, load):
     (h,) = run_json("recall", "ledger", "--explain")
     assert list(h) == ["memoryId", "mount", "score", "explain", "type", "level", "namespace",
                        "subject", "tags", "summary", "content", "pinned", "importance",
-                       "updatedAt", "data", "dataSchema", "source"]
+                       "updatedAt", "data", "dataSchema", "source", "tombstoned"]
     assert list(h["explain"]) == ["relevance", "recency", "importance", "pinned", "total",
                                   "weights"]
     assert list(h["explain"]["weights"]) == ["relevance", "recency", "importance", "pinned"]
@@ -341,3 +347,38 @@ def test_a_query_without_search_words_finds_nothing_and_says_why(project, cli_ru
     # words, or filters alone, still search
     assert "no searchable words" not in cli_run("recall", "ledger").stderr
     assert len(json.loads(cli_run("recall", "--json").stdout)) == 2
+
+
+def test_tombstoned_hits_are_marked_and_flagged(project, cli_run, run_json, load):
+    """With --include-tombstoned a forgotten memory is marked ``[tombstoned]`` in the human
+    output and carries ``"tombstoned": true`` (the last key) in JSON; live ones false."""
+    gone = proc("deploy the ledger by hand", recordedAt="2026-01-01T00:00:00.000Z")
+    tomb = make_record(id=ulid(), memoryId=gone["id"], op="tombstone", type="procedural",
+                       content=None, summary=None, recordedAt="2026-01-02T00:00:00.000Z",
+                       reason="wrong")
+    kept = proc("deploy the ledger with the pipeline", pinned=True)
+    load(gone, tomb, kept)
+    assert [h["memoryId"] for h in run_json("recall", "ledger")] == [kept["id"]]
+    hits = run_json("recall", "ledger", "--include-tombstoned")
+    assert {h["memoryId"]: h["tombstoned"] for h in hits} == {gone["id"]: True,
+                                                             kept["id"]: False}
+    assert all(list(h)[-1] == "tombstoned" for h in hits)
+    lines = cli_run("recall", "ledger", "--include-tombstoned").stdout.splitlines()
+    by_id = {line.split()[1]: line for line in lines[1:]}
+    assert by_id[gone["id"]].endswith("  [tombstoned] deploy the ledger by hand")
+    assert by_id[kept["id"]].endswith("  * deploy the ledger with the pipeline")
+
+
+def test_columns_align_with_a_long_mount_id(tmp_path):
+    """The mount column is as wide as its longest id, so the summaries start together."""
+    from ynm.cli.recall import format_hits
+
+    def hit(mount, summary):
+        return {"memoryId": "01KAHVBV000000000000000001", "mount": mount, "score": 0.5,
+                "type": "semantic", "summary": summary, "pinned": False}
+
+    lines = format_hits([hit("personal", "one"), hit("payments-team-shared", "two"),
+                         hit("project", "three")]).splitlines()
+    assert {line.index(word) for line, word in zip(lines, ("SUMMARY", "one", "two", "three"))
+            } == {5 + 2 + 26 + 2 + 8 + 2 + 20 + 2}
+    assert lines[0].split() == ["SCORE", "ID", "TYPE", "MOUNT", "SUMMARY"]

@@ -95,7 +95,8 @@ def test_history_lists_every_record_in_fold_order_with_what_changed(project, cli
     assert out[1]["session"] == "s1"
     assert out[2]["changes"]["summary"] == "Deploys on Wednesdays"
     assert out[3]["changes"] == {"reason": "wrong"}
-    lines = cli_run("history", mid).stdout.splitlines()
+    header, *lines = cli_run("history", mid).stdout.splitlines()
+    assert header == "RECORDED AT               OP         ACTOR              CHANGES"
     assert lines[0].startswith("2026-09-01T10:00:00.000Z  create     user:ana           "
                                'summary="Deploys on Tuesdays"')
     assert lines[1].endswith('pinned=true reason="pinned"')

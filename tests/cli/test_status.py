@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ynm import __version__
 
 from .conftest import make_record
@@ -101,3 +103,34 @@ def test_cwd(project, cli_run, tmp_path, monkeypatch):
 def test_a_cwd_that_does_not_exist_is_refused(cli_run, tmp_path):
     result = cli_run("status", "--cwd", str(tmp_path / "nowhere"))
     assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+@pytest.mark.parametrize("spec, model", [
+    ("openai-compatible:nomic-embed-text@http://127.0.0.1:9", "nomic-embed-text"),
+    ("sentence-transformers:paraphrase-MiniLM-L3-v2", "paraphrase-MiniLM-L3-v2"),
+])
+def test_vectors_line_names_the_model(project, cli_run, run_json, monkeypatch, spec, model):
+    """``vectors: on (<model>)``, the model the embedder value names (status never calls the
+    embedder); JSON adds ``model`` after the other keys."""
+    monkeypatch.setenv("YNM_EMBEDDER", spec)
+    vectors = run_json("status")["vectors"]
+    if not vectors["enabled"]:
+        pytest.skip(f"vectors off here: {vectors['reason']}")
+    assert vectors == {"enabled": True, "embedder": spec, "model": model}
+    assert f"vectors: on ({model})" in cli_run("status").stdout.splitlines()
+
+
+def test_no_model_when_vectors_are_off_by_choice(project, run_json):
+    assert run_json("status")["vectors"] == {
+        "enabled": False, "embedder": "none", "reason": "embedder is none: full-text recall only"}
+
+
+def test_mount_columns_widen_for_a_long_mount_id():
+    from ynm.cli.status import format_status
+
+    mounts = [{"id": mid, "level": "distributed", "provider": "git-notes", "location": f"/{mid}",
+               "shards": 1, "badLines": 0} for mid in ("project", "payments-team-shared")]
+    lines = format_status({"version": "x", "config": [], "mounts": mounts, "index": [],
+                           "problems": []}).splitlines()
+    assert lines[2] == "  project" + " " * 15 + "distributed  git-notes  1 shard(s)  /project"
+    assert lines[3].index("distributed") == lines[2].index("distributed")

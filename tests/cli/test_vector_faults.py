@@ -141,7 +141,7 @@ def test_a_failing_embedder_falls_back_with_a_warning_and_status_says_so(
 
     recall = cli_run("recall", "standup")
     assert recall.exit_code == 0
-    assert recall.stdout.split()[1] == ids["standup"]  # full-text results
+    assert recall.stdout.splitlines()[1].split()[1] == ids["standup"]  # full-text results
     warnings = [line for line in recall.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1  # once, though two mounts fell back
     assert warnings[0].startswith(FALLBACK) and warnings[0].endswith(FULL_TEXT)
@@ -173,7 +173,7 @@ def test_a_failing_embedder_falls_back_with_a_warning_and_status_says_so(
     server.fail = None  # the embedder is back: the next recall uses it and clears the record
     recall = cli_run("recall", "standup")
     assert recall.exit_code == 0 and "warning:" not in recall.stderr
-    assert "vectors: on (" in cli_run("status").stdout
+    assert "vectors: on (m)" in cli_run("status").stdout.splitlines()
     assert "failedAt" not in json.loads(cli_run("status", "--json").stdout)["vectors"]
 
 

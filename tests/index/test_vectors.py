@@ -324,7 +324,7 @@ def test_status_reports_an_unknown_embedder_without_a_recall(project, monkeypatc
     with open_ynm(project, monkeypatch, "openai-compatible:no-url") as y:
         assert "needs <model>@<base url>" in y.status()["vectors"]["reason"]
     monkeypatch.setenv("YNM_EMBEDDER", "auto")
-    assert ("vectors: on (auto: sentence-transformers:all-MiniLM-L6-v2)"
+    assert ("vectors: on (sentence-transformers:all-MiniLM-L6-v2)"
             in cli_run("status").stdout.splitlines())
 
 

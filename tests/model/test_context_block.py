@@ -45,3 +45,21 @@ def test_occurrences_never_enter_and_duplicates_are_skipped():
     block = pack([occ, e("p", "pinned one", pinned=True)],
                  [e("p", "pinned one"), e("o2", "x", tags=("occurrence",)), e("r", "ranked")], 100)
     assert block["included"] == ["p", "r"]
+
+
+def test_a_promoted_copy_stands_for_its_personal_original():
+    """Personal original and its distributed copy (``derives-from``): only the copy enters,
+    wherever either appears (pinned or ranked, before or after the other)."""
+    orig = Entry("o", "semantic", True, "Deploys on Tuesdays", "", (), level="personal")
+    copy = Entry("c", "semantic", False, "Deploys on Tuesdays", "", (), level="distributed",
+                 derives_from=("o",))
+    other = Entry("x", "semantic", False, "Other", "", (), level="personal")
+    assert pack([orig], [other, copy], 1500)["included"] == ["x", "c"]
+    assert pack([], [copy, orig, other], 1500)["included"] == ["c", "x"]
+    assert pack([], [orig, copy], 1500)["markdown"] == (
+        "## Memory\n- (semantic) Deploys on Tuesdays\n")
+    # the copy not a candidate (another level asked for, or forgotten): the original stays
+    assert pack([orig], [other], 1500)["included"] == ["o", "x"]
+    # a personal memory deriving from another personal one is not a promoted copy
+    mine = Entry("m", "semantic", False, "Mine", "", (), level="personal", derives_from=("x",))
+    assert pack([], [mine, other], 1500)["included"] == ["m", "x"]

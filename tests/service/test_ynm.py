@@ -406,7 +406,7 @@ def test_hit_shape_without_explain(open_ynm):
     load(y, a)
     (h,) = y.recall(RecallQuery(text="alpha"))
     assert list(h) == ["memoryId", "mount", "score", "type", "level", "namespace", "tags",
-                       "summary", "content", "pinned", "importance", "updatedAt"]
+                       "summary", "content", "pinned", "importance", "updatedAt", "tombstoned"]
     assert not math.isnan(h["score"])
 
 

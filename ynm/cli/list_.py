@@ -16,18 +16,18 @@ DEFAULT_LIMIT = 50  # memories shown when neither --limit nor --all is given
 
 
 def format_memories(memories: list[dict[str, Any]]) -> str:
-    """``<id>  <type:10> <level:11> <namespace:24> [* ][[expired] ]<summary>`` per memory,
-    or ``no memories``."""
+    """A header line ``ID  TYPE  LEVEL  NAMESPACE  SUMMARY`` then one aligned row per memory
+    (see :mod:`ynm.cli._table`; the summary prefixed ``* `` when pinned, ``[tombstoned] `` when
+    forgotten, ``[expired] `` for working memory past its ttl), or ``no memories``. The
+    reference pads fixed widths with no header (reference/cli.md §4.11); docs/cli.md says so."""
+    from ynm.cli._table import marks, table
+
     if not memories:
         return "no memories"
-    out = []
-    for m in memories:
-        pin = "* " if m["pinned"] else ""
-        summary = m.get("summary") or m["current"].get("summary", "")
-        expired = "[expired] " if m.get("expired") else ""
-        out.append(f"{m['memoryId']}  {m['type']:<10} {m['level']:<11} {m['namespace']:<24} "
-                   f"{pin}{expired}{summary}")
-    return "\n".join(out)
+    rows = [(m["memoryId"], m["type"], m["level"], m["namespace"],
+             marks(m) + (m.get("summary") or m["current"].get("summary", "")))
+            for m in memories]
+    return "\n".join(table(("ID", "TYPE", "LEVEL", "NAMESPACE", "SUMMARY"), rows))
 
 
 @click.command("list")

@@ -25,27 +25,32 @@ LEVELS = ("personal", "distributed")
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:
-    """``<score .3f>  <id>  <type:10> <mount:9> [* ][[expired] ]<summary>`` per hit, plus the
-    explain line (``rel rec imp``, then ``lex vec`` for a hybrid recall, ``-`` for a part the
-    memory was not a candidate of); ``no matches`` when empty. ``[expired]`` marks working
-    memory past its ttl that no sweep has tombstoned yet (shown only with
-    ``--include-tombstoned``)."""
+    """A header line ``SCORE  ID  TYPE  MOUNT  SUMMARY`` then one aligned row per hit (see
+    :mod:`ynm.cli._table`), each followed by its explain line (``rel rec imp``, then ``lex vec``
+    for a hybrid recall, ``-`` for a part the memory was not a candidate of) when asked;
+    ``no matches`` when empty. The summary is prefixed ``* `` when pinned, ``[tombstoned] ``
+    for a forgotten memory and ``[expired] `` for working memory past its ttl that no sweep has
+    tombstoned yet (both shown only with ``--include-tombstoned``). The reference pads fixed
+    widths with no header (reference/cli.md §4.18); docs/cli.md says so."""
+    from ynm.cli._table import line, marks, widths
+
     if not hits:
         return "no matches"
-    lines = []
-    for h in hits:
-        pin = "* " if h["pinned"] else ""
-        expired = "[expired] " if h.get("expired") else ""
-        lines.append(f"{h['score']:.3f}  {h['memoryId']}  {h['type']:<10} {h['mount']:<9} "
-                     f"{pin}{expired}{h['summary']}")
+    headers = ("SCORE", "ID", "TYPE", "MOUNT", "SUMMARY")
+    rows = [(f"{h['score']:.3f}", h["memoryId"], h["type"], h["mount"], marks(h) + h["summary"])
+            for h in hits]
+    w = widths(headers, rows)
+    lines = [line(headers, w)]
+    for h, row in zip(hits, rows):
+        lines.append(line(row, w))
         if "explain" in h:
             e = h["explain"]
-            line = (f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "
+            text = (f"        rel {e['relevance']:.2f} rec {e['recency']:.2f} "
                     f"imp {e['importance']:.2f}")
             if "vector" in e:
-                line += "".join(f" {key} " + ("-" if e[part] is None else f"{e[part]:.2f}")
+                text += "".join(f" {key} " + ("-" if e[part] is None else f"{e[part]:.2f}")
                                 for key, part in (("lex", "lexical"), ("vec", "vector")))
-            lines.append(line)
+            lines.append(text)
     return "\n".join(lines)
 
 

@@ -97,11 +97,16 @@ def session(as_json: bool, cwd: Path | None, action: str, session_id: str | None
 
 
 def format_review(memories: list[dict[str, Any]]) -> str:
-    """``<id>  <type:10> <mount:9> <summary>`` per memory, or ``nothing to review``."""
+    """A header line ``ID  TYPE  MOUNT  NAMESPACE  SUMMARY`` then one aligned row per memory
+    (see :mod:`ynm.cli._table`), or ``nothing to review``."""
+    from ynm.cli._table import marks, table
+
     if not memories:
         return "nothing to review"
-    return "\n".join(f"{m['memoryId']}  {m['type']:<10} {m['mount']:<9} "
-                     f"{m.get('summary') or m['current'].get('summary', '')}" for m in memories)
+    rows = [(m["memoryId"], m["type"], m["mount"], m["namespace"],
+             marks(m) + (m.get("summary") or m["current"].get("summary", "")))
+            for m in memories]
+    return "\n".join(table(("ID", "TYPE", "MOUNT", "NAMESPACE", "SUMMARY"), rows))
 
 
 @click.command()

@@ -70,13 +70,13 @@ def format_changes(changes: dict[str, Any], width: int = 72) -> str:
 
 
 def format_history(records: list[dict[str, Any]]) -> str:
-    """One line per record: time, op, actor, what it changed."""
-    op_w = max(len(r["op"]) for r in records)
-    actor_w = max(len(r["actor"]) for r in records)
-    return "\n".join(
-        f"{r['recordedAt']}  {r['op']:<{op_w}}  {r['actor']:<{actor_w}}  "
-        f"{format_changes(r['changes'])}".rstrip()
-        for r in records)
+    """A header line ``RECORDED AT  OP  ACTOR  CHANGES``, then one aligned line per record:
+    time, op, actor, what it changed (see :mod:`ynm.cli._table`)."""
+    from ynm.cli._table import table
+
+    rows = [(r["recordedAt"], r["op"], r["actor"], format_changes(r["changes"]))
+            for r in records]
+    return "\n".join(table(("RECORDED AT", "OP", "ACTOR", "CHANGES"), rows))
 
 
 @click.command()

@@ -11,13 +11,17 @@ from ynm.cli._common import common_options, emit, open_ynm
 
 
 def format_status(s: dict[str, Any]) -> str:
-    """The human block of cli.md §4.24, then any bad lines, one per line."""
+    """The human block of cli.md §4.24 (mount columns as wide as their longest value), then
+    ``vectors: on (<model>)`` or ``vectors: off (<why>)``, then any bad lines, one per line."""
     lines = [f"ynm {s['version']}", f"config: {', '.join(s['config']) or 'defaults'}"]
     index = {e["mount"]: e for e in s["index"]}
     if not s["mounts"]:
         lines.append("  no mounts")
+    # at least the reference's widths (10, 12, 10), wider when a value is: columns stay aligned
+    wid, wlev, wpro = (max([n, *(len(m[k]) + 1 for m in s["mounts"])])
+                       for k, n in (("id", 10), ("level", 12), ("provider", 10)))
     for m in s["mounts"]:
-        head = f"  {m['id']:<10} {m['level']:<12} {m['provider']:<10} "
+        head = f"  {m['id']:<{wid}} {m['level']:<{wlev}} {m['provider']:<{wpro}} "
         if "error" in m:
             err = m["error"]
             if err.startswith(f"{m['id']}: "):
@@ -43,9 +47,7 @@ def format_status(s: dict[str, Any]) -> str:
         lines.append(head + "  ".join(cols))
     vec = s.get("vectors")
     if vec is not None:
-        name = vec["embedder"] if vec.get("model") in (None, vec["embedder"]) \
-            else f"{vec['embedder']}: {vec['model']}"
-        lines.append(f"vectors: on ({name})" if vec["enabled"]
+        lines.append(f"vectors: on ({vec.get('model') or vec['embedder']})" if vec["enabled"]
                      else f"vectors: off ({vec.get('reason', 'unavailable')})")
     if s.get("problems"):
         lines.append("bad lines (skipped; every other record is read):")

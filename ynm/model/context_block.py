@@ -11,6 +11,10 @@ Source: reference/algorithms.md §3.3 and reference/cli.md §3.4, §4.3.
 - ranked memories follow in score order, skipping those already in; the first that does not
   fit stops packing;
 - memories tagged ``occurrence`` never enter, pinned or not;
+- a personal memory and its promoted copy (a distributed memory that ``derives-from`` it,
+  reference/cli.md §4.16) are one memory to the reader: when both are candidates only the
+  distributed copy enters, at its own place (the copy is what the team shares and is kept
+  current; showing both spends the budget twice on one fact);
 - nothing packed gives ``{"markdown": "", "included": [], "tokens": 0, ...}``: never a bare
   heading.
 """
@@ -38,6 +42,8 @@ class Entry:
     summary: str
     content: str
     tags: tuple[str, ...]
+    level: str = ""
+    derives_from: tuple[str, ...] = ()  # the ids this memory's ``derives-from`` links point to
 
 
 def estimate_tokens(text: str) -> int:
@@ -56,7 +62,12 @@ def pack(pinned: Iterable[Entry], ranked: Iterable[Entry], budget_tokens: int) -
     """Pack entries into ``{"markdown", "included", "tokens", "truncated"}`` (cli.md §3.4).
 
     ``pinned`` must already be in importance-then-newest order and ``ranked`` in score order.
+    A personal entry that a distributed entry among ``pinned`` or ``ranked`` ``derives-from``
+    (its promoted copy) is left out: the copy stands for it.
     """
+    pinned, ranked = list(pinned), list(ranked)
+    copied = {to for e in (*pinned, *ranked) if e.level == "distributed"
+              for to in e.derives_from}
     tokens = estimate_tokens(HEADER)
     lines: list[str] = []
     included: list[str] = []
@@ -66,6 +77,8 @@ def pack(pinned: Iterable[Entry], ranked: Iterable[Entry], budget_tokens: int) -
         nonlocal tokens
         for e in entries:
             if e.memory_id in included or OCCURRENCE_TAG in e.tags:
+                continue
+            if e.level == "personal" and e.memory_id in copied:
                 continue
             line = line_of(e)
             cost = estimate_tokens(line)

@@ -512,7 +512,9 @@ class Ynm:
         left out at search time. With ``session_namespace`` (``session/<id>``, the block of a
         session start) working memory of every other session is left out too: a session sees
         its own scratch notes, never another session's (seed 001: working memory is scratch
-        state for one session)."""
+        state for one session). A personal memory and its promoted copy (which
+        ``derives-from`` it) are never both shown: the distributed copy is kept (see
+        :func:`ynm.model.context_block.pack`)."""
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
 
@@ -1245,9 +1247,10 @@ class Ynm:
         }
 
     def vector_status(self) -> dict[str, Any]:
-        """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "reason"?,
-        "failedAt"?}``. Checks what can be checked without loading the model or calling a
-        server; then a fallback of this process, or the last one recorded in a mount's cache
+        """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "model"?,
+        "reason"?, "failedAt"?}`` (``model``: the model the embedder value names, see
+        ynm.index.embedders.model_name). Checks what can be checked without loading the model
+        or calling a server; then a fallback of this process, or the last one recorded in a mount's cache
         by any process (``failedAt``: its UTC time; cleared by the next recall whose vector
         search works), turns it off with that reason."""
         from ynm.index.embedders import model_name
@@ -1461,8 +1464,11 @@ def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
 def _entry(row: dict[str, Any]) -> Any:
     from ynm.model.context_block import Entry
 
+    links = json.loads(row["state"]).get("links", [])
     return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
-                 row["content"], tuple(json.loads(row["tags"])))
+                 row["content"], tuple(json.loads(row["tags"])), level=row["level"],
+                 derives_from=tuple(link["to"] for link in links
+                                    if link.get("rel") == "derives-from"))
 
 
 def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, Any]:
@@ -1491,6 +1497,8 @@ def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str,
         hit["source"] = source
     if row.get("_expired"):
         hit["expired"] = True
+    # not in the reference's RecallHit (cli.md §3.2): added last, so its consumers are not broken
+    hit["tombstoned"] = bool(row["tombstoned"])
     return hit
 
 
