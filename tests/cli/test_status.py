@@ -106,17 +106,19 @@ def test_a_cwd_that_does_not_exist_is_refused(cli_run, tmp_path):
 
 
 @pytest.mark.parametrize("spec, model", [
-    ("openai-compatible:nomic-embed-text@http://127.0.0.1:9", "nomic-embed-text"),
-    ("sentence-transformers:paraphrase-MiniLM-L3-v2", "paraphrase-MiniLM-L3-v2"),
+    ("openai-compatible:nomic-embed-text@http://127.0.0.1:9", "openai-compatible:nomic-embed-text"),
+    ("sentence-transformers:paraphrase-MiniLM-L3-v2",
+     "sentence-transformers:paraphrase-MiniLM-L3-v2"),
 ])
 def test_vectors_line_names_the_model(project, cli_run, run_json, monkeypatch, spec, model):
     """``vectors: on (<model>)``, the model the embedder value names (status never calls the
-    embedder); JSON adds ``model`` after the other keys."""
+    embedder), as the name its vectors are kept under."""
     monkeypatch.setenv("YNM_EMBEDDER", spec)
     vectors = run_json("status")["vectors"]
     if not vectors["enabled"]:
         pytest.skip(f"vectors off here: {vectors['reason']}")
     assert vectors == {"enabled": True, "embedder": spec, "model": model}
+    assert list(vectors) == ["enabled", "embedder", "model"]
     assert f"vectors: on ({model})" in cli_run("status").stdout.splitlines()
 
 
