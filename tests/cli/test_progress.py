@@ -21,22 +21,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import jsonl, make_record
-from tests.support.embeddings_server import EmbeddingsServer
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.cli import _common
 from ynm.cli._common import TerminalProgress
 from ynm.service.ynm import Ynm
 
 N = 70  # more than one embedding batch (ynm.index.embedders.BATCH = 64)
 
-
-@pytest.fixture
-def server(monkeypatch):
-    pytest.importorskip("numpy")
-    pytest.importorskip("sqlite_vec")
-    s = EmbeddingsServer(dim=8).start()
-    monkeypatch.setenv("YNM_EMBEDDER", f"openai-compatible:m@{s.url}")
-    yield s
-    s.stop()
 
 
 def facts(n: int = N) -> str:

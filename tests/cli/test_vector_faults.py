@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import jsonl, make_record
-from tests.support.embeddings_server import EmbeddingsServer
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.service.ynm import Ynm
 
 FACTS = {
@@ -30,15 +30,6 @@ FACTS = {
 FALLBACK = "warning: vector search unavailable ("
 FULL_TEXT = "); full-text results only"
 
-
-@pytest.fixture
-def server(monkeypatch):
-    pytest.importorskip("numpy")
-    pytest.importorskip("sqlite_vec")
-    s = EmbeddingsServer(dim=8).start()
-    monkeypatch.setenv("YNM_EMBEDDER", f"openai-compatible:m@{s.url}")
-    yield s
-    s.stop()
 
 
 def remember(cli_run, content: str) -> dict:
@@ -173,7 +164,7 @@ def test_a_failing_embedder_falls_back_with_a_warning_and_status_says_so(
     server.fail = None  # the embedder is back: the next recall uses it and clears the record
     recall = cli_run("recall", "standup")
     assert recall.exit_code == 0 and "warning:" not in recall.stderr
-    assert "vectors: on (m)" in cli_run("status").stdout.splitlines()
+    assert "vectors: on (openai-compatible:m)" in cli_run("status").stdout.splitlines()
     assert "failedAt" not in json.loads(cli_run("status", "--json").stdout)["vectors"]
 
 

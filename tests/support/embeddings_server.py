@@ -16,6 +16,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import pytest
+
 
 def hash_vector(text: str, dim: int) -> list[float]:
     """A deterministic, non-negative vector of ``dim`` floats for ``text`` (not normalised)."""
@@ -91,3 +93,15 @@ class EmbeddingsServer:
         """Stop serving and free the port (a later request is refused)."""
         self._server.shutdown()
         self._server.server_close()
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    """An :class:`EmbeddingsServer` answering 8 dimensions, set as the embedder
+    (``openai-compatible:m@<url>``) for the test; skipped without the vector extra."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("sqlite_vec")
+    s = EmbeddingsServer(dim=8).start()
+    monkeypatch.setenv("YNM_EMBEDDER", f"openai-compatible:m@{s.url}")
+    yield s
+    s.stop()
