@@ -178,6 +178,31 @@ def test_expire_pass_uses_the_injected_clock(env):
     assert y.expire() == [a["id"]]
 
 
+def test_one_memory_that_cannot_be_forgotten_does_not_stop_the_pass(env, monkeypatch):
+    """The expire pass (dream's first write path) reports a memory it could not tombstone and
+    tombstones the others; the failed one is due again on the next run."""
+    from ynm.errors import StoreError
+
+    y, clock = env
+    notes = [working(NOW - 2 * HOUR, s, f"{s} note") for s in ("a", "b", "c")]
+    load(y, *notes)
+    real = y.forget
+
+    def flaky(inp):
+        if inp.memory_id == notes[1]["id"]:
+            raise StoreError("cannot append: disk full")
+        return real(inp)
+
+    monkeypatch.setattr(y, "forget", flaky)
+    out = y.consolidate(["expire"])["passes"]["expire"]
+    assert out["changed"] == [notes[0]["id"], notes[2]["id"]]
+    assert out["failed"] == [{"memoryId": notes[1]["id"], "error": "cannot append: disk full"}]
+    assert out["candidates"] == 3
+    assert any(w.startswith(f"expire: {notes[1]['id']} not forgotten") for w in y.warnings)
+    monkeypatch.setattr(y, "forget", real)
+    assert y.expire() == [notes[1]["id"]]
+
+
 # ------------------------------------------------------------------ sessions' working memory
 
 

@@ -606,10 +606,14 @@ class Ynm:
             if self._progress:
                 self._progress("dream", i, len(todo))
             if name == "expire":
-                changed = self.expire(namespace, dry_run=dry_run)
-                out[name] = {"candidates": len(changed), "changed": [] if dry_run else changed}
+                failed: list[dict[str, str]] = []
+                changed = self.expire(namespace, dry_run=dry_run, failed=failed)
+                out[name] = {"candidates": len(changed) + len(failed),
+                             "changed": [] if dry_run else changed}
                 if dry_run:
                     out[name]["due"] = changed
+                if failed:
+                    out[name]["failed"] = failed
             else:
                 out[name] = {"candidates": 0, "changed": [], "available": False,
                              "reason": "needs the dream engine and a configured model; not "
@@ -618,11 +622,15 @@ class Ynm:
             self._progress("dream", len(todo), len(todo))
         return {"dryRun": dry_run, "passes": out}
 
-    def expire(self, namespace: str | None = None, dry_run: bool = False) -> list[str]:
+    def expire(self, namespace: str | None = None, dry_run: bool = False,
+               failed: list[dict[str, str]] | None = None) -> list[str]:
         """The expire pass: tombstone each live working memory (in ``namespace``, a prefix)
         whose current record has a ttl that has run out. Returns the ids tombstoned (with
         ``dry_run``, the ids that would be, writing nothing).
-        Source: reference/algorithms.md §4.6."""
+
+        One memory that cannot be tombstoned (a git or cache failure) does not stop the pass:
+        it is left for the next run, reported in ``failed`` as ``{"memoryId", "error"}`` when a
+        list is given, and as a warning. Source: reference/algorithms.md §4.6."""
         from ynm.index.search import SearchQuery, filter_sql
 
         now = self._now_ms()
@@ -637,9 +645,16 @@ class Ynm:
                 f"WHERE {cond} AND m.expires_at <= ?", [*args, now])]
             for k, memory_id in enumerate(sorted(due)):
                 if not dry_run:
-                    self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
-                    if self._progress:
-                        self._progress("expire", k + 1, len(due))
+                    try:
+                        self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
+                    except YnmError as err:
+                        self.warnings.append(f"expire: {memory_id} not forgotten: {err}")
+                        if failed is not None:
+                            failed.append({"memoryId": memory_id, "error": str(err)})
+                        continue
+                    finally:
+                        if self._progress:
+                            self._progress("expire", k + 1, len(due))
                 out.append(memory_id)
         return out
 
