@@ -301,3 +301,18 @@ def test_a_malformed_anchor_is_refused_input(in_repo, cli_run):
     result = cli_run("init", "--anchor", "deadbeef")
     assert result.exit_code == 2 and "invalid input: anchor: deadbeef is not an object id" in result.stderr
     assert not (in_repo / ".ynm" / "config.json").exists()
+
+
+@pytest.mark.parametrize("name", ["upstream", "origin"])
+def test_init_remote_is_kept_for_sync(in_repo, run_json, git, tmp_path, name):
+    """``init --remote <name>`` is written to .ynm/config.json, so sync and status use that
+    remote afterwards (absent means origin)."""
+    bare = tmp_path / f"{name}.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(in_repo, "remote", "add", name, str(bare))
+    run_json("init", "--remote", name, "--no-clients")
+    config = json.loads((in_repo / ".ynm" / "config.json").read_text())
+    assert config.get("remote", "origin") == name
+    project = next(m for m in run_json("status")["mounts"] if m["id"] == "project")
+    assert project["remote"] == name and "remoteMissing" not in project
+    assert run_json("sync")["project"]["remote"] == name

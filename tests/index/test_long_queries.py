@@ -167,3 +167,30 @@ def test_pruning_of_a_narrowed_question_is_exact(filled, corpus, monkeypatch):
         search(conn, q)  # narrows q
         full = conn.execute(*search_sql(q)).fetchall()
         assert [c.memory_id for c in search(conn, q)] == [r[1] for r in full]
+
+
+def test_words_left_out_of_a_long_question_still_count_in_its_word_share(log, cache, append):
+    """A pasted paragraph that shares two words with a memory is no full match: the words it
+    was not searched with (held by no memory) still weigh in the share of the question a
+    memory holds."""
+    from ynm.index.search import coverage
+
+    ssh = rec(content="Reminder: rotate my laptop SSH keys every quarter")
+    other = rec(content="Deploys go out on Tuesdays after the sync")
+    append(ssh, other)
+    recipe = ("Lasagne: brown the mince with onion, garlic, carrot and celery, pour in red "
+              "wine, simmer with tomatoes and basil, layer with béchamel, parmesan and fresh "
+              "pasta sheets, bake until bubbling; we cook it every quarter for the neighbours")
+    q = SearchQuery(match=None, limit=40)
+    q.phrases = query_phrases(recipe)
+    q.match = " OR ".join(q.phrases)
+    assert len([p for p in q.phrases if " " not in p]) > MAX_QUERY_WORDS
+    found = {c.memory_id: c.rowid for c in search(cache.conn, q)}
+    rowid = found[ssh["id"]]
+    words = [p for p in q.phrases if " " not in p and p not in ('"the"', '"for"', '"with"')]
+    unsearched = q.extra["unsearched"]
+    assert '"lasagne"' in unsearched and '"quarter"' not in unsearched
+    share = coverage(cache.conn, words, [rowid], q.extra["hits"], unsearched)
+    assert share[rowid] < 0.2
+    # without the words left out, the two words held looked like most of the question
+    assert coverage(cache.conn, words, [rowid], q.extra["hits"])[rowid] > 0.5

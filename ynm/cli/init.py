@@ -67,7 +67,8 @@ def format_init(r: dict[str, Any]) -> str:
 @click.option("--personal", is_flag=True, default=False, help="Create or check the personal store only.")
 @click.option("--bare", "bare_path", type=click.Path(path_type=Path),
               help="Create or adopt a dedicated bare memory repository at this path.")
-@click.option("--remote", help="Remote for the distributed fetch refspec (default origin).")
+@click.option("--remote", help="Remote to share memory with (default origin); kept in "
+              ".ynm/config.json for sync.")
 @click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook that runs `ynm sync` (default: config hooks, true).")
 @click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
 @click.option("--clients/--no-clients", default=True,

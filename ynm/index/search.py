@@ -287,7 +287,8 @@ def phrase_hits(conn: sqlite3.Connection, phrase: str) -> int:
 
 
 def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[int],
-             hits: dict[str, int] | None = None) -> dict[int, float]:
+             hits: dict[str, int] | None = None,
+             unsearched: Sequence[str] = ()) -> dict[int, float]:
     """For each of ``rowids``, the share of the query's ``phrases`` it holds, each phrase
     weighted by FTS5's BM25 IDF in the mount: 1 for a memory holding every phrase, 0 for one
     holding none or only words most memories hold (their IDF is ~0). ``{}`` without phrases.
@@ -297,13 +298,18 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     BM25 relevance is relative to the best hit, so a question that shares only a common word
     with the store still has a hit of relevance 1; hybrid recall multiplies the lexical part
     by this share (cubed) so such matches stop outweighing the vector neighbours.
+
+    ``unsearched`` are the question's words a long question was not searched with
+    (:func:`select_phrases`): each whose count is in ``hits`` adds its IDF to the whole and
+    counts as held by none, so a pasted paragraph that shares one word with a memory is not
+    taken for a full match because its other words are held by no memory.
     """
     if not phrases:
         return {}
     rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     held = dict.fromkeys(rowids, 0.0)
     ids = json_dumps(list(rowids))
-    total = 0.0
+    total = sum(_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits)
     for phrase in phrases:
         n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
         idf = _bm25_idf(rows, n)
@@ -358,6 +364,9 @@ def search(conn: sqlite3.Connection, q: SearchQuery) -> list[Candidate]:
             q.phrases = []
             return []
         if phrases != list(q.phrases):
+            # the question's words left out still count in its word share (see coverage)
+            q.extra["unsearched"] = [p for p in q.phrases
+                                     if is_word_phrase(p) and p not in phrases]
             q.phrases, q.match, narrowed = phrases, " OR ".join(phrases), True
     rows = _pruned(conn, q) if q.match is not None and not narrowed else None
     if rows is None:

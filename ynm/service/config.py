@@ -696,15 +696,18 @@ def project_config_path(repo: str | Path) -> Path:
     return Path(repo) / ".ynm" / CONFIG_FILE
 
 
-def write_project_anchor(repo: str | Path, anchor: str) -> bool:
-    """Record ``anchor`` in ``<repo>/.ynm/config.json``, keeping every other key.
+def write_project_anchor(repo: str | Path, anchor: str, remote: str | None = None) -> bool:
+    """Record ``anchor`` (and ``remote``, when given) in ``<repo>/.ynm/config.json``, keeping
+    every other key.
 
     The file is written (2-space indent, trailing newline, other keys in their order) only when
-    its anchor differs; it is created with its folder when missing.
+    its anchor, or the remote asked for, differs; it is created with its folder when missing.
 
     Args:
         repo: the main work tree (or bare repository).
         anchor: a 40- or 64-hex commit id.
+        remote: the remote ``ynm sync`` uses (``ynm init --remote``); None leaves the key as
+            it is (absent means ``origin``).
 
     Returns:
         True when the file was written, False when it already held this anchor.
@@ -727,9 +730,12 @@ def write_project_anchor(repo: str | Path, anchor: str) -> bool:
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a JSON object")
         data = loaded
-    if data.get("anchor") == anchor:
+    if data.get("anchor") == anchor and (remote is None
+                                         or data.get("remote", "origin") == remote):
         return False
     data["anchor"] = anchor
+    if remote is not None and data.get("remote", "origin") != remote:
+        data["remote"] = remote
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

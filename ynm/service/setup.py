@@ -259,7 +259,7 @@ def init_project(
                      f"teammate: run `git pull` to get it; ynm wrote none here, so nothing "
                      "stands in the pull's way")
     else:
-        written = write_project_anchor(repo_path, chosen.sha)
+        written = write_project_anchor(repo_path, chosen.sha, remote)
         if upstream is not None and repo.status_file(rel) & GIT_STATUS_WT_NEW:
             same = ("the same anchor" if upstream[1] == chosen.sha
                     else f"anchor {upstream[1]}, not {chosen.sha}")

@@ -842,12 +842,14 @@ class Ynm:
         # the single words searched (search() may have kept a long question's rarest)
         words = [p for p in sq.phrases if is_word_phrase(p)
                  and phrase_words(p)[0] not in FUNCTION_WORDS]
+        unsearched = [p for p in sq.extra.get("unsearched", [])
+                      if phrase_words(p)[0] not in FUNCTION_WORDS]
         evidence: float | None = None
         if hybrid:
             if sq.match is None:
                 lexical = []
             held = coverage(cache.conn, words, [c.rowid for c in lexical],
-                            sq.extra.get("hits", {}))
+                            sq.extra.get("hits", {}), unsearched)
             fused = fuse(lexical, near, held)
             evidence = max((BLEND_LEXICAL * (lex or 0.0)
                             + (1 - BLEND_LEXICAL) * vector_evidence(vec, floor)
@@ -857,7 +859,7 @@ class Ynm:
             # mount's evidence, taken on the BM25 relevance before it is rescaled
             if sq.match is not None and lexical and (weigh or len(words) > 1):
                 held = coverage(cache.conn, words, [c.rowid for c in lexical],
-                                sq.extra.get("hits", {}))
+                                sq.extra.get("hits", {}), unsearched)
                 if weigh:
                     evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
                                    for c in lexical)
