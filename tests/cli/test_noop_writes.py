@@ -161,3 +161,25 @@ def test_promote_of_a_working_memory_makes_a_lasting_episodic_copy(project, cli_
     assert original["current"]["ttl"] == "PT8H"
     assert [m["memoryId"] for m in js(cli_run("list", "--level", "distributed", "--json"))
             ] == [copy_id]
+
+
+def test_a_second_promote_makes_no_second_copy(project, cli_run, git):
+    """A memory whose promoted copy is live is not copied again; once the copy is forgotten,
+    promote copies it anew."""
+    import json as _json
+
+    mid = _json.loads(cli_run("remember", "--type", "semantic", "--content",
+                              "I prefer small PRs", "--json").stdout)["memoryId"]
+    first = _json.loads(cli_run("promote", mid, "--json").stdout)
+    before = git(project, "rev-list", "--count", "--glob=refs/notes/ynm")
+    again = cli_run("promote", mid.lower())
+    assert again.exit_code == 0
+    assert again.stdout.strip() == (f"unchanged: {mid} is already promoted: "
+                                    f"{first['memoryId']} in project")
+    out = _json.loads(cli_run("promote", mid, "--json").stdout)
+    assert out == {"memoryId": first["memoryId"], "mount": "project", "unchanged": True,
+                   "note": f"{mid} is already promoted"}
+    assert git(project, "rev-list", "--count", "--glob=refs/notes/ynm") == before
+    assert cli_run("forget", first["memoryId"]).exit_code == 0
+    third = _json.loads(cli_run("promote", mid, "--json").stdout)
+    assert third["memoryId"] not in (first["memoryId"], mid) and "unchanged" not in third

@@ -528,3 +528,21 @@ def test_cwd_after_the_command_wins_and_a_missing_one_is_refused(project, cli_ru
     assert cli_run("-C", tmp_path, "list", "--cwd", project, "--json").exit_code == 0
     r = cli_run("-C", tmp_path / "nope", "list")
     assert r.exit_code == 2 and "does not exist" in r.stderr
+
+
+@pytest.mark.parametrize("memory_type", ["semantic", "episodic", "procedural", "reference",
+                                         "reflective"])
+def test_a_ttl_on_memory_that_never_expires_is_refused(project, cli_run, git, memory_type):
+    """Only working memory expires (seed 000: ttl is for working memory only): a ttl on any
+    other type would be stored and never acted on, so it is refused, on remember and
+    supersede alike."""
+    r = cli_run("remember", "--type", memory_type, "--level", "distributed", "--content",
+                "Deploys go out on Tuesdays", "--ttl", "PT1S")
+    assert r.exit_code == 2
+    assert err(r) == (f"Error: invalid input: ttl: only working memory expires; a "
+                      f"{memory_type} memory takes no ttl")
+    assert git(project, "for-each-ref", "refs/notes") == ""
+    mid = json.loads(cli_run("remember", "--type", memory_type, "--content", "Deploys",
+                             "--json").stdout)["memoryId"]
+    r = cli_run("supersede", mid, "--content", "Deploys on Wednesdays", "--ttl", "PT1H")
+    assert r.exit_code == 2 and "only working memory expires" in err(r)

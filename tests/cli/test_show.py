@@ -110,3 +110,12 @@ def test_history_of_a_purged_memory_shows_its_marker(project, cli_run):
     assert [r["op"] for r in out] == ["purge-marker"]
     assert out[0]["changes"] == {"reason": "mistake"}
     assert cli_run("show", mid).exit_code == 1
+
+
+def test_show_derives_the_summary_of_a_record_imported_without_one(project, cli_run, load):
+    rec = make_record(level="distributed", namespace="common", summary=None,
+                      content="# Ledger runbook\n\nRestart the ledger with care.")
+    load(rec)
+    out = js(cli_run("show", rec["id"], "--json"))
+    assert out["summary"] == "Ledger runbook" and "summary" not in out["current"]
+    assert "summary     Ledger runbook\n" in cli_run("show", rec["id"]).stdout

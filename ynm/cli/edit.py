@@ -196,8 +196,9 @@ def promote(as_json: bool, cwd: Path | None, memory_id: str | None,
     source = one_id(memory_id, memory_id_flag)
     with open_ynm(cwd) as ynm:
         result = ynm.promote(source, mount)
-    emit(result, as_json,
-         lambda r: f"promoted {source} -> {r['memoryId']} in {r['mount']}")
+    emit(result, as_json, lambda r: (
+        f"unchanged: {source} is already promoted: {r['memoryId']} in {r['mount']}"
+        if r.get("unchanged") else f"promoted {source} -> {r['memoryId']} in {r['mount']}"))
 
 
 @click.command()

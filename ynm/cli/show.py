@@ -29,7 +29,7 @@ def format_show(m: dict[str, Any]) -> str:
     current = m.get("current", {})
     if current.get("ttl"):
         lines.append(f"ttl         {current['ttl']}")
-    lines.append(f"summary     {current.get('summary') or m.get('summary') or ''}")
+    lines.append(f"summary     {m.get('summary') or current.get('summary') or ''}")
     lines.append("")
     lines.append(current.get("content") or "")
     if current.get("data") is not None:

@@ -169,6 +169,10 @@ class RememberInput(_Content):
                 raise ValueError(f"session: {err}") from None
         if self.type == "working" and not (self.namespace or "").startswith("session/"):
             raise ValueError("namespace: working memory must live in session/<id>")
+        if self.ttl is not None and self.type != "working":
+            # seed 000: ttl is for working memory only; nothing would ever expire it
+            raise ValueError(f"ttl: only working memory expires; a {self.type} memory takes "
+                             "no ttl")
         return self
 
 

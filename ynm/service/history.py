@@ -85,7 +85,7 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
 
 
 def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
-    """The folded memory (``ynm list``'s shape, with ``mount``) plus ``linked``: each link's
+    """The folded memory (``ynm list``'s shape, with ``mount`` and ``summary``) plus ``linked``: each link's
     target with its summary (``null`` when no mount has it), and ``linkedFrom``: the live
     memories of the same mount whose links point at it, as ``{memoryId, rel, summary}``.
 
@@ -98,7 +98,11 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
         state = cache.get_state(memory_id)
         if state is None:
             continue
-        out = {**state, "mount": mount.id}
+        # the summary shown for it, as list gives it: the current record's, or one derived
+        # from its content when the record has none (an imported record may not)
+        shown = cache.conn.execute("SELECT summary FROM memories WHERE memory_id = ?",
+                                   (memory_id,)).fetchone()[0]
+        out = {**state, "mount": mount.id, "summary": shown}
         # A supersede's link to the memory it replaces is the memory itself: not listed.
         out["linked"] = [{**link, "summary": _summary(mounts, link["to"])}
                          for link in state.get("links", []) if link["to"] != memory_id]

@@ -341,6 +341,9 @@ class Ynm:
         """
         found = self.find(inp.memory_id)
         state = found[1]
+        if inp.ttl is not None and state["type"] != "working":
+            raise InvalidInput(f"ttl: only working memory expires; a {state['type']} memory "
+                               "takes no ttl")
         ttl = inp.ttl or state["current"].get("ttl")
         if _same_version(state, inp, ttl):
             return self._unchanged(found[0], inp.memory_id, "same content and fields")
@@ -417,7 +420,10 @@ class Ynm:
     def promote(self, memory_id: str, mount_id: str | None = None) -> dict[str, Any]:
         """Copy a personal memory into a distributed mount as a new memory that
         ``derives-from`` it; ``user/...`` namespaces become ``common``. The original is
-        untouched. Returns the new memory's WriteResult (reference/cli.md §4.16).
+        untouched. Returns the new memory's WriteResult (reference/cli.md §4.16). A memory
+        whose live promoted copy is already in the target mount is not copied again: the
+        result is that copy's ``{"memoryId", "mount", "unchanged": true, "note"}`` (the
+        reference makes a second shared copy).
 
         A working memory is promoted as the dream promote pass does it (seed 001, reference/
         algorithms.md §4.8): the copy is an ``episodic`` memory in ``common``, without the
@@ -434,6 +440,15 @@ class Ynm:
             raise YnmError(f"memory {memory_id} is already distributed")
         target = route(self.mounts, "distributed", mount_id)
         mark = len(self.warnings)
+        copy = target.fresh_cache().conn.execute(
+            "SELECT m.memory_id FROM memories m, json_each(m.state, '$.links') l "
+            "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
+            "AND json_extract(l.value, '$.to') = ? "
+            "AND json_extract(m.state, '$.current.provenance.source') LIKE 'promoted:%' "
+            "ORDER BY m.updated_at DESC LIMIT 1", (memory_id,)).fetchone()
+        if copy is not None:
+            return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
+                    "note": f"{memory_id} is already promoted"}
         current = state["current"]
         ns = state["namespace"]
         ns = COMMON if ns == "user" or ns.startswith("user/") else ns
