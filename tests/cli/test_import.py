@@ -225,3 +225,22 @@ def test_cwd(project, cli_run, dump, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli_run("import", path, "--cwd", project).exit_code == 0
     assert export_ids(cli_run, "--cwd", project, "--mount", "project") == [b["id"]]
+
+
+@pytest.mark.parametrize("text", ["not json\n", '{"v":1}\n', "# A README\n\nSome prose.\n" * 20])
+def test_input_with_no_valid_record_is_refused(project, cli_run, dump, git, text):
+    result = cli_run("import", dump(text))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: invalid input: input: no valid record in it (")
+    assert result.stdout.startswith("imported 0 record(s); skipped ")
+    assert len(result.stdout) < 3000  # at most ten problems listed, each cut short
+    assert git(project, "for-each-ref", "refs/notes") == ""
+
+
+def test_many_bad_lines_are_summed_up_in_the_human_line(project, cli_run, dump):
+    good = make_record()
+    result = cli_run("import", dump(jsonl(good) + "{bad\n" * 25))
+    assert result.exit_code == 0
+    assert result.stdout.rstrip().endswith("; ... and 15 more (--json lists them all)")
+    assert len(json.loads(cli_run("import", dump(jsonl(good) + "{bad\n" * 25),
+                                  "--json").stdout)["problems"]) == 25

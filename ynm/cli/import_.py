@@ -11,11 +11,20 @@ import click
 from ynm.cli._common import common_options, emit, open_ynm
 
 
+SHOWN_PROBLEMS = 10  # problems listed in the human line; --json lists them all
+
+
 def format_import(r: dict[str, Any]) -> str:
-    """``imported <n> record(s)[; skipped <k>: <problem>; <problem>]``."""
+    """``imported <n> record(s)[; skipped <k>: <problem>; <problem>[; ... and <m> more]]``:
+    at most :data:`SHOWN_PROBLEMS` problems, each cut to 200 characters."""
     text = f"imported {r['imported']} record(s)"
-    if r["problems"]:
-        text += f"; skipped {len(r['problems'])}: " + "; ".join(r["problems"])
+    problems = r["problems"]
+    if problems:
+        shown = [p if len(p) <= 200 else p[:197] + "..." for p in problems[:SHOWN_PROBLEMS]]
+        more = len(problems) - len(shown)
+        text += f"; skipped {len(problems)}: " + "; ".join(shown)
+        if more:
+            text += f"; ... and {more} more (--json lists them all)"
     return text
 
 

@@ -1172,7 +1172,9 @@ class Ynm:
         Raises:
             UnknownMount: ``mount_id`` names no open mount (nothing is written).
             BatchRefused: every record was refused (nothing is written); its message and exit
-                code are the first refusal's, and it carries the report.
+                code are the first refusal's, and it carries the report. Also for an input
+                with lines but not one valid record (``invalid input: input: no valid record
+                in it ...``, exit 2): not a record file at all.
         """
         from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
 
@@ -1212,6 +1214,10 @@ class Ynm:
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
         if refusals and not by_mount:
             raise BatchRefused(refusals[0], out)
+        if problems and not parsed.records:  # not one line of it is a record
+            raise BatchRefused(InvalidInput(
+                f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
+                f"line {problems[0][0]}: {problems[0][1]})"), out)
         return self._with_warnings(out, mark)
 
     # -- reindex / status ------------------------------------------------------------------
