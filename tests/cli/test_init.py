@@ -316,3 +316,12 @@ def test_init_remote_is_kept_for_sync(in_repo, run_json, git, tmp_path, name):
     project = next(m for m in run_json("status")["mounts"] if m["id"] == "project")
     assert project["remote"] == name and "remoteMissing" not in project
     assert run_json("sync")["project"]["remote"] == name
+
+
+def test_init_in_a_clone_says_to_sync_first(in_repo, cli_run, git, tmp_path):
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(in_repo, "remote", "add", "origin", str(bare))
+    out = cli_run("init", "--no-clients").stdout.splitlines()
+    assert out[-1].startswith("next: `ynm sync` to bring in the memory teammates already "
+                              "pushed, then ")

@@ -59,7 +59,11 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'local':<10}{' '.join(r['local'])} (yours only; excluded from git)")
     lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "
                  "hook share it")
-    lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
+    if any(n.startswith("no remote ") for n in r["notes"]):
+        lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
+    else:  # a clone: teammates may have pushed memory already
+        lines.append("next: `ynm sync` to bring in the memory teammates already pushed, then "
+                     '`ynm remember --type semantic --content "..."` and `ynm status`')
     return "\n".join(lines)
 
 
