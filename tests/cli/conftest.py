@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ynm.model.ids import new_ulid
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 
 USER = "tester"
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z

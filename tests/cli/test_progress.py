@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import jsonl, make_record
-from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.cli import _common
 from ynm.cli._common import TerminalProgress
 from ynm.service.ynm import Ynm

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import jsonl, make_record
-from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.service.ynm import Ynm
 
 FACTS = {
@@ -227,10 +226,12 @@ def test_a_write_whose_cache_update_fails_succeeds_once(project, cli_run, monkey
     target = json.loads(cli_run("remember", "--type", "semantic", "--level", "distributed",
                                 "--content", "An existing memory", "--json").stdout)["memoryId"]
     before = len(cli_run("export").stdout.splitlines())
+    import sqlean
+
     import ynm.index.cache as cache_module
 
     def boom(self, *args, **kwargs):
-        raise cache_module.sqlite3.OperationalError("database is locked")
+        raise sqlean.OperationalError("database is locked")
 
     apply_append = cache_module.MountCache.apply_append
     monkeypatch.setattr(cache_module.MountCache, "apply_append", boom)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import sqlean as sqlite3
 
 from ynm.index import schema
 from ynm.model.fold import Memory, fold

@@ -59,7 +59,7 @@ from ynm.model.text import (
 )
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
-from ynm.service.mounts import PERSONAL, Mount, MountProblem, open_mounts, route
+from ynm.service.mounts import PERSONAL, Mount, open_mounts, route
 
 Progress = Callable[[str, int, int], None]
 SIMILAR_AT = 0.6  # overlap coefficient from which a memory counts as similar (algorithms §2.10)
@@ -533,7 +533,7 @@ class Ynm:
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
 
-        pinned: list[tuple[float, str, Entry]] = []
+        pinned: list[tuple[float, str, Any]] = []
         searches = []
         now = self._now_ms()
         for mount in self._select(q.mount, q.level):
