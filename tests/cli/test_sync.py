@@ -487,6 +487,8 @@ def test_init_without_ynm_on_path_writes_the_command_it_ran_as(net, git, monkeyp
     assert f"\nynm={script}\n" in hook
     mcp = json.loads((a.path / ".mcp.json").read_text())
     assert mcp["mcpServers"]["ynm"] == {"command": script, "args": ["serve"]}
+    assert ".mcp.json" not in out["commit"]  # it holds a path of this machine only
+    assert any(n.startswith(".mcp.json names this machine's ynm") for n in out["notes"])
     settings = json.loads((a.path / ".claude" / "settings.local.json").read_text())
     commands = [h["command"] for groups in settings["hooks"].values() for g in groups
                 for h in g["hooks"]]

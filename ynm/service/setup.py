@@ -309,7 +309,12 @@ def init_project(
     if written or status:
         commit.append(rel)
     if client_setups and (repo_path / ".mcp.json").exists() and repo.status_file(".mcp.json"):
-        commit.append(".mcp.json")
+        if command and command != ["ynm"]:
+            # it names this machine's ynm: not for the team until it says plain `ynm`
+            notes.append(".mcp.json names this machine's ynm, so it is not listed for commit: "
+                         "put ynm on PATH and run `ynm init` again before committing it")
+        else:
+            commit.append(".mcp.json")
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
         "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
