@@ -528,7 +528,7 @@ class MountCache:
         """
         import sys
 
-        from ynm.index.embedders import DimensionChanged, content_hash
+        from ynm.index.embedders import content_hash
 
         if self.vector_problem() is not None:
             return 0
@@ -567,27 +567,8 @@ class MountCache:
             return 0
         texts = {row[0]: embedding_text(row[1], row[2]) for row in missing}
         hashes = {rowid: content_hash(embedder.name, text) for rowid, text in texts.items()}
-        known: dict[str, bytes] = {}
-        wanted = list(set(hashes.values()))
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i: i + 500]
-            for h, blob in conn.execute(
-                "SELECT hash, vector FROM embeddings WHERE model = ? AND length(vector) = ? "
-                f"AND hash IN ({', '.join('?' * len(chunk))})", (key, size, *chunk)
-            ):
-                known[h] = blob
-        todo: dict[str, str] = {}
-        for rowid, h in hashes.items():
-            if h not in known and h not in todo:
-                todo[h] = texts[rowid]
-        if todo:
-            vectors = embedder.embed_all(list(todo.values()), progress)
-            if vectors.shape[1:] != (embedder.dim,):
-                got = vectors.shape[1] if vectors.ndim == 2 else vectors.shape
-                raise DimensionChanged(f"{embedder.name} returned {got} dimensions where it "
-                                       f"returned {embedder.dim}")
-            for h, vector in zip(todo, vectors):
-                known[h] = vector.astype("float32").tobytes()
+        known, todo = self._stored_or_embedded(
+            embedder, {h: texts[rowid] for rowid, h in hashes.items()}, progress)
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany("INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)",
@@ -616,27 +597,52 @@ class MountCache:
         """
         from ynm.index.embedders import content_hash
 
-        key = embedder.key  # model, endpoint and dimension: vectors of another key never mix
         hashes = [content_hash(embedder.name, text) for text in texts]
-        known: dict[str, bytes] = dict(self.conn.execute(
-            f"SELECT hash, vector FROM embeddings WHERE model = ? AND length(vector) = ? AND "
-            f"hash IN ({', '.join('?' * len(hashes))})",
-            (key, embedder.dim * 4, *hashes)).fetchall())
-        todo = {h: t for h, t in zip(hashes, texts) if h not in known}
+        known, todo = self._stored_or_embedded(embedder, dict(zip(hashes, texts)))
         if todo:
-            vectors = embedder.embed(list(todo.values()))
-            new = [(key, h, v.astype("float32").tobytes())
-                   for h, v in zip(todo, vectors)]
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.executemany(
-                    "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)", new)
+                    "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?, ?, ?)",
+                    [(embedder.key, h, known[h]) for h in todo])
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-            known.update((h, blob) for _, h, blob in new)
         return [known[h] for h in hashes]
+
+    def _stored_or_embedded(self, embedder: Any, texts: dict[str, str],
+                            progress: Progress | None = None
+                            ) -> tuple[dict[str, bytes], list[str]]:
+        """The vectors (float32 bytes) of ``texts`` (content hash -> text): those the
+        embeddings store holds under the embedder's key at its length, and the rest embedded
+        now, in batches with progress. Returns ``(hash -> vector, hashes embedded now)``; the
+        caller stores the new ones. Nothing is written here.
+
+        Raises:
+            EmbedderUnavailable: the embedder failed; DimensionChanged when it returned
+                vectors of another length than its ``dim``.
+        """
+        from ynm.index.embedders import DimensionChanged
+
+        key, size = embedder.key, embedder.dim * 4  # vectors of another key never mix
+        known: dict[str, bytes] = {}
+        wanted = list(texts)
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i: i + 500]
+            known.update(self.conn.execute(
+                "SELECT hash, vector FROM embeddings WHERE model = ? AND length(vector) = ? "
+                f"AND hash IN ({', '.join('?' * len(chunk))})", (key, size, *chunk)))
+        todo = [h for h in texts if h not in known]
+        if todo:
+            vectors = embedder.embed_all([texts[h] for h in todo], progress)
+            if vectors.shape[1:] != (embedder.dim,):
+                got = vectors.shape[1] if vectors.ndim == 2 else vectors.shape
+                raise DimensionChanged(f"{embedder.name} returned {got} dimensions where it "
+                                       f"returned {embedder.dim}")
+            for h, vector in zip(todo, vectors):
+                known[h] = vector.astype("float32").tobytes()
+        return known, todo
 
     # -- reads -----------------------------------------------------------------------------
 
