@@ -176,13 +176,13 @@ def is_word_phrase(phrase: str) -> bool:
 
 def has_no_search_words(text: str | None) -> bool:
     """True for a recall text that is not blank yet holds no word to search (no token of
-    :func:`tokenize`: "C++", "*", "?!", "--"). Such a recall finds nothing, and the CLI and the
+    :func:`tokenize`, so :func:`query_phrases` gives none: "C++", "*", "?!", "--"). Such a recall finds nothing, and the CLI and the
     MCP tool say why; a blank or absent text is a filter-only recall.
 
     The reference (reference/algorithms.md §2.3) runs it as a filter-only query, which returns
     the whole store at one relevance as if every memory matched.
     """
-    return text is not None and bool(text.strip()) and not query_phrases(text)
+    return text is not None and bool(text.strip()) and not tokenize(text)
 
 
 def overlap_words(text: str) -> set[str]:
