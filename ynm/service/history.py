@@ -6,6 +6,7 @@ Both read the cache of each mount (kept fresh from git first); neither writes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -95,14 +96,14 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
     mounts = list(mounts)
     for mount in mounts:
         cache = mount.fresh_cache()
-        state = cache.get_state(memory_id)
-        if state is None:
-            continue
         # the summary shown for it, as list gives it: the current record's, or one derived
         # from its content when the record has none (an imported record may not)
-        shown = cache.conn.execute("SELECT summary FROM memories WHERE memory_id = ?",
-                                   (memory_id,)).fetchone()[0]
-        out = {**state, "mount": mount.id, "summary": shown}
+        row = cache.conn.execute("SELECT state, summary FROM memories WHERE memory_id = ?",
+                                 (memory_id,)).fetchone()
+        if row is None:
+            continue
+        state = json.loads(row[0])
+        out = {**state, "mount": mount.id, "summary": row[1]}
         # A supersede's link to the memory it replaces is the memory itself: not listed.
         out["linked"] = [{**link, "summary": _summary(mounts, link["to"])}
                          for link in state.get("links", []) if link["to"] != memory_id]
