@@ -23,10 +23,11 @@ from typing import Any, Protocol
 
 
 from ynm.index import schema
+from ynm.index.schema import fts_values
 from ynm.model.fold import Memory, fold
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
-from ynm.model.text import fts_text, summarize
+from ynm.model.text import summarize
 
 Progress = Callable[[str, int, int], None]
 
@@ -435,7 +436,7 @@ class MountCache:
         for i, m in enumerate(mems, start=1):
             row = _memory_row(m)
             rows.append((i, *row))
-            fts_rows.append((i, *_fts_values(row[15], row[16], row[4], m.tags)))
+            fts_rows.append((i, *fts_values(row[15], row[16], row[4], m.tags)))
         self.conn.executemany(
             "INSERT INTO memories VALUES (" + ", ".join("?" * 20) + ")", rows
         )
@@ -468,7 +469,7 @@ class MountCache:
                 rowid = cur.lastrowid
             conn.execute(
                 "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-                (rowid, *_fts_values(row[15], row[16], row[4], m.tags)),
+                (rowid, *fts_values(row[15], row[16], row[4], m.tags)),
             )
 
     def _fts_delete(self, memory_id: str) -> int | None:
@@ -483,7 +484,7 @@ class MountCache:
         self.conn.execute(
             "INSERT INTO fts(fts, rowid, summary, content, subject, tags) "
             "VALUES ('delete', ?, ?, ?, ?, ?)",
-            (rowid, *_fts_values(summary, content, subject, json.loads(tags))),
+            (rowid, *fts_values(summary, content, subject, json.loads(tags))),
         )
         if self.has_vectors:
             self.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
@@ -700,15 +701,6 @@ def _ref_of(r: Record) -> str:
 
     return f"{NOTES_PREFIX}/{r.level}/{r.namespace}/{r.type}/{r.bucket}"
 
-
-def _fts_values(summary: str, content: str, subject: str | None,
-                tags: Sequence[str]) -> tuple[str, str, str, str]:
-    """The FTS row of a memory (summary, content, subject, tags), the same for its insert and
-    its ``'delete'``: ``subject`` ``""`` when none, tags joined by spaces (algorithms.md §2.3),
-    each through :func:`ynm.model.text.fts_text` so Han, kana and Hangul are searched by
-    their characters."""
-    return (fts_text(summary), fts_text(content), fts_text(subject or ""),
-            fts_text(" ".join(tags)))
 
 
 def _memory_row(m: Memory) -> tuple[Any, ...]:

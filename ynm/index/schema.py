@@ -48,10 +48,13 @@ Tables:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import sqlean as sqlite3
+
+from ynm.model.text import fts_text
 
 SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30_000
@@ -136,6 +139,17 @@ VECTOR_DDL = (
     "CREATE TRIGGER vectors_update AFTER UPDATE OF embedding ON vectors BEGIN "
     "UPDATE vector_sum SET total = vec_add(vec_sub(total, old.embedding), new.embedding); END",
 )
+
+
+def fts_values(summary: str, content: str, subject: str | None,
+               tags: Sequence[str]) -> tuple[str, str, str, str]:
+    """The FTS row of a memory (summary, content, subject, tags), the same for its insert, its
+    ``'delete'`` and the word-share table of ynm.index.search.coverage: ``subject`` ``""``
+    when none, tags joined by spaces (algorithms.md §2.3), each through
+    :func:`ynm.model.text.fts_text` so Han, kana and Hangul are searched by their
+    characters."""
+    return (fts_text(summary), fts_text(content), fts_text(subject or ""),
+            fts_text(" ".join(tags)))
 
 
 def create_vector_tables(conn: sqlite3.Connection) -> None:

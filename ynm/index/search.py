@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from json import dumps as json_dumps
+from json import loads as json_loads
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,11 +30,6 @@ from ynm.model.text import is_word_phrase, phrase_words
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
 BM25_K1 = 1.2  # FTS5's bm25 constant
 PRUNE_FROM_ROWS = 2000  # below this many phrase hits, scoring every match is cheap enough
-# coverage() takes a word held by more than this share of a mount's memories (and by more than
-# PRUNE_FROM_ROWS) as held by every candidate: its IDF is under ln(1/0.05) = 3, a rare word's is
-# 8 to 11 at 100k, and reading its whole doclist cost most of a full-text recall (at 100k, p50
-# 22 ms against 16 ms with this); a small store reads every word exactly
-COMMON_SHARE = 0.05
 # A long question searches at most this many distinct words and this many adjacent pairs: its
 # most selective ones (see select_phrases()). Every query of benchmarks/quality.py fits.
 MAX_QUERY_WORDS = 16
@@ -297,40 +293,69 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     """For each of ``rowids``, the share of the query's ``phrases`` it holds, each phrase
     weighted by FTS5's BM25 IDF in the mount: 1 for a memory holding every phrase, 0 for one
     holding none or only words most memories hold (their IDF is ~0). ``{}`` without phrases.
-    Hybrid recall passes the query's single words less its function words, and the phrase
-    counts :func:`search` already took (``hits``, phrase -> memories holding it), if any.
+    Recall passes the query's single words less its function words, and the phrase counts
+    :func:`search` already took (``hits``, phrase -> memories holding it), if any.
 
     BM25 relevance is relative to the best hit, so a question that shares only a common word
-    with the store still has a hit of relevance 1; hybrid recall multiplies the lexical part
-    by this share (cubed) so such matches stop outweighing the vector neighbours.
+    with the store still has a hit of relevance 1, and BM25 adds a phrase's weight for every
+    adjacent pair a memory holds; recall multiplies relevance by this share (cubed) so that
+    holding more of the question's words counts for more than either.
 
     ``unsearched`` are the question's words a long question was not searched with
     (:func:`select_phrases`): each whose count is in ``hits`` adds its IDF to the whole and
     counts as held by none, so a pasted paragraph that shares one word with a memory is not
     taken for a full match because its other words are held by no memory.
+
+    Which candidate holds which word is asked of a small FTS5 table in the connection's
+    ``temp`` schema holding only the candidates' rows (:func:`_candidate_table`), with the
+    cache's tokenizer and text, so the answer is FTS5's own; asking the mount's index instead
+    reads each word's whole doclist (at 100k, a third of a full-text recall's time).
     """
     if not phrases:
         return {}
     rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     held = dict.fromkeys(rowids, 0.0)
-    ids = json_dumps(list(rowids))
     total = sum(_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits)
+    table = _candidate_table(conn, list(held))
     for phrase in phrases:
         n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
         idf = _bm25_idf(rows, n)
         total += idf
-        if n > max(rows * COMMON_SHARE, PRUNE_FROM_ROWS):
-            # a word most memories hold weighs little, and reading its whole doclist to see
-            # which candidates hold it costs most of the work: counted as held by each
-            for rowid in held:
-                held[rowid] += idf
-            continue
-        for (rowid,) in conn.execute(
-            "SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-            (phrase, ids),
-        ):
+        for (rowid,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
+                                     (phrase,)):
             held[rowid] += idf
     return {rowid: value / total for rowid, value in held.items()} if total else {}
+
+
+_CANDIDATE_TABLE = "ynm_candidates"
+
+
+def _candidate_table(conn: sqlite3.Connection, rowids: Sequence[int]) -> str:
+    """``temp.ynm_candidates``, an FTS5 table made like the cache's ``fts`` (same columns and
+    tokenizer, rows from :func:`ynm.index.schema.fts_values`), emptied and filled with the
+    memories ``rowids`` under their own rowids; returns its name. Created on first use per
+    connection; it lives in the ``temp`` schema, so a read-only cache file is never written."""
+    from ynm.index.schema import fts_values
+
+    rows = [(rowid, *fts_values(summary, content, subject, json_loads(tags)))
+            for rowid, summary, content, subject, tags in conn.execute(
+                "SELECT rowid, summary, content, subject, tags FROM memories "
+                "WHERE rowid IN (SELECT value FROM json_each(?))", (json_dumps(list(rowids)),))]
+    # one savepoint around the writes: the cache connection is in autocommit mode, where each
+    # insert would be a transaction of its own; a savepoint also nests in a caller's
+    conn.execute("SAVEPOINT ynm_candidates")
+    try:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_CANDIDATE_TABLE} USING fts5("
+                     "summary, content, subject, tags, tokenize = 'porter unicode61', "
+                     "content = '')")
+        conn.execute(f"INSERT INTO temp.{_CANDIDATE_TABLE}({_CANDIDATE_TABLE}) "
+                     "VALUES ('delete-all')")
+        conn.executemany(
+            f"INSERT INTO temp.{_CANDIDATE_TABLE}(rowid, summary, content, subject, tags) "
+            "VALUES (?, ?, ?, ?, ?)", rows)
+    finally:
+        conn.execute("RELEASE ynm_candidates")
+    return _CANDIDATE_TABLE
 
 
 def by_coverage(candidates: Sequence[Candidate], held: dict[int, float], power: float
