@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-
 from ynm.index import schema
 from ynm.index.schema import fts_values
 from ynm.model.fold import Memory, fold

@@ -16,10 +16,10 @@ as the cache stores it, the bounds as :mod:`ynm.model.inputs` normalises them); 
 from __future__ import annotations
 
 import math
-from json import dumps as json_dumps
-from json import loads as json_loads
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from json import dumps as json_dumps
+from json import loads as json_loads
 from typing import Any
 
 import sqlean as sqlite3
