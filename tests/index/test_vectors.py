@@ -18,6 +18,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("sqlite_vec")
 
 from ynm.index.embedders import Embedder, LocalEmbedder, open_embedder  # noqa: E402
+from ynm.index.search import SearchQuery  # noqa: E402
 from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
 from ynm.service.ynm import Ynm  # noqa: E402
 
@@ -458,3 +459,22 @@ def test_holding_more_of_the_words_beats_holding_two_side_by_side(project, monke
                 hits = y.recall(RecallQuery(text=query, explain=True))
                 assert hits[0]["memoryId"] == target, query
                 assert ("vector" in hits[0]["explain"]) == (spec == "auto")
+
+
+@pytest.mark.parametrize(("near", "floor", "kept"), [
+    # nothing reaches the floor: the store knows nothing of the question
+    ([(1, 0.29), (2, 0.25)], 0.30, []),
+    # the nearest does: neighbours down to 0.08 under the floor follow it
+    ([(1, 0.31), (2, 0.25), (3, 0.221), (4, 0.219)], 0.30, [1, 2, 3]),
+    # followers never go under the fixed floor of 0.12
+    ([(1, 0.20), (2, 0.13), (3, 0.119)], 0.15, [1, 2]),
+    # no background floor (None): the fixed floor decides, followers as above
+    ([(1, 0.125), (2, 0.05)], None, [1]),
+])
+def test_vector_neighbours_follow_one_that_clears_the_floor(monkeypatch, near, floor, kept):
+    import ynm.index.search as search_module
+
+    monkeypatch.setattr(search_module, "vector_search",
+                        lambda conn, q, vector, k: [(r, f"M{r}", s) for r, s in near])
+    got = Ynm._vector_candidates(None, SearchQuery(limit=10), b"", floor)
+    assert [rowid for rowid, _ in got] == kept
