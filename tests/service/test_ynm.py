@@ -414,7 +414,7 @@ def test_hit_shape_without_explain(open_ynm):
 
 
 def test_fuse_scales_close_neighbours_over_the_minimum_span():
-    from ynm.service.ynm import MIN_SPAN, fuse
+    from ynm.service.recall import MIN_SPAN, fuse
 
     out = {rowid: rel for rowid, rel, _, _ in fuse([], [(1, 0.16), (2, 0.13)], {})}
     assert out[1] == 1.0 and out[2] == pytest.approx(1 - 0.03 / MIN_SPAN)

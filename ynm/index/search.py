@@ -368,7 +368,7 @@ def by_coverage(candidates: Sequence[Candidate], held: dict[int, float], power: 
     BM25 adds a phrase's weight for each adjacent pair of query words a memory holds, with no
     limit: a memory holding two rare query words side by side outranks the only one holding
     all three apart. The share puts holding more of the words (by IDF) first in every mode;
-    hybrid recall applies it in ynm.service.ynm.fuse.
+    hybrid recall applies it in ynm.service.recall.fuse.
     """
     if not held or not candidates:
         return list(candidates)

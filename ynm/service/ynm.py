@@ -44,22 +44,18 @@ from ynm.model.namespaces import (
     normalize_session_id,
     write_namespace_problem,
 )
-from ynm.model.ranker import iso_to_ms, score
 from ynm.model.records import PROMOTE_TAG, Record
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
-    FUNCTION_WORDS,
     has_no_search_words,
-    is_word_phrase,
     overlap_coefficient,
     overlap_words,
-    phrase_words,
-    query_phrases,
     summarize,
 )
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, open_mounts, route
+from ynm.service.recall import BACKGROUND_MARGIN, entry, hit, is_expired
 
 Progress = Callable[[str, int, int], None]
 SIMILAR_AT = 0.6  # overlap coefficient from which a memory counts as similar (algorithms §2.10)
@@ -542,7 +538,7 @@ class Ynm:
                         working_session=session_namespace)
             for _, row in self._ranked(mount, SearchQuery(pinned_only=True, limit=200, **base),
                                        None):
-                pinned.append((row["importance"], row["updated_at"], _entry(row)))
+                pinned.append((row["importance"], row["updated_at"], entry(row)))
             searches.append((mount, SearchQuery(limit=100, **base)))
         # a topic with no word to search adds nothing: the block is then unfocused
         topic = None if has_no_search_words(q.text) else q.text
@@ -550,7 +546,7 @@ class Ynm:
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
-        return pack([p[2] for p in pinned], [_entry(row) for _, row in ranked], q.budget_tokens)
+        return pack([p[2] for p in pinned], [entry(row) for _, row in ranked], q.budget_tokens)
 
     def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
         """Start a session: its id (given, normalised; or a new lowercase ULID), working
@@ -776,114 +772,24 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        hits = [_hit(s, row, mount_id, q.explain)
+        hits = [hit(s, row, mount_id, q.explain)
                 for s, row, mount_id in self._ranked_across(searches, q.text)]
         hits.sort(key=lambda h: h["updatedAt"], reverse=True)
         hits.sort(key=lambda h: h["score"], reverse=True)
         return hits[: q.limit]
 
+    def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None
+                       ) -> list[tuple[Any, dict[str, Any], str]]:
+        """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
+        :func:`ynm.service.recall.ranked_across`)."""
+        from ynm.service.recall import ranked_across
+
+        return ranked_across(self, searches, text)
+
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
         descending, then memoryId descending."""
         return [(s, row) for s, row, _ in self._ranked_across([(mount, sq)], text)]
-
-    def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None
-                       ) -> list[tuple[Any, dict[str, Any], str]]:
-        """The candidates of every ``(mount, search query)`` for ``text``, scored on one scale:
-        ``(score, row, mount id)``, each mount's list by score descending, then memoryId
-        descending (the lists follow one another; callers sort the whole).
-
-        Relevance across mounts (reference/algorithms.md §2.5 normalises per mount, so each
-        mount's best hit is 1 and a one-word match in a small personal store outranks a full
-        match in the project store): each mount ranks its own candidates as before (best 1),
-        then all of a mount's relevances are multiplied by its *evidence* over the highest
-        evidence of the mounts searched. A mount's evidence is the best absolute match it holds:
-        with text, the most of ``BM25 relevance x share**3`` over its candidates (the share of
-        the query's words a memory holds, IDF-weighted: ynm.index.search.coverage, an absolute
-        measure, where BM25 relevance alone is relative to the mount's best); in hybrid recall,
-        the most of ``0.8 x that + 0.2 x vector evidence`` (see :func:`vector_evidence`). With
-        one mount, or a filter-only query, nothing changes.
-        """
-        weigh = len(searches) > 1
-        found = [self._candidates(mount, sq, text, weigh) for mount, sq in searches]
-        strongest = max((f.evidence for f in found if f.evidence is not None), default=0.0)
-        now = self._now_ms()
-        out: list[tuple[Any, dict[str, Any], str]] = []
-        for f in found:
-            if not f.fused:
-                continue
-            factor = 1.0
-            if f.evidence is not None and strongest > 0:
-                factor = f.evidence / strongest
-            rows = _rows_by_rowid(f.conn, [t[0] for t in f.fused])
-            ranked = []
-            for rowid, relevance, lex, vec in f.fused:
-                row = rows[rowid]
-                s = score(relevance=relevance * factor, memory_type=row["type"],
-                          updated_at_ms=iso_to_ms(row["updated_at"]),
-                          importance=row["importance"], pinned=bool(row["pinned"]),
-                          has_text=f.has_text, now_ms=now)
-                row["_parts"] = (lex, vec)
-                row["_hybrid"] = f.hybrid
-                row["_expired"] = _is_expired(row, now)
-                ranked.append((s, row, f.mount_id))
-            ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
-            ranked.sort(key=lambda h: h[0].total, reverse=True)
-            out.extend(ranked)
-        return out
-
-    def _candidates(self, mount: Mount, sq: Any, text: str | None, weigh: bool = False
-                    ) -> _Found:
-        """One mount's candidates for ``sq`` (text from ``text``) with their relevance in the
-        mount (best 1) and the mount's evidence (see :meth:`_ranked_across`; full-text recall
-        measures it only when asked to ``weigh`` mounts, as it costs a query per word).
-        Nothing for a text with no word to search (ynm.model.text.has_no_search_words)."""
-        from ynm.index.search import by_coverage, coverage, search
-
-        if has_no_search_words(text):
-            return _Found(mount.id, None, [], None, False, False)
-        phrases = query_phrases(text or "")
-        sq.match = " OR ".join(phrases) if phrases else None
-        sq.phrases = phrases
-        cache = mount.fresh_cache()
-        query_vector = self._vector_query(mount, text) if text else None
-        lexical = search(cache.conn, sq)
-        floor = self._vector_floor(mount, query_vector) if query_vector is not None else None
-        near = (self._vector_candidates(cache.conn, sq, query_vector, floor)
-                if query_vector is not None else [])
-        # Hybrid whenever vector search ran on a text with words or found neighbours; a text
-        # without words and without neighbours stays a filter-only recall.
-        hybrid = query_vector is not None and (sq.match is not None or bool(near))
-        # the single words searched (search() may have kept a long question's rarest)
-        words = [p for p in sq.phrases if is_word_phrase(p)
-                 and phrase_words(p)[0] not in FUNCTION_WORDS]
-        unsearched = [p for p in sq.extra.get("unsearched", [])
-                      if phrase_words(p)[0] not in FUNCTION_WORDS]
-        evidence: float | None = None
-        if hybrid:
-            if sq.match is None:
-                lexical = []
-            held = coverage(cache.conn, words, [c.rowid for c in lexical],
-                            sq.extra.get("hits", {}), unsearched)
-            fused = fuse(lexical, near, held)
-            evidence = max((BLEND_LEXICAL * (lex or 0.0)
-                            + (1 - BLEND_LEXICAL) * vector_evidence(vec, floor)
-                            for _, _, lex, vec in fused), default=0.0)
-        else:
-            # more of the words before adjacency (by_coverage); the same share weighs the
-            # mount's evidence, taken on the BM25 relevance before it is rescaled
-            if sq.match is not None and lexical and (weigh or len(words) > 1):
-                held = coverage(cache.conn, words, [c.rowid for c in lexical],
-                                sq.extra.get("hits", {}), unsearched)
-                if weigh:
-                    evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
-                                   for c in lexical)
-                if len(words) > 1:
-                    lexical = by_coverage(lexical, held, COVERAGE_POWER)
-            fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
-                     for c in lexical]
-        return _Found(mount.id, cache.conn, fused, evidence,
-                      sq.match is not None or bool(near), hybrid)
 
     # -- vectors ---------------------------------------------------------------------------
 
@@ -1009,33 +915,6 @@ class Ynm:
 
     # -- vector fallback (end) -------------------------------------------------------------
 
-    @staticmethod
-    def _vector_candidates(conn: Any, sq: Any, query_vector: bytes,
-                           floor: float | None = None) -> list[tuple[int, float]]:
-        """``(rowid, cosine similarity)`` of the memories nearest to the query vector that
-        pass the filters, nearest first: none unless the nearest reaches ``floor`` (see
-        :meth:`_vector_floor`; at least :data:`SIMILARITY_FLOOR`); then every neighbour down
-        to ``floor`` less :data:`FOLLOW_MARGIN` (never below :data:`SIMILARITY_FLOOR`).
-
-        The floor tells a question about something the store knows from one about nothing;
-        once one memory stands out, a paraphrase's memory a little under the floor still
-        belongs in the list (at 0.80 of the paraphrase set's questions found in the top 10
-        with every neighbour held to the floor, 0.867 with followers, as before there was a
-        floor; no off-topic question gains an answer, since one needs a neighbour over the
-        floor to have any)."""
-        import dataclasses
-
-        from ynm.index.search import vector_search
-
-        least = max(SIMILARITY_FLOOR, floor if floor is not None else SIMILARITY_FLOOR)
-        filters = dataclasses.replace(sq, match=None, phrases=())
-        near = [(rowid, sim) for rowid, _, sim in vector_search(conn, filters, query_vector,
-                                                                sq.limit)]
-        if not near or near[0][1] < least:
-            return []
-        follow = max(SIMILARITY_FLOOR, least - FOLLOW_MARGIN)
-        return [(rowid, sim) for rowid, sim in near if sim >= follow]
-
     def _vector_floor(self, mount: Mount, query_vector: bytes) -> float | None:
         """The similarity a memory found by its vector must reach to count as an answer: the
         query's mean similarity to its three nearest background sentences
@@ -1099,7 +978,7 @@ class Ynm:
                 obj = json.loads(state)
                 obj["mount"] = mount.id
                 obj["summary"] = summary
-                if _is_expired({"tombstoned": tombstoned, "expires_at": expires_at}, now):
+                if is_expired({"tombstoned": tombstoned, "expires_at": expires_at}, now):
                     obj["expired"] = True
                 out.append((updated_at, obj))
         out.sort(key=lambda pair: pair[0], reverse=True)
@@ -1360,207 +1239,6 @@ def _missing_vector_extra() -> str | None:
         return None
     return (f"{', '.join(missing)} not installed: full-text recall only "
             "(pip install 'ynm[vector]')")
-
-
-# How the lexical and the vector candidate lists become one relevance (see fuse()).
-FUSION = "blend"
-BLEND_LEXICAL = 0.8
-COVERAGE_POWER = 3
-MIN_SHARE = 0.5  # below this share of the query's words, a lexical-only hit is no answer
-MIN_SPAN = 0.2  # similarities are scaled over at least this span (see fuse())
-RRF_K = 60
-# Vector neighbours below this similarity are left out as noise, whatever the background.
-SIMILARITY_FLOOR = 0.12
-# Once one vector neighbour clears the background floor, the others may lie this much lower: the
-# floor decides whether the store knows the question's subject at all, not how far down the list
-# reaches (measured: paraphrase recall@10 0.80 at 0, 0.85 at 0.04, 0.867 from 0.06 to 0.10)
-FOLLOW_MARGIN = 0.08
-# A memory found by its vector is an answer when its similarity reaches the query's mean
-# similarity to its three nearest background sentences less this (Ynm._vector_floor).
-BACKGROUND_MARGIN = 0.08
-# Vector evidence (vector_evidence) grows from 0 at the floor to 1 this far above it.
-EVIDENCE_SPAN = 0.3
-
-
-@dataclass
-class _Found:
-    """One mount's candidates: ``(rowid, relevance in the mount, lexical, vector)`` best
-    first, and the mount's evidence (None for a filter-only search)."""
-
-    mount_id: str
-    conn: Any
-    fused: list[tuple[int, float, float | None, float | None]]
-    evidence: float | None
-    has_text: bool
-    hybrid: bool
-
-
-def vector_evidence(similarity: float | None, floor: float | None) -> float:
-    """How far a vector candidate's ``similarity`` stands above the ``floor`` it had to reach
-    (Ynm._vector_floor), in 0..1: 0 at the floor (or for no similarity), 1 at
-    :data:`EVIDENCE_SPAN` above it. Unlike the similarity scaled over one mount's neighbours
-    (fuse()), it means the same in every mount, so it can weigh mounts against each other."""
-    if similarity is None:
-        return 0.0
-    base = max(SIMILARITY_FLOOR, floor if floor is not None else SIMILARITY_FLOOR)
-    return min(1.0, max(0.0, (similarity - base) / EVIDENCE_SPAN))
-
-
-def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, float]
-         ) -> list[tuple[int, float, float | None, float | None]]:
-    """One relevance in 0..1 per candidate from the FTS5 list (BM25 relevance, best = 1), the
-    share of the query's words each lexical candidate holds (``held``, see
-    ynm.index.search.coverage) and the vector list (similarity), per mount:
-    ``(rowid, relevance, lexical, vector)``, best first. ``lexical`` is the BM25 relevance
-    times the share cubed, the part that entered the blend.
-
-    ``blend`` (the default): :data:`BLEND_LEXICAL` (0.8) times that lexical part plus 0.2
-    times the similarity min-max scaled over the vector list (nearest 1, farthest 0, over a
-    span of at least :data:`MIN_SPAN` so that in a small store two neighbours 0.03 apart do not
-    become 1 and 0; measured: no change to either benchmark for spans up to 0.3), a missing
-    part counting 0, rescaled so the best candidate is 1. Words that match decide; meaning
-    breaks their ties and finds what shares no word with the question, since a hit holding
-    only common words has a share near 0. Chosen by measurement with benchmarks/quality.py
-    (all-MiniLM-L6-v2, centred vectors; recall@1/5/10, MRR):
-
-    ============================  ===================  ===================
-    fusion (replayed on the       seeded corpus        paraphrase set
-    candidates of both sets)
-    ============================  ===================  ===================
-    full text only                0.98 1.0  1.0  0.98  0.02 0.07 0.07 0.03
-    vectors only                  0.72 0.94 0.96 0.81  0.43 0.72 0.87 0.55
-    blend 0.35, no share          0.90 1.0  1.0  0.94  0.32 0.65 0.80 0.46
-    blend 0.6, share              0.94 1.0  1.0  0.97  0.38 0.65 0.87 0.52
-    blend 0.8, no share           0.98 1.0  1.0  0.99  0.03 0.10 0.22 0.07
-    blend 0.8, share squared      0.98 1.0  1.0  0.99  0.40 0.70 0.87 0.53
-    blend 0.8, share cubed        0.98 1.0  1.0  0.99  0.42 0.72 0.87 0.54
-    the same, vectors not centred 0.98 1.0  1.0  0.99  0.38 0.62 0.73 0.48
-    ============================  ===================  ===================
-
-    (The replay counted function words in the share; leaving them out, as below, gives the same
-    figures to two places through benchmarks/quality.py.)
-
-    The share counts the query's words other than English function words ("what", "is",
-    "the": ynm.model.text.FUNCTION_WORDS). A lexical candidate holding less than
-    :data:`MIN_SHARE` (half) of them and not among the vector neighbours is left out: it
-    matched only words that say little of the question's subject ("what is the capital of
-    France" against a store that knows nothing of France, "how long is a marathon" against one
-    that has a "long" somewhere), so it is no answer, however BM25 ranks it. With no candidate
-    left the recall finds nothing.
-
-    ``near`` holds only the neighbours that stand out from the question's background
-    (Ynm._vector_floor: at least the mean similarity of the question to its three nearest
-    background sentences, ynm.index.background, less :data:`BACKGROUND_MARGIN`), so a question
-    about nothing the store knows has none, where the nearest memories used to come back at
-    relevance 1. Measured with benchmarks/quality.py (50 off-topic questions of
-    benchmarks/offtopic.py; share answered with nothing, and the paraphrase set):
-
-    =========================================  ==========  ===========  ====================
-    vector neighbours kept / lexical-only      no answer,  no answer,   paraphrase recall@1
-    share needed                               corpus      paraphrase   /5/10, MRR
-    =========================================  ==========  ===========  ====================
-    similarity >= 0.12 / 0.05 (before)         0.00        0.00         0.42 0.72 0.87 0.54
-    background - 0.1, nearest one / 0.05 (*)   0.78        0.64         0.40 0.68 0.80 0.52
-    background - 0.08, mean of 3 / 0.3         0.96        0.90         0.42 0.70 0.80 0.53
-    background - 0.08, mean of 3 / 0.5         0.96        0.92         0.42 0.70 0.80 0.53
-    background - 0.10, mean of 3 / 0.5         0.96        0.86         0.42 0.70 0.82 0.54
-    background - 0.08, mean of 3 / 0.5, and    0.96        0.92         0.42 0.72 0.87 0.54
-    followers to 0.08 lower (the default)
-    =========================================  ==========  ===========  ====================
-
-    (*) with an earlier background of 136 sentences. The seeded corpus keeps 0.98 1.0 1.0
-    0.987 in every row. Scaling the similarity by
-    :func:`vector_evidence` here instead of over the neighbours (so relevance would be absolute
-    per candidate) lowered the corpus's recall@1 to 0.94, so a mount's candidates keep this
-    relative scale and mounts are weighed against each other by their evidence
-    (Ynm._ranked_across).
-
-    ``rrf`` (reciprocal rank fusion, the sum of ``1 / (60 + rank)``) found 0.38 of the
-    paraphrases at rank 5 in an earlier measurement; it ignores how good a match is.
-    """
-    vec = dict(near)
-    lex = {c.rowid: c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER for c in lexical
-           if c.rowid in vec or held.get(c.rowid, 0.0) >= MIN_SHARE}
-    ids = list(dict.fromkeys([*lex, *vec]))
-    if not ids:
-        return []
-    if FUSION == "rrf":
-        raw = {i: 0.0 for i in ids}
-        for rank, c in enumerate(c for c in lexical if c.rowid in lex):
-            raw[c.rowid] += 1 / (RRF_K + rank + 1)
-        for rank, (rowid, _) in enumerate(near):
-            raw[rowid] += 1 / (RRF_K + rank + 1)
-    else:
-        top = max(vec.values(), default=0.0)
-        span = max(top - min(vec.values(), default=0.0), MIN_SPAN)
-        # The nearest neighbour is 1, the farthest 0 when they lie MIN_SPAN or more apart;
-        # closer neighbours keep their gap to scale, so 0.16 and 0.13 become 1 and 0.85.
-        scaled = {i: 1.0 - (top - v) / span for i, v in vec.items()}
-        raw = {i: BLEND_LEXICAL * lex.get(i, 0.0) + (1 - BLEND_LEXICAL) * scaled.get(i, 0.0)
-               for i in ids}
-    best = max(raw.values()) or 1.0
-    out = [(i, raw[i] / best, lex.get(i), vec.get(i)) for i in ids]
-    out.sort(key=lambda t: t[1], reverse=True)
-    return out
-
-
-def _rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
-    cols = ("rowid", "memory_id", "type", "level", "namespace", "subject", "tags", "importance",
-            "pinned", "updated_at", "summary", "content", "state", "tombstoned", "expires_at")
-    out = {}
-    for row in conn.execute(
-        f"SELECT {', '.join(cols)} FROM memories WHERE rowid IN "
-        f"(SELECT value FROM json_each(?))", (json.dumps(rowids),)
-    ):
-        out[row[0]] = dict(zip(cols, row))
-    return out
-
-
-def _entry(row: dict[str, Any]) -> Any:
-    from ynm.model.context_block import Entry
-
-    links = json.loads(row["state"]).get("links", [])
-    return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
-                 row["content"], tuple(json.loads(row["tags"])), level=row["level"],
-                 derives_from=tuple(link["to"] for link in links
-                                    if link.get("rel") == "derives-from"))
-
-
-def _hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, Any]:
-    """A RecallHit in the key order of reference/cli.md §3.2."""
-    state = json.loads(row["state"])
-    current = state["current"]
-    hit: dict[str, Any] = {"memoryId": row["memory_id"], "mount": mount_id, "score": s.total}
-    if explain:
-        hit["explain"] = s.explain()
-        lex, vec = row.get("_parts", (None, None))
-        if row.get("_hybrid"):
-            # hybrid recall: the two parts the relevance was fused from (None = not a candidate)
-            hit["explain"]["lexical"] = lex
-            hit["explain"]["vector"] = vec
-    hit.update({"type": row["type"], "level": row["level"], "namespace": row["namespace"]})
-    if row["subject"] is not None:
-        hit["subject"] = row["subject"]
-    hit.update({"tags": json.loads(row["tags"]), "summary": row["summary"],
-                "content": row["content"], "pinned": bool(row["pinned"]),
-                "importance": row["importance"], "updatedAt": row["updated_at"]})
-    for key in ("data", "dataSchema"):
-        if key in current:
-            hit[key] = current[key]
-    source = current.get("provenance", {}).get("source")
-    if source is not None:
-        hit["source"] = source
-    if row.get("_expired"):
-        hit["expired"] = True
-    # not in the reference's RecallHit (cli.md §3.2): added last, so its consumers are not broken
-    hit["tombstoned"] = bool(row["tombstoned"])
-    return hit
-
-
-def _is_expired(row: dict[str, Any], now_ms: int) -> bool:
-    """A live working memory whose ttl has run out (``expires_at <= now``) that no sweep has
-    tombstoned yet. Only reads with ``include_tombstoned`` return such a memory."""
-    return not row["tombstoned"] and row["expires_at"] is not None and row["expires_at"] <= now_ms
 
 
 def _session_id(raw: str) -> str:
