@@ -75,3 +75,31 @@ OFF_TOPIC: tuple[str, ...] = (
     "ooga booga wumpus",
 )
 """Fifty questions neither benchmark store can answer (see the module docstring)."""
+
+
+OFF_TOPIC_OTHER_LANGUAGES: tuple[str, ...] = (
+    "如何煮一碗好吃的面条？",
+    "上海的天气怎么样？",
+    "谁赢得了昨天的篮球比赛？",
+    "熊猫吃什么？",
+    "京都でおすすめの観光地は？",
+    "ラーメンの作り方を教えて",
+    "한국에서 가장 높은 산은?",
+    "비빔밥 만드는 법",
+    "Как приготовить пельмени?",
+    "Кто написал «Войну и мир»?",
+    "¿Cuál es el río más largo de América?",
+    "¿Cómo se hace una tortilla de patatas?",
+    "Wie hoch ist die Zugspitze?",
+    "Wann beginnt der Frühling?",
+    "Quelle est la recette de la ratatouille ?",
+    "Qui a peint la Joconde ?",
+    "Qual è la capitale del Portogallo?",
+    "كيف أطبخ الكسكس؟",
+    "ताजमहल कहाँ है?",
+    "Como fazer pão de queijo?",
+)
+"""Twenty off-topic questions in Chinese, Japanese, Korean, Russian, Spanish, German, French,
+Italian, Arabic, Hindi and Portuguese. With an English embedding model a question in another
+script lies near any text in that script, memory or not; the background's sentences in those
+languages (ynm.index.background) are what lets such a question find nothing."""

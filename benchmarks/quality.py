@@ -10,7 +10,8 @@
 recall@k is the share of queries with any relevant memory in the top k; MRR the mean of 1/rank
 of the first relevant hit in the top 10 (0 if none). ``no answer`` (a second table) is the share
 of the 50 off-topic questions of benchmarks/offtopic.py (cooking, sport, geography, nonsense,
-...) that get no hit at all from each data set's store, as they should. Each data set gets a
+...) that get no hit at all from each data set's store, as they should, and the same for its 20
+off-topic questions in eleven other languages. Each data set gets a
 real store: a fresh git repository, ``ynm init`` in a subprocess, a private ``YNM_HOME``,
 records imported with ``Ynm.import_jsonl``; recall time is fixed at 2026-10-01T00:00:00Z (the
 reference's clock).
@@ -56,7 +57,7 @@ if str(HERE) not in sys.path:  # bench.py imports corpus.py as a top-level modul
     sys.path.insert(0, str(HERE))
 
 from benchmarks.corpus import generate_corpus  # noqa: E402
-from benchmarks.offtopic import OFF_TOPIC  # noqa: E402
+from benchmarks.offtopic import OFF_TOPIC, OFF_TOPIC_OTHER_LANGUAGES  # noqa: E402
 from benchmarks.paraphrase import PAIRS, distractors  # noqa: E402
 
 from ynm.model.ids import iso_ms, new_ulid  # noqa: E402
@@ -222,7 +223,9 @@ def evaluate_dataset(name: str, mode: str = "fts") -> dict[str, float]:
         ranked = [[h["memoryId"] for h in y.recall(RecallQuery(text=q, limit=10))]
                   for q, _ in queries]
         silent = no_answer(y)
-    return {**metrics(ranked, [rel for _, rel in queries]), "no answer": silent}
+        silent_other = no_answer(y, OFF_TOPIC_OTHER_LANGUAGES)
+    return {**metrics(ranked, [rel for _, rel in queries]), "no answer": silent,
+            "no answer, other languages": silent_other}
 
 
 RARE_SIZE = 100_000
@@ -327,6 +330,10 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     for mode, by_set in results.items():
         for name, m in by_set.items():
             lines.append(f"| {name} | {mode} | {m['no answer']:.2f} | {len(OFF_TOPIC)} |")
+            if "no answer, other languages" in m:
+                lines.append(f"| {name}, questions in 11 other languages | {mode} | "
+                             f"{m['no answer, other languages']:.2f} | "
+                             f"{len(OFF_TOPIC_OTHER_LANGUAGES)} |")
     return "\n".join(lines)
 
 

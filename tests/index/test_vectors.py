@@ -353,6 +353,33 @@ def test_a_question_about_nothing_the_store_knows_finds_nothing(project, monkeyp
                 for q in OFF_TOPIC} == {q: [] for q in OFF_TOPIC}
 
 
+CHINESE = {"equipment": "设备清单：NAS 在机房二号柜",
+           "release": "部署在每周二上午十点进行，先同步数据库。"}
+OFF_TOPIC_OTHER_LANGUAGES = ("上海的天气怎么样？",
+                             "谁赢得了昨天的篮球比赛？", "ラーメンの作り方を教えて",
+                             "비빔밥 만드는 법", "Как приготовить пельмени?",
+                             "¿Cómo se hace una tortilla de patatas?", "Qui a peint la Joconde ?")
+
+
+def test_a_question_about_nothing_in_another_language_finds_nothing(project, monkeypatch,
+                                                                     local_embedder):
+    # With the English model, text in one script lies near any other text in it: a Chinese
+    # question about the weather is as near the store's Chinese notes as to anything. The
+    # background's sentences in other languages are nearer still, so nothing stands out; the
+    # notes stay findable by their words.
+    with open_ynm(project, monkeypatch) as y:
+        fill(y)
+        ids = {key: y.remember(RememberInput(type="semantic", level="distributed",
+                                             content=text))["memoryId"]
+               for key, text in CHINESE.items()}
+        assert {q: [h["summary"] for h in y.recall(RecallQuery(text=q))]
+                for q in OFF_TOPIC_OTHER_LANGUAGES} == {q: [] for q in OFF_TOPIC_OTHER_LANGUAGES}
+        for question, key in (("设备", "equipment"), ("NAS 在哪里？", "equipment"),
+                              ("部署", "release"), ("什么时候部署？", "release")):
+            hits = y.recall(RecallQuery(text=question))
+            assert hits and hits[0]["memoryId"] == ids[key], question
+
+
 def test_paraphrases_still_stand_out_from_the_background(project, monkeypatch, local_embedder):
     with open_ynm(project, monkeypatch) as y:
         ids = fill(y)
