@@ -210,7 +210,7 @@ def measure() -> dict[str, object]:
 
 def _summary(name: str, values: list[float]) -> str:
     v = sorted(values)
-    q = lambda f: v[min(len(v) - 1, int(f * len(v)))]  # noqa: E731
+    q = lambda f: v[min(len(v) - 1, int(f * len(v)))]
     return (f"{name:8s} n={len(v):3d} min {v[0]:.2f} p10 {q(0.1):.2f} median {q(0.5):.2f} "
             f"p90 {q(0.9):.2f} max {v[-1]:.2f}")
 

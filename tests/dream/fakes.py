@@ -56,7 +56,7 @@ class FakeServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 body = json.loads(raw or b"null")
                 owner.seen.append(body)

@@ -136,7 +136,7 @@ def test_recall_reranks_with_a_calibrated_judge(store):
 
 
 def test_recall_without_text_or_with_rerank_off_asks_nothing(store, ynm_home):
-    run, ids, server = store
+    run, _, server = store
     run("recall", "--type", "semantic")
     ynm_home.mkdir(exist_ok=True)
     (ynm_home / "config.json").write_text(json.dumps({"dream": {"rerank": False}}))
@@ -146,8 +146,8 @@ def test_recall_without_text_or_with_rerank_off_asks_nothing(store, ynm_home):
     assert server.seen == []
 
 
-def test_recall_goes_on_when_the_judge_fails(store, monkeypatch):
-    run, ids, server = store
+def test_recall_goes_on_when_the_judge_fails(store):
+    run, _, server = store
     plain = run("recall", "deploy", "--no-rerank")
     server.verdict = lambda req: (429, {"error": "slow down"})
     assert same(run("recall", "deploy"), plain)

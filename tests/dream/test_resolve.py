@@ -23,8 +23,8 @@ def floor(monkeypatch: pytest.MonkeyPatch):
     """The heuristic judge and the none writer; stand-ins where their modules are not there
     yet (they live in ynm.dream.heuristic and ynm.dream.writers_none)."""
     try:
-        from ynm.dream.heuristic import HeuristicJudge  # noqa: F401
-        from ynm.dream.writers_none import NoneWriter  # noqa: F401
+        from ynm.dream.heuristic import HeuristicJudge
+        from ynm.dream.writers_none import NoneWriter
         return
     except ImportError:
         pass

@@ -38,11 +38,11 @@ from ynm.errors import ConfigError
 
 __all__ = [
     "DEFAULT_TYPESAFE_MODEL",
-    "MissingAnswer",
     "SIMILARITY_CALIBRATION",
+    "TYPESAFE_BASE_URL",
+    "MissingAnswer",
     "SimilarityJudge",
     "StateTooLarge",
-    "TYPESAFE_BASE_URL",
     "TypesafeJudge",
     "WriterEmulatedJudge",
     "same_fact_probability",

@@ -77,10 +77,10 @@ def resolve_writer(dream: Any, env: Mapping[str, str] | None = None, *,
     if choice == "none":
         return _none_writer()
     base_override = env.get("YNM_OPENAI_BASE_URL") or None
-    if not key and not base_override and env.get("YNM_NO_CLAUDE_CLI") != "1":
-        if (probe or claude_available)(env):
-            return ClaudeCliWriter(dream.claude.model, use_api_key=dream.claude.use_api_key,
-                                   env=env)
+    if (not key and not base_override and env.get("YNM_NO_CLAUDE_CLI") != "1"
+            and (probe or claude_available)(env)):
+        return ClaudeCliWriter(dream.claude.model, use_api_key=dream.claude.use_api_key,
+                               env=env)
     if key or base_override:
         return OpenAICompatibleWriter(base_override or openai.base_url,
                                       env.get("YNM_OPENAI_MODEL") or openai.model, key)

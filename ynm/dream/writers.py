@@ -35,10 +35,10 @@ from ynm.errors import YnmError
 
 __all__ = [
     "CLAUDE_TIMEOUT_S",
+    "OPENAI_TIMEOUT_S",
     "ClaudeCliWriter",
     "ModelRequestError",
     "ModelWriter",
-    "OPENAI_TIMEOUT_S",
     "OpenAICompatibleWriter",
     "build_prompt",
     "claude_available",
@@ -139,8 +139,8 @@ def build_prompt(instructions: str, state: Any, schema: type[BaseModel],
         "State (JSON):",
         json.dumps(state, ensure_ascii=False, indent=2),
         "",
-        "Answer with a single JSON value that validates against this JSON Schema, and nothing "
-        "else:",
+        ("Answer with a single JSON value that validates against this JSON Schema, and "
+         "nothing else:"),
         json.dumps(schema.model_json_schema(), ensure_ascii=False),
     ]
     if issues:
@@ -345,7 +345,7 @@ def claude_available(env: Mapping[str, str] | None = None,
     env = dict(os.environ if env is None else env)
     try:
         proc = subprocess.run(["claude", "--version"], capture_output=True, env=env,
-                              timeout=timeout_s, stdin=subprocess.DEVNULL)
+                              timeout=timeout_s, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0
