@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.dream.judges import SimilarityJudge, TypesafeJudge, WriterEmulatedJudge
-from ynm.dream.resolve import calibrated_judge, resolve
-from ynm.dream.seams import ModelUnavailable
+from ynm.dream.resolve import calibrated_judge, resolve, resolve_for
+from ynm.dream.seams import ModelUnavailable, Question
 from ynm.dream.writers import ClaudeCliWriter, OpenAICompatibleWriter
 from ynm.errors import ConfigError
 from ynm.service.config import DreamConfig
@@ -43,6 +44,9 @@ def floor(monkeypatch: pytest.MonkeyPatch):
                         types.SimpleNamespace(HeuristicJudge=HeuristicJudge))
     monkeypatch.setitem(sys.modules, "ynm.dream.writers_none",
                         types.SimpleNamespace(NoneWriter=NoneWriter))
+
+
+PAIR_SAME_FACT = Question(type="noul", instructions="Same fact?")
 
 
 def dream(**kw) -> DreamConfig:
@@ -176,3 +180,41 @@ def test_config_accepts_the_new_keys():
     d = dream(judge="similarity", typesafe={"baseUrl": "http://x"})
     assert d.judge == "similarity" and d.typesafe.base_url == "http://x"
     assert DreamConfig().typesafe.base_url == "https://api.typesafe.ai"
+
+
+def test_resolve_for_a_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:  # YNM_EMBEDDER=none in tests: no vectors
+        judge, writer = resolve_for(y, y.mounts[0], probe=Probe(False))
+        assert (judge.name, writer.name) == ("heuristic", "none")
+    monkeypatch.setenv("TYPESAFE_API_KEY", "k")
+    monkeypatch.setenv("YNM_NO_CLAUDE_CLI", "1")
+    with Ynm.open(where) as y:
+        judge, writer = resolve_for(y, probe=Probe(True))
+        assert (judge.name, writer.name) == ("typesafe", "none")
+
+
+def test_resolve_for_picks_similarity_when_vectors_are_on(server, tmp_path: Path,  # noqa: F811
+                                                          monkeypatch: pytest.MonkeyPatch):
+    from ynm.model.inputs import RecallQuery, RememberInput
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    monkeypatch.setenv("YNM_NO_CLAUDE_CLI", "1")
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:
+        y.remember(RememberInput(type="semantic", content="Deploys go out on Tuesdays."))
+        y.recall(RecallQuery(text="deploys"))  # the mount's vectors, and so its centroid
+        mount = y.mounts[0]
+        judge, writer = resolve_for(y, mount, probe=Probe(True))
+        assert isinstance(judge, SimilarityJudge) and writer.name == "none"
+        assert judge.center is not None and judge.model == "similarity:openai-compatible:m"
+        brief = {"summary": "s", "content": "same words"}
+        same = judge.judge({"a": brief, "b": dict(brief)},
+                           {"sameFact": PAIR_SAME_FACT}).answers["sameFact"].noul
+        assert same > 0.99

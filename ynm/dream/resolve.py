@@ -40,6 +40,7 @@ from ynm.dream.seams import Judge, Writer
 __all__ = [
     "calibrated_judge",
     "resolve",
+    "resolve_for",
     "resolve_judge",
     "resolve_writer",
     "service_judge",
@@ -152,6 +153,39 @@ def resolve(dream: Any, env: Mapping[str, str] | None = None, *, embedder: Any =
     writer = resolve_writer(dream, env, probe=probe)
     return resolve_judge(dream, writer, env, embedder=embedder, center=center,
                          budget=budget), writer
+
+
+def resolve_for(ynm: Any, mount: Any = None, *,
+                probe: Callable[[Mapping[str, str]], bool] | None = None
+                ) -> tuple[Judge, Writer]:
+    """:func:`resolve` for a :class:`ynm.service.ynm.Ynm`: its ``dream`` config, its
+    environment (``.env`` files included), its embedder when vector search is on (so ``auto``
+    can pick ``similarity``) and, when ``mount`` is given, that mount's centroid for the
+    similarity judge. The embedder is opened only when the judge could be ``similarity``.
+
+    Raises:
+        ConfigError: ``typesafe`` chosen explicitly without its key.
+    """
+    dream = ynm.config.dream
+    env = ynm.loaded.env or None
+    writer = resolve_writer(dream, env, probe=probe)
+    embedder = center = None
+    wants_vectors = dream.judge == "similarity" or (
+        dream.judge == "auto" and writer.name == "none"
+        and not _env(env).get(dream.typesafe.api_key_env))
+    if wants_vectors and ynm.config.embedder != "none":
+        try:
+            embedder = ynm.embedder
+        except Exception:  # noqa: BLE001 (no vectors: the heuristic floor answers)
+            embedder = None
+        if embedder is not None and mount is not None:
+            from ynm.index.search import centroid
+
+            try:
+                center = centroid(mount.cache.conn)  # the vectors the mount holds now
+            except Exception:  # noqa: BLE001 (uncentred cosine is still an answer)
+                center = None
+    return resolve_judge(dream, writer, env, embedder=embedder, center=center), writer
 
 
 def calibrated_judge(dream: Any, env: Mapping[str, str] | None = None, *,
