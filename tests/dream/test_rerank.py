@@ -146,9 +146,21 @@ def test_recall_without_text_or_with_rerank_off_asks_nothing(store, ynm_home):
     assert server.seen == []
 
 
-def test_recall_goes_on_when_the_judge_fails(store):
+def test_recall_goes_on_when_the_judge_fails(store, cli_run):
     run, _, server = store
     plain = run("recall", "deploy", "--no-rerank")
     server.verdict = lambda req: (429, {"error": "slow down"})
-    assert same(run("recall", "deploy"), plain)
+    result = cli_run("recall", "deploy", "--json")
+    assert result.exit_code == 0
+    assert same(json.loads(result.stdout), plain)
     assert len(server.seen) == 4
+    assert "warning: recall was not reranked for 4 of 4 hits (ModelUnavailable: " \
+        in result.stderr and "HTTP 429" in result.stderr
+
+
+def test_failed_judgments_are_reported():
+    problems: list[str] = []
+    hits = [hit("a", 0.9), hit("b", 0.8)]
+    out = rerank(hits, "q", limit=2, judge=Judge({"b": 1.0}), top_k=15, problems=problems)
+    assert [h["memoryId"] for h in out] == ["b", "a"] and out[1]["score"] == 0.9
+    assert problems == ["recall was not reranked for 1 of 2 hits (ModelUnavailable: busy)"]
