@@ -24,6 +24,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -286,6 +287,22 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+_CLIENT: Any = None
+_CLIENT_LOCK = threading.Lock()
+
+
+def _client() -> Any:
+    """One ``httpx.Client`` per process (thread-safe), so the reranker's parallel judgments
+    and a dream run's many calls reuse their connections instead of a TLS handshake each."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        if _CLIENT is None:
+            import httpx
+
+            _CLIENT = httpx.Client()
+        return _CLIENT
+
+
 def post_json(url: str, body: Any, headers: dict[str, str], timeout_s: float,
               who: str) -> dict[str, Any]:
     """POST ``body`` as JSON and return the JSON object answered (shared by the HTTP writer
@@ -298,7 +315,7 @@ def post_json(url: str, body: Any, headers: dict[str, str], timeout_s: float,
     import httpx
 
     try:
-        response = httpx.post(url, json=body, headers=headers, timeout=timeout_s)
+        response = _client().post(url, json=body, headers=headers, timeout=timeout_s)
     except httpx.TimeoutException:
         raise ModelUnavailable(f"{who}: {url} did not answer within {timeout_s:g} s") from None
     except httpx.HTTPError as err:
