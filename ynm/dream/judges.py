@@ -93,7 +93,8 @@ def _parse_answer(qid: str, q: Question, raw: Any) -> Answer:
     try:
         answer = Answer.model_validate(raw)
     except ValidationError as err:
-        raise MissingAnswer(f"typesafe judge: the answer for {qid!r} is malformed ({err.errors()[0]['msg']})"
+        problem = err.errors()[0]["msg"]
+        raise MissingAnswer(f"typesafe judge: the answer for {qid!r} is malformed ({problem})"
                             ) from None
     missing = {"noul": answer.noul, "choice": answer.choice, "score": answer.score}[q.type]
     if missing is None:
@@ -298,9 +299,9 @@ class WriterEmulatedJudge:
             elif q.type == "choice":
                 conf = v.confidence  # type: ignore[attr-defined]
                 chosen = keys.index(v.choice)  # type: ignore[attr-defined]
+                spread = _spread(chosen, len(keys), conf)
                 answers[qid] = Answer(type="choice", choice=v.choice,  # type: ignore[attr-defined]
-                                      probabilities=dict(zip(keys, _spread(chosen, len(keys), conf))),
-                                      confidence=conf)
+                                      probabilities=dict(zip(keys, spread)), confidence=conf)
             else:
                 conf = v.confidence  # type: ignore[attr-defined]
                 level = v.score  # type: ignore[attr-defined]

@@ -198,7 +198,8 @@ class ModelWriter:
                 issues = (issues_of(err) if isinstance(err, ValidationError)
                           else [f"(root): {err}"])
                 continue
-            return Written[schema](value=value, model=model, usage=usage)  # type: ignore[valid-type]
+            written = Written[schema]  # type: ignore[valid-type]
+            return written(value=value, model=model, usage=usage)
         raise StructuredOutputError(
             f"{self.name} gave no valid {name} in {ATTEMPTS} attempts: " + "; ".join(issues),
             issues)
