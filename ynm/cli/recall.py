@@ -70,7 +70,7 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
               help="Include forgotten memories.")
 @click.option("--limit", type=int, default=10, show_default=True, help="Hits to return (1..200).")
 @click.option("--explain/--no-explain", default=False, help="Show the score's parts.")
-@click.option("--rerank/--no-rerank", default=None, help="Judge-backed rerank; no judge is configured yet, so this changes nothing.")
+@click.option("--rerank/--no-rerank", default=None, help="Judge-backed rerank of the top hits (default: config dream.rerank; needs a calibrated judge such as TypeSafe).")
 @click.option("--mount", help="Only this mount.")
 @common_options
 def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | None,

@@ -197,12 +197,15 @@ class DreamThresholds(BaseModel):
 
 class TypesafeConfig(BaseModel):
     """``dream.typesafe``: ``model`` (None = the service's latest) and ``apiKeyEnv`` (the
-    variable holding the key, default ``TYPESAFE_API_KEY``). Source: reference/cli.md §5.6."""
+    variable holding the key, default ``TYPESAFE_API_KEY``). Source: reference/cli.md §5.6.
+    ``baseUrl`` is ours (default ``https://api.typesafe.ai``; ``YNM_TYPESAFE_BASE_URL``
+    overrides it): the endpoint the judge posts ``/v1/systemone`` to."""
 
     model_config = _MODEL_CONFIG
 
     model: str | None = None
     api_key_env: str = "TYPESAFE_API_KEY"
+    base_url: str = "https://api.typesafe.ai"
 
 
 class OpenAIConfig(BaseModel):
@@ -233,12 +236,13 @@ class DreamConfig(BaseModel):
     Every nested object gets its defaults when omitted; a threshold band given partially is
     invalid. ``occurrenceRetention`` is an ISO 8601 duration string or ``null`` (keep forever).
     Limits: ``maxPairsPerRun`` >= 1 (2000), ``candidatesPerMemory`` 1..20 (5), ``rerankTopK``
-    1..50 (15), all inclusive. Source: reference/cli.md §5.6.
+    1..50 (15), all inclusive. Source: reference/cli.md §5.6. ``judge: similarity`` is ours
+    (ynm.dream.judges.SimilarityJudge; resolution in ynm.dream.resolve).
     """
 
     model_config = _MODEL_CONFIG
 
-    judge: Literal["auto", "heuristic", "typesafe", "writer-emulated"] = "auto"
+    judge: Literal["auto", "heuristic", "typesafe", "writer-emulated", "similarity"] = "auto"
     writer: Literal["auto", "none", "claude-cli", "openai-compatible"] = "auto"
     judge_on_write: bool = True
     thresholds: DreamThresholds = Field(default_factory=DreamThresholds)

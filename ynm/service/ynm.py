@@ -245,6 +245,13 @@ class Ynm:
         fields = {k: v for k, v in fields.items() if v is not None}
         record = self._stamp(fields, session=inp.session, source=inp.source)
         self._gate(record)
+        # -- write-path judge (ynm.dream.write_judge; algorithms §2.11): calibrated only --
+        from ynm.dream.write_judge import judge_write
+
+        judged = judge_write(self, fields)
+        if judged is not None:
+            record = self._stamp(judged, session=inp.session, source=inp.source)
+        # -- end write-path judge --
         out = self._append(mount, [record])
         result = {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
                   "revision": out.revision}
@@ -262,6 +269,7 @@ class Ynm:
         """The note a write gets when similar memories already exist, or None.
 
         Recall with the first 200 characters of the content (limit 4), drop the memory itself,
+        never reranked (a judge call per hit on every write would buy nothing here), and
         keep hits whose word overlap coefficient with the content is at least 0.6 (words:
         lowercase ``[a-z0-9]`` runs of 3+ characters minus a few stop words, and the character
         pairs of Han, kana and Hangul: :func:`ynm.model.text.overlap_words`). Never blocks a
@@ -269,7 +277,7 @@ class Ynm:
         """
         words = overlap_words(content)
         similar = [
-            h for h in self.recall(RecallQuery(text=content[:200], limit=4))
+            h for h in self.recall(RecallQuery(text=content[:200], limit=4, rerank=False))
             if h["memoryId"] != memory_id
             and overlap_coefficient(words, overlap_words(h["content"] or h["summary"])) >= SIMILAR_AT
         ]
@@ -776,7 +784,11 @@ class Ynm:
                 for s, row, mount_id in self._ranked_across(searches, q.text)]
         hits.sort(key=lambda h: h["updatedAt"], reverse=True)
         hits.sort(key=lambda h: h["score"], reverse=True)
-        return hits[: q.limit]
+        # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
+        from ynm.dream.rerank import rerank_recall
+
+        return rerank_recall(self, q, hits)
+        # -- end rerank --
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None
                        ) -> list[tuple[Any, dict[str, Any], str]]:
