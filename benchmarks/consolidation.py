@@ -867,10 +867,11 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
     row.judged = sum(int((full.get(p) or {}).get("judged") or 0)
                      for p in ("promote", "dedupe", "contradict")) if full else None
     outcome = read_outcome(records, states)
+    missing: dict[str, list[str]] = {}  # reason -> passes, said once
     for name in ("dedupe", "contradict", "promote", "reflect"):
         why = _unavailable(report, name)
         if why:
-            row.why.append(f"{name}: {why}")
+            missing.setdefault(why, []).append(name)
             continue
         if name == "dedupe":
             row.dedupe = precision_recall(outcome.dedupe, labelled.duplicates)
@@ -890,6 +891,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
         else:
             want = labelled.reflect_subjects
             row.reflect = (len(outcome.reflected & want), len(want))
+    row.why += [f"{', '.join(names)}: {why}" for why, names in missing.items()]
 
 
 def _vector_problem(y: Any) -> str | None:

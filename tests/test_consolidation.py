@@ -229,10 +229,10 @@ def test_a_judge_row_is_measured_or_says_why(tmp_path, monkeypatch):
     for name in ("dedupe", "contradict"):
         value = getattr(row, name)
         if value is None:
-            assert any(why.startswith(f"{name}: ") for why in row.why)
+            assert any(name in why.split(": ")[0] for why in row.why)
         else:
             assert all(v is None or 0 <= v <= 1 for v in value)
     if row.promote is None:
-        assert any(why.startswith("promote: ") for why in row.why)
+        assert any("promote" in why.split(": ")[0] for why in row.why)
     else:
         assert 0 <= row.promote <= 1
