@@ -95,6 +95,9 @@ JUDGE_NAMES = {"heuristic": "heuristic", "similarity": "similarity",
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
 FAKE_MODEL = "ground-truth-fake"
+# dream.maxPairsPerRun (default 2,000 judged pairs per pass) defers the rest of a large store
+# to later runs; lifted here so that one run is a full dream and the next has nothing fresh.
+UNCAPPED = 1_000_000_000
 
 # --- the labelled set ---------------------------------------------------------------------------
 
@@ -811,10 +814,10 @@ def run_judge(labelled: LabelledSet, judge: str, noise: float = 0.1, seed: int =
     row = Row(JUDGE_NAMES[judge], memories=len(labelled.records))
     model = GroundTruthModel(labelled, noise=noise, seed=seed)
     with fake_openai(model) as base_url:
-        dream: dict[str, Any] = {"judge": judge, "writer": "none"}
+        dream: dict[str, Any] = {"judge": judge, "writer": "none", "maxPairsPerRun": UNCAPPED}
         embedder = "none"
         if judge == "writer-emulated":
-            dream = {"judge": judge, "writer": "openai-compatible",
+            dream = {"judge": judge, "writer": "openai-compatible", "maxPairsPerRun": UNCAPPED,
                      "openai": {"baseUrl": base_url, "model": FAKE_MODEL}}
         elif judge == "similarity":
             embedder = "auto"
@@ -911,19 +914,23 @@ def _vector_problem(y: Any) -> str | None:
 
 @dataclass
 class CostRow:
-    """Wall time of a full heuristic dream over ``size`` memories, then of the next run."""
+    """Wall time of a full heuristic dream over ``size`` memories, then of the next run; with
+    the memories fresh at the start of each run and the pairs the first one judged."""
 
     size: int
     first_s: float | None = None
     second_s: float | None = None
+    fresh: tuple[int | None, int | None] = (None, None)
+    judged: int | None = None
     flagged: int | None = None
     why: str | None = None
 
 
 def run_cost(size: int, seed: int = 1) -> CostRow:
     """Import ``size`` memories of the seeded corpus (benchmarks/corpus.py, distributed,
-    namespace ``common``) with ``dream.judge`` ``heuristic`` and writer ``none``, then time
-    ``Ynm.consolidate()`` twice: every memory fresh, then nothing fresh."""
+    namespace ``common``) with ``dream.judge`` ``heuristic``, writer ``none`` and no pair cap
+    (:data:`UNCAPPED`), then time ``Ynm.consolidate()`` twice: every memory fresh, then
+    nothing fresh."""
     from ynm.errors import YnmError
     from ynm.model.inputs import ListQuery
     from ynm.service.ynm import Ynm
@@ -933,7 +940,8 @@ def run_cost(size: int, seed: int = 1) -> CostRow:
     jsonl = serialize_records(corpus.records)
     del corpus
     try:
-        with imported_store(jsonl, {"judge": "heuristic", "writer": "none"}) as (repo, env), \
+        dream = {"judge": "heuristic", "writer": "none", "maxPairsPerRun": UNCAPPED}
+        with imported_store(jsonl, dream) as (repo, env), \
                 _process_env(env), Ynm.open(repo, env=env, now_ms=lambda: NOW_MS) as y:
             y.list(ListQuery(limit=1))  # the cache is built before the clock starts
             t = time.perf_counter()
@@ -944,11 +952,15 @@ def run_cost(size: int, seed: int = 1) -> CostRow:
                 row.first_s, row.why = None, f"dedupe: {why}"
                 return row
             t = time.perf_counter()
-            y.consolidate()
+            second = y.consolidate()
             row.second_s = time.perf_counter() - t
+            row.fresh = ((first.get("full") or {}).get("fresh"),
+                         (second.get("full") or {}).get("fresh"))
             full = (first.get("full") or {}).get("passes") or {}
             row.flagged = sum(len((full.get(p) or {}).get("flagged") or [])
                               for p in ("promote", "dedupe", "contradict"))
+            row.judged = sum(int((full.get(p) or {}).get("judged") or 0)
+                             for p in ("promote", "dedupe", "contradict"))
     except (RuntimeError, YnmError) as err:
         row.why = str(err).splitlines()[0]
     return row
@@ -995,12 +1007,15 @@ def table(labelled: LabelledSet, rows: Sequence[Row], costs: Sequence[CostRow],
             f"{_f(row.seconds, 1)} |")
         notes += [f"- {row.judge}: {why}" for why in row.why]
     if costs:
-        header = ("| full heuristic dream | first run s | flagged | second run s "
-                  "(nothing fresh) |")
-        lines += ["", header, "|---|---|---|---|"]
+        header = ("| full heuristic dream | fresh | pairs judged | flagged | first run s | "
+                  "fresh next | second run s |")
+        lines += ["", header, "|---|---|---|---|---|---|---|"]
         for c in costs:
-            lines.append(f"| {c.size} memories | {_f(c.first_s, 1)} | "
-                         f"{c.flagged if c.flagged is not None else 'n/a'} | "
+            def n(v: int | None) -> str:
+                return "n/a" if v is None else str(v)
+
+            lines.append(f"| {c.size} memories | {n(c.fresh[0])} | {n(c.judged)} | "
+                         f"{n(c.flagged)} | {_f(c.first_s, 1)} | {n(c.fresh[1])} | "
                          f"{_f(c.second_s, 2)} |")
             if c.why:
                 notes.append(f"- dream @{c.size}: {c.why}")
