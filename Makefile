@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install bench quality clean
+.PHONY: demo test install bench quality consolidation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: $(VENV)/.installed-vector
 ## quality: recall@k and MRR, full-text against hybrid, on the seeded corpus and paraphrases
 quality: $(VENV)/.installed-vector
 	$(BIN)/python benchmarks/quality.py --mode both
+
+## consolidation: dedupe and contradiction precision/recall, promote accuracy per judge on a
+## labelled store (a fake model serves the writer-emulated judge); full dream time at 10k
+consolidation: $(VENV)/.installed-vector
+	$(BIN)/python benchmarks/consolidation.py
 
 clean:
 	rm -rf $(VENV) .demo benchmarks/.stores

@@ -146,7 +146,8 @@ def _client(base: str, token: str | None = TOKEN):
 def test_health_needs_no_token(http_server):
     status, _, body = _get(http_server + "/health")
     assert status == 200
-    assert json.loads(body) == {"status": "ok", "name": "ynm", "auth": "bearer"}
+    assert json.loads(body) == {"status": "ok", "name": "ynm", "auth": "bearer",
+                                "scheduler": None}
 
 
 def test_without_the_token_mcp_answers_401(http_server):

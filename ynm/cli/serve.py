@@ -34,9 +34,15 @@ from ynm.cli._common import inherit_cwd
               help="Serve a non-loopback address without auth (refused otherwise).")
 @click.option("--no-personal", "no_personal", is_flag=True, default=False,
               help="Mount no personal store (a shared, hosted server).")
+@click.option("--dream-every", "dream_every", default=None, metavar="INTERVAL",
+              help="With --http: consolidate (every pass) at this interval, e.g. 30s, 15m, 2h, "
+                   "1d; a bare number is milliseconds (default: $YNM_DREAM_EVERY, else off).")
+@click.option("--sync-every", "sync_every", default=None, metavar="INTERVAL",
+              help="With --http: sync the distributed mounts at this interval "
+                   "(default: $YNM_SYNC_EVERY, else off).")
 def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, token: str | None,
           allow_origin: tuple[str, ...], allow_host: tuple[str, ...], allow_open: bool,
-          no_personal: bool) -> None:
+          no_personal: bool, dream_every: str | None, sync_every: str | None) -> None:
     """Run the MCP server: stdio by default, streamable HTTP with --http.
 
     \b
@@ -44,7 +50,7 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
       ynm serve                               # stdio, for a local agent client
       ynm serve --http --port 3000 --token "$TOKEN"
       ynm serve --http --host 0.0.0.0 --token "$TOKEN" --allow-host mem.example.com \\
-                --cwd /srv/memory.git
+                --cwd /srv/memory.git --dream-every 15m --sync-every 5m
 
     \b
     A bind address other than loopback (localhost, 127.x, ::1) needs a token (or
@@ -52,8 +58,12 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
     """
     _require_server_extra(http)
     from ynm.server.app import MemoryService, log
+    from ynm.server.scheduler import schedule_settings
 
     settings = None
+    # without --http: refuses --dream-every/--sync-every (a stdio server runs no timers)
+    schedule = schedule_settings(dream_every=dream_every, sync_every=sync_every, http=False,
+                                 env={}) if not http else None
     if http:
         from ynm.errors import ConfigError
         from ynm.server.http import http_settings, split_list
@@ -69,6 +79,8 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
                                  allow_origin=split_list(*allow_origin),
                                  allow_host=split_list(*allow_host), allow_open=allow_open,
                                  personal=not no_personal, env=env)
+        schedule = schedule_settings(dream_every=dream_every, sync_every=sync_every,
+                                     http=True, env=env)
         for note in settings.notes:
             log(note)
     service = MemoryService(cwd, personal=settings.personal if settings else not no_personal)
@@ -85,9 +97,11 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
                 pass
             return
         from ynm.server.http import serve_http
+        from ynm.server.scheduler import Scheduler
 
-        assert settings is not None
-        serve_http(service, settings.door, settings.host, settings.port)
+        assert settings is not None and schedule is not None
+        serve_http(service, settings.door, settings.host, settings.port,
+                   Scheduler(service, schedule) if schedule else None)
     except KeyboardInterrupt:
         log("stopped")
     finally:

@@ -21,10 +21,13 @@ import ipaddress
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
+
+if TYPE_CHECKING:
+    from ynm.server.scheduler import Scheduler
 
 STATIC_ACTOR = "token:static"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
@@ -342,8 +345,13 @@ async def _send_json(send: Any, status: int, body: Any,
     await send({"type": "http.response.body", "body": data})
 
 
-def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
-    """The ASGI app: the front door around the SDK's streamable HTTP app (path ``/mcp``)."""
+def build_http_app(service: MemoryService, door: FrontDoor,
+                   scheduler: Scheduler | None = None) -> Any:
+    """The ASGI app: the front door around the SDK's streamable HTTP app (path ``/mcp``).
+
+    With a ``scheduler`` (:mod:`ynm.server.scheduler`), its timers start when the server has
+    started (ASGI lifespan startup) and stop, waiting for a run in progress, when it shuts
+    down; ``/health`` carries its stats under ``scheduler`` (null without one)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     server = build_server(service, door.actor_for)
@@ -354,6 +362,9 @@ def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
     )
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan" and scheduler is not None:
+            await inner(scope, *_with_scheduler(scheduler, receive, send))
+            return
         if scope["type"] != "http":
             await inner(scope, receive, send)
             return
@@ -361,7 +372,9 @@ def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
                    for k, v in scope.get("headers", [])}
         method, path = scope["method"], scope["path"]
         if method == "GET" and path == "/health":
-            await _send_json(send, 200, {"status": "ok", "name": "ynm", "auth": door.auth_mode})
+            await _send_json(send, 200, {
+                "status": "ok", "name": "ynm", "auth": door.auth_mode,
+                "scheduler": scheduler.health() if scheduler is not None else None})
             return
         cors = [(b"access-control-allow-methods", ALLOW_METHODS.encode()),
                 (b"access-control-allow-headers", ALLOW_HEADERS.encode())]
@@ -400,15 +413,50 @@ def build_http_app(service: MemoryService, door: FrontDoor) -> Any:
     return app
 
 
-def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int) -> None:
-    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr."""
+def _with_scheduler(scheduler: Scheduler, receive: Any, send: Any) -> tuple[Any, Any]:
+    """``(receive, send)`` of an ASGI lifespan that start the scheduler once startup is
+    complete and stop it when shutdown begins (before the MCP handler shuts down)."""
+    async def lifespan_receive() -> Any:
+        message = await receive()
+        if message["type"] == "lifespan.shutdown":
+            await scheduler.stop()
+        return message
+
+    async def lifespan_send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            scheduler.start()
+        await send(message)
+
+    return lifespan_receive, lifespan_send
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
+               scheduler: Scheduler | None = None) -> None:
+    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr.
+
+    Both signals stop the server the same way: uvicorn shuts down (the scheduler stops first,
+    see :func:`build_http_app`), then ``KeyboardInterrupt`` reaches the caller, which closes
+    the service and exits 0 (reference/server.md §2.1). uvicorn raises a signal it caught
+    again once it has stopped, so SIGTERM would otherwise end the process by the signal,
+    without closing the store."""
+    import signal
+
     import uvicorn
 
     from ynm.server.app import log
 
-    app = build_http_app(service, door)
+    app = build_http_app(service, door, scheduler)
     shown = f"[{host}]" if ":" in host else host
     log(f"ynm-mcp listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)")
     log(f"ynm-mcp auth: {door.auth_mode}")
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                  lifespan="on")).run()
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           lifespan="on"))
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
