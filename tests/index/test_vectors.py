@@ -20,7 +20,7 @@ pytest.importorskip("sqlite_vec")
 from ynm.index.embedders import Embedder, LocalEmbedder, open_embedder  # noqa: E402
 from ynm.index.search import SearchQuery  # noqa: E402
 from ynm.service.recall import vector_candidates  # noqa: E402
-from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
+from ynm.model.inputs import ForgetInput, RecallQuery, RememberInput  # noqa: E402
 from ynm.service.ynm import Ynm  # noqa: E402
 
 MEMORIES = {
@@ -506,3 +506,20 @@ def test_vector_neighbours_follow_one_that_clears_the_floor(monkeypatch, near, f
                         lambda conn, q, vector, k: [(r, f"M{r}", s) for r, s in near])
     got = vector_candidates(None, SearchQuery(limit=10), b"", floor)
     assert [rowid for rowid, _ in got] == kept
+
+
+def test_a_process_open_before_vectors_were_added_can_still_forget(project, monkeypatch):
+    # A full-text-only service opens the cache first; another one then adds the vector tables,
+    # whose triggers call sqlite-vec: the first one's writes must still work.
+    with open_ynm(project, monkeypatch, "none") as plain:
+        ids = fill(plain)
+        with open_ynm(project, monkeypatch) as other:
+            fake = Counting()
+            other._embedder, other._embedder_opened = fake, True
+            other.config = other.config.model_copy(update={"embedder": "sentence-transformers"})
+            other.recall(RecallQuery(text="backups"))
+            assert other.mount("project").cache.has_vectors
+        result = plain.forget(ForgetInput(memory_id=ids["standup"], reason="moved"))
+        assert result["memoryId"] == ids["standup"] and not plain.warnings
+        assert plain.mount("project").cache.conn.execute(
+            "SELECT count(*) FROM vectors").fetchone()[0] == 3

@@ -499,8 +499,16 @@ class MountCache:
 
     @property
     def has_vectors(self) -> bool:
-        """True when this cache holds vectors (tables ``vectors`` and ``vector_codes``)."""
-        return self._has_table("vector_codes")
+        """True when this cache holds vectors (tables ``vectors`` and ``vector_codes``).
+
+        Another process may have added them after this connection opened without sqlite-vec
+        (a full-text-only server, then a recall with vectors on): their triggers call
+        sqlite-vec, so it is loaded here before any write touches them."""
+        if not self._has_table("vector_codes"):
+            return False
+        if self.conn.vec_problem == "not tried":
+            schema.load_vec(self.conn)
+        return True
 
     def _has_table(self, name: str) -> bool:
         return self.conn.execute(
