@@ -297,9 +297,56 @@ def test_personal_does_not_touch_the_repository(in_repo, cli_run):
     assert not (in_repo / ".ynm").exists()
 
 
-def test_a_malformed_anchor_is_refused_input(in_repo, cli_run):
-    result = cli_run("init", "--anchor", "deadbeef")
-    assert result.exit_code == 2 and "invalid input: anchor: deadbeef is not an object id" in result.stderr
+@pytest.mark.parametrize(("given", "message"), [
+    ("deadbeef", "anchor: no commit starts with deadbeef in this repository; give the full "
+                 "40-hex id (a shallow clone may lack the commit)"),
+    ("not-a-sha", "anchor: 'not-a-sha' is not a commit id (40 or 64 hex digits, or an "
+                  "unambiguous abbreviation of at least 4)"),
+    ("HEAD", "anchor: 'HEAD' is not a commit id (40 or 64 hex digits, or an unambiguous "
+             "abbreviation of at least 4)"),
+    ("abc", "anchor: abc is too short to name a commit; give at least 4 hex digits "
+            "(`git rev-parse abc` prints the full id)"),
+])
+def test_a_malformed_anchor_is_refused_input(in_repo, cli_run, given, message):
+    result = cli_run("init", "--anchor", given)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"Error: invalid input: {message}"
+    assert not (in_repo / ".ynm" / "config.json").exists()
+
+
+@pytest.mark.parametrize("digits", [4, 7, 12, 39])
+def test_an_abbreviated_anchor_is_resolved_to_the_full_commit_id(in_repo, run_json, git,
+                                                                  digits):
+    git(in_repo, "commit", "-q", "--allow-empty", "-m", "second")
+    head = git(in_repo, "rev-parse", "HEAD")
+    out = run_json("init", "--anchor", head[:digits].upper() if digits == 7 else head[:digits])
+    assert (out["anchor"], out["anchorSource"]) == (head, "config")
+    assert json.loads((in_repo / ".ynm" / "config.json").read_text()) == {"anchor": head}
+
+
+def test_an_ambiguous_or_non_commit_anchor_is_refused(in_repo, cli_run, git):
+    import pygit2
+
+    repo = pygit2.Repository(str(in_repo))
+    seen: dict[str, str] = {}
+    i = 0
+    while True:  # blobs until two share their first four hex digits (a few hundred at most)
+        oid = str(repo.create_blob(f"blob {i}".encode()))
+        i += 1
+        if oid[:4] in seen:
+            prefix = oid[:4]
+            break
+        seen[oid[:4]] = oid
+    result = cli_run("init", "--anchor", prefix)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"Error: invalid input: anchor: {prefix} is ambiguous: "
+                                     "several objects in this repository start with it; give "
+                                     "more digits")
+    tree = git(in_repo, "rev-parse", "HEAD^{tree}")
+    result = cli_run("init", "--anchor", tree[:10])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"Error: invalid input: anchor: {tree[:10]} is a tree "
+                                     f"({tree}), not a commit")
     assert not (in_repo / ".ynm" / "config.json").exists()
 
 

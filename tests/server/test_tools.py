@@ -232,8 +232,9 @@ def test_session_start_and_end(mcp_call):
         "session end needs a sessionId"
     assert err(call_tool(mcp_call, "memory_session", {"action": "pause"})).startswith(
         "invalid input: action:")
-    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == \
-        "invalid input: ttl: must be an ISO 8601 duration"
+    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == (
+        "invalid input: ttl: must be an ISO 8601 duration "
+        "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
     generated = ok(call_tool(mcp_call, "memory_session", {"action": "start"}))
     assert generated["namespace"] == "session/" + generated["sessionId"]
 

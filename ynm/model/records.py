@@ -56,13 +56,21 @@ DATA_SCHEMA_MAX_CHARS = 100
 REASON_MAX_CHARS = 1000
 
 _DATETIME_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
-    r"(?:Z|([+-])(\d{2}):?(\d{2}))",
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+    r"(?:Z|([+-])(\d{2})(?::?(\d{2}))?)",
+    re.ASCII,
+)
+# ISO 8601 basic format: 20261130T120000Z, 20261130T120000.5+0530, 20261130T1200-05.
+_BASIC_DATETIME_RE = re.compile(
+    r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?"
+    r"(?:Z|([+-])(\d{2})(\d{2})?)",
     re.ASCII,
 )
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _CANONICAL_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", re.ASCII)
-_NO_OFFSET_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?", re.ASCII)
+_NO_OFFSET_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?|\d{8}T\d{4}(?:\d{2}(?:[.,]\d+)?)?",
+    re.ASCII)
 
 
 def js_length(value: str) -> int:
@@ -83,41 +91,48 @@ _LIMITS = (("subject", SUBJECT_MAX_CHARS), ("content", CONTENT_MAX_CHARS),
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ONE_MS = timedelta(milliseconds=1)
 DATETIME_PROBLEM = "expected an ISO 8601 date-time"
+DATETIME_FORMS = ("2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+                  "(basic format) or a date 2026-11-30 (midnight UTC)")
 
 
 def datetime_ms(value: str, *, round_up: bool = False) -> int:
     """The instant of an ISO 8601 date-time, in whole milliseconds since the epoch.
 
-    Accepted: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by ``Z`` or an offset ``+HH:MM``,
-    ``-HH:MM`` (or ``+HHMM``), and a bare date ``YYYY-MM-DD``, which means midnight UTC of that
-    day (reference/storage.md §1.2). A date-time without ``Z`` or an offset is refused: its
-    instant is unknown. Digits past the millisecond are dropped (the instant is rounded down),
-    or with ``round_up`` rounded up to the next millisecond, which is how a lower bound keeps
-    excluding every millisecond stamp before it.
+    Accepted, in ISO 8601 extended format: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by
+    ``Z`` or an offset ``+HH:MM``, ``-HH:MM``, ``+HHMM`` or ``+HH``; in basic format:
+    ``YYYYMMDDTHHMM[SS[.fraction]]`` followed by ``Z`` or ``+HHMM``/``+HH``
+    (``20261130T120000Z``, ``20261130T120000.5+0530``); the fraction may follow a comma (ISO
+    8601 allows both marks); and a bare date ``YYYY-MM-DD``, which means midnight UTC of that
+    day (reference/storage.md §1.2; eight bare digits stay refused, too easily a number). A
+    date-time without ``Z`` or an offset is refused: its instant is unknown. Digits past the millisecond are dropped (the
+    instant is rounded down), or with ``round_up`` rounded up to the next millisecond, which is
+    how a lower bound keeps excluding every millisecond stamp before it.
 
     Raises:
-        ValueError: ``expected an ISO 8601 date-time`` for anything else or a day or time
-            that does not exist (``2026-02-30``, ``25:00``, offset minutes over 59); the
-            message adds ``with Z or an offset ...`` for a time without one, and
-            ``in years 0001..9999 (UTC)`` for an instant outside them.
+        ValueError: ``expected an ISO 8601 date-time such as <forms>`` (:data:`DATETIME_FORMS`)
+            for anything else; ``expected an ISO 8601 date-time`` for a day or time that does
+            not exist (``2026-02-30``, ``25:00``, offset minutes over 59); the message says
+            ``with Z or an offset ...`` for a time without one, and ``in years 0001..9999
+            (UTC)`` for an instant outside them.
     """
     if not isinstance(value, str):
-        raise ValueError(DATETIME_PROBLEM)
+        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
     if _DATE_RE.fullmatch(value):
         value += "T00:00:00Z"
-    m = _DATETIME_RE.fullmatch(value)
+    m = _DATETIME_RE.fullmatch(value) or _BASIC_DATETIME_RE.fullmatch(value)
     if m is None:
         if _NO_OFFSET_RE.fullmatch(value):
             raise ValueError(f"{DATETIME_PROBLEM} with Z or an offset such as +05:00 "
                              "(a time without one names no instant)")
-        raise ValueError(DATETIME_PROBLEM)
+        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
     year, month, day, hour, minute, second, fraction, sign, off_h, off_m = m.groups()
     try:
         offset = timedelta(0)
         if sign:
-            if int(off_m) > 59:
+            if int(off_m or 0) > 59:
                 raise ValueError(DATETIME_PROBLEM)
-            offset = timedelta(hours=int(off_h), minutes=int(off_m)) * (-1 if sign == "-" else 1)
+            offset = (timedelta(hours=int(off_h), minutes=int(off_m or 0))
+                      * (-1 if sign == "-" else 1))
         local = datetime(int(year), int(month), int(day), int(hour), int(minute),
                          int(second or 0), tzinfo=timezone(offset))
         ms = (local - _EPOCH) // _ONE_MS

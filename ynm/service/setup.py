@@ -10,11 +10,10 @@ Source: reference/cli.md §4.10, reference/storage.md §3.12.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from ynm.errors import InvalidInput, YnmError
+from ynm.errors import YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 GIT_STATUS_WT_NEW = 1 << 7  # libgit2's flag for an untracked file (git_status_t)
@@ -225,18 +224,20 @@ def init_project(
 
     Raises:
         YnmError: ``<cwd> is not inside a git repository``.
-        AnchorError: a shallow clone without ``--anchor``, or a malformed anchor.
+        AnchorError: a shallow clone without ``--anchor``.
+        InvalidInput: an ``anchor`` that is not a commit id, or an abbreviated one that names
+            no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
     """
-    from ynm.store.anchor import remote_project_config, select_anchor
+    from ynm.store.anchor import remote_project_config, resolve_anchor_id, select_anchor
     from ynm.store.repo import open_repository
     from ynm.store.sync import fetch_refspec
 
     if loaded.repo is None or loaded.bare:
         raise YnmError(f"{cwd} is not inside a git repository")
-    if anchor is not None and not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", anchor):
-        raise InvalidInput(f"anchor: {anchor} is not an object id (40 or 64 lowercase hex)")
     repo_path = loaded.repo
     repo = open_repository(repo_path)
+    if anchor is not None:
+        anchor = resolve_anchor_id(repo, anchor)
     notes: list[str] = []
     had_commits = not repo.head_is_unborn
     remote_name = remote or loaded.config.remote
