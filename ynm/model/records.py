@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -330,16 +331,105 @@ class Record(BaseModel):
         return (self.recorded_at, self.id)
 
 
-def validation_message(err: ValidationError) -> str:
-    """Render a pydantic error as ``<path.joined.by.dots>: <message>[; ...]`` (cli.md §1.3).
+# pydantic's error types -> a plain message (ctx fills the braces); see plain_message.
+_PLAIN = {
+    "missing": "required",
+    "string_type": "must be text (a string)",
+    "string_unicode": "must be text (a string)",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "string_too_long": "must be at most {max_length} characters",
+    "too_long": "must have at most {max_length} items",
+    "too_short": "must have at least {min_length} items",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "string_pattern_mismatch": "has the wrong form",
+    "json_invalid": "not valid JSON",
+    "json_type": "not valid JSON",
+    "none_required": "must be null",
+}
+# Parts of a pydantic error location that name a union member or a validator, not a field.
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "nonetype"})
 
-    Model-level errors carry their own ``<field>: `` prefix.
-    """
+
+def plain_message(issue: Mapping[str, Any]) -> str:
+    """One pydantic error (an item of ``ValidationError.errors()``) as a plain phrase: no
+    ``[type=...]``, no input value, no URL, no pydantic wording (``Input should be ...``):
+    ``required``, ``unknown field``, ``must be one of a, b, c``, ``must be at most 280
+    characters``, ``must be a whole number``; a message ynm's own validators raise is kept as
+    written (without pydantic's ``Value error, `` prefix)."""
+    kind = issue.get("type", "")
+    ctx = issue.get("ctx") or {}
+    msg = str(issue.get("msg", ""))
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind in ("literal_error", "enum"):
+        choices = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
+        if choices:
+            return "must be one of " + ", ".join(choices)
+    if kind == "string_too_short":
+        n = ctx.get("min_length", 1)
+        return "must not be empty" if n == 1 else f"must be at least {n} characters"
+    if kind in ("value_error", "assertion_error"):
+        return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    template = _PLAIN.get(kind)
+    if template is not None:
+        shown = {k: int(v) if isinstance(v, float) and v.is_integer() else v
+                 for k, v in ctx.items()}
+        try:
+            return template.format(**shown)
+        except (KeyError, IndexError):
+            pass
+    return msg.removeprefix("Value error, ")
+
+
+def _field_path(loc: tuple[Any, ...] | list[Any], camel: bool) -> str:
     parts = []
-    for issue in err.errors(include_url=False):
-        loc = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in issue["loc"])
-        msg = issue["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
+    for p in loc:
+        if isinstance(p, int):
+            parts.append(str(p))
+        elif "[" in p or p.lower() in _TYPE_TAGS:
+            continue  # a union member (``list[str]``, ``function-after[...]``): not a field
+        else:
+            parts.append(to_camel(p) if camel else p)
+    return ".".join(parts)
+
+
+def validation_problems(err: ValidationError, *, unknown: str = "unknown field",
+                        camel: bool = True) -> list[tuple[str, str]]:
+    """``(field path, plain message)`` per failing field of a pydantic error, in order: the
+    path dotted (camelCase with ``camel``; an unknown field as the caller spelled it, union
+    members and validator names left out), the message from :func:`plain_message`
+    (``unknown`` for an unknown field). A field that failed several ways (each member of a
+    union) is reported once, by its first failure. The path is empty for a model-level error,
+    whose message names its fields itself."""
+    out: dict[str, str] = {}
+    for issue in err.errors(include_url=False, include_input=False):
+        extra = issue["type"] == "extra_forbidden"
+        loc = _field_path(issue["loc"], camel and not extra)
+        if loc not in out:
+            out[loc] = unknown if extra else plain_message(issue)
+    return list(out.items())
+
+
+def validation_message(err: ValidationError, *, unknown: str = "unknown field",
+                       camel: bool = True) -> str:
+    """Render a pydantic error as ``<path.joined.by.dots>: <plain message>[; ...]`` on one
+    line (cli.md §1.3; :func:`validation_problems`), without pydantic's ``[type=...]``, input
+    values and URLs. This is the one formatter of validation errors: CLI flags, MCP tool
+    inputs, imported lines, configuration files and variables, hook input."""
+    return "; ".join(f"{loc}: {msg}" if loc else msg
+                     for loc, msg in validation_problems(err, unknown=unknown, camel=camel))
