@@ -77,6 +77,7 @@ def open_ynm(cwd: Path | None) -> Ynm:
         ctx.call_on_close(lambda: print_warnings(ynm))
         progress = command_progress()
         ynm.progress = progress
+        ynm.notice = progress.note  # "loading embedding model ..." before the seconds it takes
         ctx.call_on_close(progress.finish)  # runs before the warnings (last in, first out)
     return ynm
 
@@ -291,6 +292,7 @@ class TerminalProgress:
         self._began = 0.0
         self._done = 0
         self.drawn: list[str] = []  # the phases a bar was drawn for, in order
+        self.noted: list[str] = []  # the lines note() printed
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         import time
@@ -313,6 +315,18 @@ class TerminalProgress:
         if done > self._done:
             self._bar.update(done - self._done)
             self._done = done
+
+    def note(self, text: str) -> None:
+        """Print ``text`` as a line of its own, when enabled (a terminal, no ``--json`` or
+        ``--quiet``): work that is slow to start and has no steps to count, such as loading
+        the embedding model (``loading embedding model <name>…``), so the terminal is not
+        silent meanwhile. A bar being drawn is ended first."""
+        if not self.enabled:
+            return
+        self.finish()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.noted.append(text)
 
     def finish(self) -> None:
         """End the bar, if one is drawn (its line is kept, with a newline)."""
