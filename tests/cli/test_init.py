@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 INIT_KEYS = ["repo", "anchor", "anchorSource", "configFile", "configWritten", "refspecs",
-             "hooksInstalled", "notes", "clients", "commit", "local"]
+             "fetched", "hooksInstalled", "notes", "clients", "commit", "local", "warnings"]
 EXCLUDE_NOTE = "added .ynm/wiki/ and .ynm/index/ to .git/info/exclude"
 NO_REMOTE_NOTE = ('no remote "origin" yet; distributed memory stays in this clone until you '
                   "add one, then `ynm sync` shares it")
@@ -38,6 +38,7 @@ def test_json_shape(in_repo, run_json, git):
     assert out["configFile"] == str(in_repo / ".ynm" / "config.json")
     assert out["configWritten"] is True
     assert out["refspecs"] == [] and out["clients"] == [] and out["local"] == []
+    assert out["fetched"] is None and out["warnings"] == []  # no remote: nothing to fetch
     assert out["notes"] == [EXCLUDE_NOTE, NO_REMOTE_NOTE]
     assert out["commit"] == [".ynm/config.json"]
 
@@ -365,10 +366,29 @@ def test_init_remote_is_kept_for_sync(in_repo, run_json, git, tmp_path, name):
     assert run_json("sync")["project"]["remote"] == name
 
 
-def test_init_in_a_clone_says_to_sync_first(in_repo, cli_run, git, tmp_path):
+def test_init_in_a_clone_fetches_first(in_repo, cli_run, git, tmp_path):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(in_repo, "remote", "add", "origin", str(bare))
-    out = cli_run("init", "--no-clients").stdout.splitlines()
-    assert out[-1].startswith("next: `ynm sync` to bring in the memory teammates already "
-                              "pushed, then ")
+    result = cli_run("init", "--no-clients")
+    assert result.exit_code == 0 and result.stderr == ""
+    out = result.stdout.splitlines()
+    assert "  fetched   no new memory on origin" in out
+    assert out[-1] == 'next: `ynm remember --type semantic --content "..."` and `ynm status`'
+
+
+@pytest.mark.parametrize("url", ["does-not-exist.git", "https://127.0.0.1:9/nothing.git"])
+def test_init_succeeds_with_one_warning_when_the_fetch_fails(in_repo, cli_run, run_json, git,
+                                                            tmp_path, url):
+    git(in_repo, "remote", "add", "origin", str(tmp_path / url) if "//" not in url else url)
+    result = cli_run("init", "--no-clients")
+    assert result.exit_code == 0
+    [warning] = result.stderr.splitlines()
+    assert warning.startswith("warning: could not fetch memory from origin (")
+    assert warning.endswith("); init went on without it: run `ynm sync` once the remote is "
+                            "reachable")
+    assert result.stdout.splitlines()[-1].startswith("next: `ynm sync` to bring in the memory "
+                                                     "teammates already pushed, then ")
+    out = run_json("init", "--no-clients")
+    assert out["fetched"] is None and len(out["warnings"]) == 1
+    assert out["anchorSource"] == "config" and (in_repo / ".ynm" / "config.json").exists()
