@@ -3,7 +3,8 @@
 Project mode changes no branch, tag, commit or tracked file: it writes ``.ynm/config.json``
 (the anchor, which the team commits so every clone agrees), adds ``.ynm/wiki/`` and
 ``.ynm/index/`` to ``.git/info/exclude``, and, when the remote exists, adds the distributed fetch
-refspec and fetches and merges the memory already there (no push). An empty repository gets an empty ``ynm: root`` commit to serve as the anchor.
+refspec and fetches and merges the memory already there (no push). An empty repository gets
+an empty ``ynm: root`` commit to serve as the anchor.
 Source: reference/cli.md §4.10, reference/storage.md §3.12.
 """
 
