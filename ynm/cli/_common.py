@@ -233,11 +233,32 @@ def content_input(content: str | None, content_file: Path | None,
                                "--content-file")
     else:
         return content
+    problem = not_utf8_problem(raw, where)
+    if problem is not None:
+        raise InvalidInput(f"content: {problem}")
+    return raw.decode("utf-8-sig")
+
+
+# Byte order marks of the encodings an editor may save text in that are not UTF-8; UTF-32's
+# come first (UTF-32-LE's begins with UTF-16-LE's).
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+               (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def not_utf8_problem(raw: bytes, where: str) -> str | None:
+    """Why ``raw`` (a file or standard input) is not UTF-8 text, naming the encoding when a
+    byte order mark gives it away (``--content-file is UTF-16 text (it starts with a byte order
+    mark); ynm reads UTF-8: convert it, e.g. iconv -f UTF-16 -t UTF-8``); None when it is
+    UTF-8 (a UTF-8 byte order mark is fine)."""
+    for bom, name in _OTHER_BOMS:
+        if raw.startswith(bom):
+            return (f"{where} is {name} text (it starts with a byte order mark); ynm reads "
+                    f"UTF-8: convert it, e.g. iconv -f {name} -t UTF-8")
     try:
-        return raw.decode("utf-8-sig")
+        raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise InvalidInput(f"content: {where} is not UTF-8 text ({err.reason} at byte "
-                           f"{err.start})") from None
+        return f"{where} is not UTF-8 text ({err.reason} at byte {err.start})"
+    return None
 
 
 def content_options(fn: F) -> F:
