@@ -111,8 +111,9 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
 
     Raises:
         ValueError: ``expected an ISO 8601 date-time such as <forms>`` (:data:`DATETIME_FORMS`)
-            for anything else; ``expected an ISO 8601 date-time`` for a day or time that does
-            not exist (``2026-02-30``, ``25:00``, offset minutes over 59); the message says
+            for anything else; ``expected an ISO 8601 date-time: no such day or time`` (or
+            ``offset``) for one that does not exist (``2026-02-30``, ``25:00``, offset minutes
+            over 59); the message says
             ``with Z or an offset ...`` for a time without one, and ``in years 0001..9999
             (UTC)`` for an instant outside them.
     """
@@ -127,11 +128,11 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
                              "(a time without one names no instant)")
         raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
     year, month, day, hour, minute, second, fraction, sign, off_h, off_m = m.groups()
+    if sign and int(off_m or 0) > 59:
+        raise ValueError(f"{DATETIME_PROBLEM}: no such offset")
     try:
         offset = timedelta(0)
         if sign:
-            if int(off_m or 0) > 59:
-                raise ValueError(DATETIME_PROBLEM)
             offset = (timedelta(hours=int(off_h), minutes=int(off_m or 0))
                       * (-1 if sign == "-" else 1))
         local = datetime(int(year), int(month), int(day), int(hour), int(minute),
@@ -142,7 +143,7 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
             if round_up and fraction[3:].strip("0"):
                 ms += 1
     except (ValueError, OverflowError):
-        raise ValueError(DATETIME_PROBLEM) from None
+        raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
     try:
         canonical_datetime(ms)
     except OverflowError:
@@ -182,7 +183,7 @@ def normalize_datetime(value: str, *, round_up: bool = False) -> str:
         try:
             datetime.fromisoformat(value[:-1])
         except ValueError:
-            raise ValueError(DATETIME_PROBLEM) from None
+            raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
         return value
     return canonical_datetime(datetime_ms(value, round_up=round_up))
 
