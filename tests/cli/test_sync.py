@@ -646,10 +646,11 @@ def test_init_adopts_the_anchor_committed_on_the_remote_and_leaves_the_pull_clea
     assert any(n.startswith("origin/main already has .ynm/config.json") and "git pull" in n
                for n in out["notes"])
     assert not (b.path / ".ynm" / "config.json").exists()
+    assert out["fetched"] == {"remote": "origin", "shards": 1, "records": 1}  # merged already
     net.git(b.path, "pull", "-q", "origin", "main")  # nothing untracked in its way
     assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
-    net.sync(b)
-    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]  # no sync needed
+    assert net.ok(b, "list").stderr == ""
 
 
 def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
@@ -755,3 +756,18 @@ def test_init_keeps_a_committed_or_given_anchor(net):
     out = net.json(b, "init", "--no-clients", "--anchor", net.anchor)  # given: kept
     assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
     assert out["fetched"]["shards"] == 1  # the shard still came in (under its own anchor)
+
+
+def test_init_in_a_shallow_clone_takes_the_anchor_from_the_fetched_notes(net):
+    """A shallow clone has no root commit to choose; the remote's notes name the anchor."""
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    path = net.tmp / "shallow"
+    net.git(net.tmp, "clone", "-q", "--depth", "1", f"file://{net.origin}", str(path))
+    b = Clone(path, net.tmp / "home-shallow")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert out["fetched"] == {"remote": "origin", "shards": 1, "records": 1}
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]

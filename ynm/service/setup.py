@@ -353,7 +353,7 @@ def init_project(
             commit.append(".mcp.json")
     fetched = None
     if has_remote and fetch_problem is None:
-        fetched, problem = _merge_fetched(loaded, repo_path, remote_name)
+        fetched, problem = _merge_fetched(loaded, repo_path, remote_name, chosen.sha)
         if problem is not None:
             warnings.append(problem)
     return {
@@ -388,21 +388,33 @@ def _has_local_shards(repo: Any) -> bool:
     return any(raw.startswith(prefix) for raw in repo.raw_listall_references())
 
 
-def _merge_fetched(loaded: LoadedConfig, repo_path: Path,
-                   remote: str) -> tuple[dict[str, Any] | None, str | None]:
+def _merge_fetched(loaded: LoadedConfig, repo_path: Path, remote: str,
+                   anchor: str) -> tuple[dict[str, Any] | None, str | None]:
     """Merge what the fetch brought into the project's shards, as ``ynm sync --no-push``
-    does (fetch and merge, never a push). Returns ``({"remote", "shards", "records"}, None)``
-    (shards that took in records, and how many records), or ``(None, warning)`` when the
-    merge could not run."""
+    does (fetch and merge, never a push), with the mount opened on the ``anchor`` init chose
+    (it may not be written yet: a teammate's committed config waiting for ``git pull``, or a
+    shallow clone). Returns ``({"remote", "shards", "records"}, None)`` (shards that took in
+    records, and how many records), or ``(None, warning)`` when the merge could not run."""
     from ynm.service.mounts import PROJECT
     from ynm.service.ynm import Ynm
 
+    failed = f"fetched memory from {remote} but could not merge it"
+    env = {**(loaded.env or {}), "YNM_ANCHOR": anchor}
     try:
-        with Ynm.open(repo_path, loaded.env or None, personal=False) as ynm:
-            result = ynm.sync(PROJECT, remote, push=False).get(PROJECT)
+        with Ynm.open(repo_path, env, personal=False) as ynm:
+            if ynm.mount(PROJECT) is not None:
+                result = ynm.sync(PROJECT, remote, push=False).get(PROJECT)
+            else:
+                # No .ynm/config.json yet (a teammate's waits for `git pull`): no project mount,
+                # and no memory of this clone's own to re-purge, so the store merges directly.
+                from ynm.store.gitnotes import GitNotesLog
+                from ynm.store.sync import sync_log
+
+                log = GitNotesLog(repo_path, level="distributed", anchor=anchor,
+                                  mount_id=PROJECT)
+                result = sync_log(log, remote, push=False).to_obj()
     except (YnmError, OSError) as err:
-        return None, (f"fetched memory from {remote} but could not merge it ({err}); run "
-                      "`ynm sync`")
+        return None, f"{failed} ({err}); run `ynm sync`"
     if result is None or result.get("skipped"):
         return None, None
     if result["conflicts"]:
