@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.server.conftest import run
 from ynm.server.app import MemoryService
 from ynm.server.http import FrontDoor, build_http_app
-from tests.server.conftest import run
 
 
 def _request(app: Any, method: str, path: str, headers: dict[str, str]) -> tuple[int, dict]:

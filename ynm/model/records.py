@@ -18,8 +18,8 @@ Field names are snake_case in Python and camelCase on disk (aliases); serialisin
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
 from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from pydantic import (
