@@ -15,6 +15,7 @@ YnmError (exit 1)                      anything that ran and failed
 │   ├── RefCollision (exit 1)          a new shard ref would be a file where a directory is
 │   └── AnchorError (exit 1)           no usable anchor (empty repo, shallow clone, bad config)
 ├── ConfigError (exit 1)               a configuration file or variable that cannot be used
+│   └── InvalidConfig (exit 2)         one that fails validation: ``invalid input: <where>: ...``
 └── MissingExtra (exit 1)              an optional dependency is not installed: names the extra
 ```
 
@@ -126,6 +127,12 @@ class AnchorError(StoreError):
 
 class ConfigError(YnmError):
     """A configuration file or ``YNM_*`` variable that cannot be used."""
+
+
+class InvalidConfig(ConfigError, InvalidInput):
+    """A configuration file or variable whose values fail validation. Message: ``invalid
+    input: <file or variable>: <key path>: <message>[; ...]``, exit 2, as every schema
+    rejection (reference/cli.md §2)."""
 
 
 class BatchRefused(YnmError):

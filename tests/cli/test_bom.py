@@ -8,6 +8,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from ynm.cli.hook import read_payload
 from ynm.service.config import read_env_file
 
@@ -107,3 +109,39 @@ def test_hook_payload_with_bom():
     body = {"session_id": "s1", "hook_event_name": "Stop"}
     assert read_payload(io.BytesIO(BOM + json.dumps(body).encode())) == body
     assert read_payload(io.StringIO("\ufeff" + json.dumps(body))) == body
+
+
+# UTF-16 and UTF-32 files (Windows editors save them with a byte order mark) are named as such,
+# not read as one line of garbage.
+OTHER_ENCODINGS = [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32")]
+
+
+def _with_bom(text: str, codec: str) -> bytes:
+    data = text.encode(codec)
+    if codec == "utf-16-be":
+        data = b"\xfe\xff" + data
+    return data
+
+
+@pytest.mark.parametrize(("codec", "name"), OTHER_ENCODINGS)
+def test_an_import_file_in_another_encoding_is_named(project, cli_run, tmp_path, codec, name):
+    path = tmp_path / "team.jsonl"
+    path.write_bytes(_with_bom(jsonl(make_record()), codec))
+    result = cli_run("import", path)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: invalid input: input: {path} is {name} text (it starts with a byte order "
+        f"mark); ynm reads UTF-8: convert it, e.g. iconv -f {name} -t UTF-8")
+    stdin = cli_run("import", input=_with_bom(jsonl(make_record()), codec))
+    assert stdin.exit_code == 2 and "standard input is " + name in stdin.stderr
+
+
+@pytest.mark.parametrize(("codec", "name"), OTHER_ENCODINGS)
+def test_a_content_file_in_another_encoding_is_named(project, cli_run, tmp_path, codec, name):
+    path = tmp_path / "note.md"
+    path.write_bytes(_with_bom("Deploys go out on Tuesdays", codec))
+    result = cli_run("remember", "--type", "semantic", "--content-file", path)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: invalid input: content: --content-file is {name} text (it starts with a byte "
+        f"order mark); ynm reads UTF-8: convert it, e.g. iconv -f {name} -t UTF-8")

@@ -170,3 +170,49 @@ def test_remember_valid_from_and_to_are_canonical(project, run_json):
     assert m["memoryId"] == out["memoryId"]
     assert m["current"]["validFrom"] == "2026-11-30T20:00:00.000Z"
     assert m["current"]["validTo"] == "2026-12-02T00:00:00.000Z"
+
+
+# --- ISO 8601 basic format and the message for other forms -----------------------------------
+
+BASIC = [  # (written, canonical UTC)
+    ("20261130T120000Z", "2026-11-30T12:00:00.000Z"),
+    ("20261130T120000.5+0530", "2026-11-30T06:30:00.500Z"),
+    ("20261130T1200-05", "2026-11-30T17:00:00.000Z"),
+    ("20261130T120000,25Z", "2026-11-30T12:00:00.250Z"),
+    ("2026-11-30T12:00:00,25+01", "2026-11-30T11:00:00.250Z"),
+]
+FORMS = ("such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+         "(basic format) or a date 2026-11-30 (midnight UTC)")
+
+
+@pytest.mark.parametrize(("written", "canonical"), BASIC)
+def test_basic_format_is_accepted_by_flags_and_stored_canonical(project, run_json, written,
+                                                                 canonical):
+    run_json("remember", "--type", "semantic", "--content", "x", "--valid-from", written)
+    [m] = run_json("list", "--since", written, "--until", "2999-01-01")
+    assert m["current"]["validFrom"] == canonical
+    assert run_json("list", "--until", written) == []  # the memory was written after it
+
+
+@pytest.mark.parametrize(("written", "canonical"), BASIC[:3])
+def test_basic_format_in_imported_records(project, cli_run, load, written, canonical):
+    load(dist(recordedAt=written, validTo=written))
+    obj = json.loads(cli_run("export", "--since", written).stdout)
+    assert (obj["recordedAt"], obj["validTo"]) == (canonical, canonical)
+
+
+@pytest.mark.parametrize("value", ["tomorrow", "2026-11-30T120000Z", "20261130T12:00:00Z",
+                                   "2026/11/30", "30.11.2026", "2026-11-30 12:00Z",
+                                   "20261130T1Z", "20261130"])
+def test_other_forms_are_refused_listing_the_accepted_ones(project, cli_run, load, value):
+    for cmd in (("list", "--since"), ("recall", "x", "--until"),
+                ("remember", "--type", "semantic", "--content", "x", "--valid-to")):
+        result = cli_run(*cmd, value)
+        field = {"list": "since", "recall": "until", "remember": "validTo"}[cmd[0]]
+        assert result.exit_code == 2, cmd
+        assert result.stderr.strip() == (
+            f"Error: invalid input: {field}: expected an ISO 8601 date-time {FORMS}")
+    out = json.loads(cli_run("import", "--json", input=json.dumps(dist(recordedAt=value))
+                             + "\n").stdout)
+    assert out["imported"] == 0
+    assert out["problems"] == [f"line 1: recordedAt: expected an ISO 8601 date-time {FORMS}"]

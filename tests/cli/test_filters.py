@@ -47,7 +47,7 @@ def test_namespace_filter_is_lower_cased_and_loses_trailing_slashes(project, cli
 @pytest.mark.parametrize(("args", "message"), [
     (("--tags", "x" * 65), "invalid input: tags: each tag must be 1..64 characters"),
     (("--tags", "ok", "--tags", "y" * 100), "invalid input: tags: each tag must be 1..64 characters"),
-    (("--subject", "s" * 201), "invalid input: subject: String should have at most 200 characters"),
+    (("--subject", "s" * 201), "invalid input: subject: must be at most 200 characters"),
 ])
 def test_tag_and_subject_filters_no_memory_can_match_are_refused(project, cli_run, args, message):
     result = cli_run("recall", "anything", *args)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 INIT_KEYS = ["repo", "anchor", "anchorSource", "configFile", "configWritten", "refspecs",
-             "hooksInstalled", "notes", "clients", "commit", "local"]
+             "fetched", "hooksInstalled", "notes", "clients", "commit", "local", "warnings"]
 EXCLUDE_NOTE = "added .ynm/wiki/ and .ynm/index/ to .git/info/exclude"
 NO_REMOTE_NOTE = ('no remote "origin" yet; distributed memory stays in this clone until you '
                   "add one, then `ynm sync` shares it")
@@ -38,6 +38,7 @@ def test_json_shape(in_repo, run_json, git):
     assert out["configFile"] == str(in_repo / ".ynm" / "config.json")
     assert out["configWritten"] is True
     assert out["refspecs"] == [] and out["clients"] == [] and out["local"] == []
+    assert out["fetched"] is None and out["warnings"] == []  # no remote: nothing to fetch
     assert out["notes"] == [EXCLUDE_NOTE, NO_REMOTE_NOTE]
     assert out["commit"] == [".ynm/config.json"]
 
@@ -297,9 +298,56 @@ def test_personal_does_not_touch_the_repository(in_repo, cli_run):
     assert not (in_repo / ".ynm").exists()
 
 
-def test_a_malformed_anchor_is_refused_input(in_repo, cli_run):
-    result = cli_run("init", "--anchor", "deadbeef")
-    assert result.exit_code == 2 and "invalid input: anchor: deadbeef is not an object id" in result.stderr
+@pytest.mark.parametrize(("given", "message"), [
+    ("deadbeef", "anchor: no commit starts with deadbeef in this repository; give the full "
+                 "40-hex id (a shallow clone may lack the commit)"),
+    ("not-a-sha", "anchor: 'not-a-sha' is not a commit id (40 or 64 hex digits, or an "
+                  "unambiguous abbreviation of at least 4)"),
+    ("HEAD", "anchor: 'HEAD' is not a commit id (40 or 64 hex digits, or an unambiguous "
+             "abbreviation of at least 4)"),
+    ("abc", "anchor: abc is too short to name a commit; give at least 4 hex digits "
+            "(`git rev-parse abc` prints the full id)"),
+])
+def test_a_malformed_anchor_is_refused_input(in_repo, cli_run, given, message):
+    result = cli_run("init", "--anchor", given)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"Error: invalid input: {message}"
+    assert not (in_repo / ".ynm" / "config.json").exists()
+
+
+@pytest.mark.parametrize("digits", [4, 7, 12, 39])
+def test_an_abbreviated_anchor_is_resolved_to_the_full_commit_id(in_repo, run_json, git,
+                                                                  digits):
+    git(in_repo, "commit", "-q", "--allow-empty", "-m", "second")
+    head = git(in_repo, "rev-parse", "HEAD")
+    out = run_json("init", "--anchor", head[:digits].upper() if digits == 7 else head[:digits])
+    assert (out["anchor"], out["anchorSource"]) == (head, "config")
+    assert json.loads((in_repo / ".ynm" / "config.json").read_text()) == {"anchor": head}
+
+
+def test_an_ambiguous_or_non_commit_anchor_is_refused(in_repo, cli_run, git):
+    import pygit2
+
+    repo = pygit2.Repository(str(in_repo))
+    seen: dict[str, str] = {}
+    i = 0
+    while True:  # blobs until two share their first four hex digits (a few hundred at most)
+        oid = str(repo.create_blob(f"blob {i}".encode()))
+        i += 1
+        if oid[:4] in seen:
+            prefix = oid[:4]
+            break
+        seen[oid[:4]] = oid
+    result = cli_run("init", "--anchor", prefix)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"Error: invalid input: anchor: {prefix} is ambiguous: "
+                                     "several objects in this repository start with it; give "
+                                     "more digits")
+    tree = git(in_repo, "rev-parse", "HEAD^{tree}")
+    result = cli_run("init", "--anchor", tree[:10])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"Error: invalid input: anchor: {tree[:10]} is a tree "
+                                     f"({tree}), not a commit")
     assert not (in_repo / ".ynm" / "config.json").exists()
 
 
@@ -318,10 +366,29 @@ def test_init_remote_is_kept_for_sync(in_repo, run_json, git, tmp_path, name):
     assert run_json("sync")["project"]["remote"] == name
 
 
-def test_init_in_a_clone_says_to_sync_first(in_repo, cli_run, git, tmp_path):
+def test_init_in_a_clone_fetches_first(in_repo, cli_run, git, tmp_path):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(in_repo, "remote", "add", "origin", str(bare))
-    out = cli_run("init", "--no-clients").stdout.splitlines()
-    assert out[-1].startswith("next: `ynm sync` to bring in the memory teammates already "
-                              "pushed, then ")
+    result = cli_run("init", "--no-clients")
+    assert result.exit_code == 0 and result.stderr == ""
+    out = result.stdout.splitlines()
+    assert "  fetched   no new memory on origin" in out
+    assert out[-1] == 'next: `ynm remember --type semantic --content "..."` and `ynm status`'
+
+
+@pytest.mark.parametrize("url", ["does-not-exist.git", "https://127.0.0.1:9/nothing.git"])
+def test_init_succeeds_with_one_warning_when_the_fetch_fails(in_repo, cli_run, run_json, git,
+                                                            tmp_path, url):
+    git(in_repo, "remote", "add", "origin", str(tmp_path / url) if "//" not in url else url)
+    result = cli_run("init", "--no-clients")
+    assert result.exit_code == 0
+    [warning] = result.stderr.splitlines()
+    assert warning.startswith("warning: could not fetch memory from origin (")
+    assert warning.endswith("); init went on without it: run `ynm sync` once the remote is "
+                            "reachable")
+    assert result.stdout.splitlines()[-1].startswith("next: `ynm sync` to bring in the memory "
+                                                     "teammates already pushed, then ")
+    out = run_json("init", "--no-clients")
+    assert out["fetched"] is None and len(out["warnings"]) == 1
+    assert out["anchorSource"] == "config" and (in_repo / ".ynm" / "config.json").exists()

@@ -173,7 +173,9 @@ def test_since_until_inclusive(project, run_json, load):
 def test_since_garbage(project, cli_run):
     result = cli_run("list", "--since", "yesterday")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "Error: invalid input: since: expected an ISO 8601 date-time"
+    assert result.stderr.strip() == ("Error: invalid input: since: expected an ISO 8601 date-time "
+        "such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+        "(basic format) or a date 2026-11-30 (midnight UTC)")
 
 
 def test_include_tombstoned(project, run_json, load):

@@ -365,3 +365,83 @@ def test_completion_offers_commands_and_options():
     proc = _complete({"_YNM_COMPLETE": "bash_complete", "COMP_WORDS": "ynm recall --qu",
                       "COMP_CWORD": "2"})
     assert proc.stdout.split() == ["plain,--quiet"]
+
+
+# -- loading the embedding model is announced -------------------------------------------------
+
+
+@pytest.fixture
+def local_model(monkeypatch):
+    """A stand-in for the local sentence-transformers model (embedder ``auto``): opening it
+    writes ``MODEL-LOADED`` on stderr, so a test can see what was printed before."""
+    import numpy as np
+
+    from ynm.index import embedders
+
+    class FakeLocal(embedders.Embedder):
+        def __init__(self, model, home):
+            sys.stderr.write("MODEL-LOADED\n")
+            self.name, self.dim = f"sentence-transformers:{model}", 8
+
+        def embed(self, texts):
+            out = np.ones((len(texts), self.dim), dtype=np.float32)
+            return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    monkeypatch.setattr(embedders, "LocalEmbedder", FakeLocal)
+    monkeypatch.setenv("YNM_EMBEDDER", "auto")
+    return "loading embedding model sentence-transformers:all-MiniLM-L6-v2…"
+
+
+@pytest.mark.parametrize("args", [
+    ("recall", "deploy pipeline"),
+    ("remember", "--type", "semantic", "--content", "Fact about the deploy pipeline."),
+    ("reindex",),
+    ("context", "--text", "deploy"),
+])
+def test_the_model_load_is_announced_before_it_starts(project, cli_run, local_model, terminal,
+                                                      args):
+    assert cli_run("import", "--quiet", input=facts(3)).exit_code == 0
+    result = cli_run(*args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "MODEL-LOADED" in lines, args
+    assert lines.index(local_model) == lines.index("MODEL-LOADED") - 1
+    assert lines.count(local_model) == 1
+
+
+@pytest.mark.parametrize("args", [("import",), ("status",), ("list",)])
+def test_commands_that_load_no_model_announce_none(project, cli_run, local_model, terminal,
+                                                   args):
+    result = cli_run(*args, input=facts(3) if args[0] == "import" else None)
+    assert result.exit_code == 0, result.stderr
+    assert "MODEL-LOADED" not in result.stderr and local_model not in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--json", "--quiet"])
+def test_json_and_quiet_announce_nothing(project, cli_run, local_model, terminal, flag):
+    cli_run("import", "--quiet", input=facts(3))
+    for args in (("recall", "deploy"), ("reindex",)):
+        result = cli_run(*args, flag)
+        assert result.exit_code == 0
+        assert result.stderr.splitlines() == ["MODEL-LOADED"], args
+
+
+def test_no_announcement_off_a_terminal_or_for_a_remote_model(project, cli_run, local_model,
+                                                              server, monkeypatch):
+    monkeypatch.setenv("YNM_EMBEDDER", "auto")  # the server fixture named itself
+    cli_run("import", input=facts(3))
+    assert cli_run("recall", "deploy").stderr.splitlines() == ["MODEL-LOADED"]
+    monkeypatch.setattr(_common, "stderr_is_terminal", lambda: True)
+    monkeypatch.setenv("YNM_EMBEDDER", f"openai-compatible:m@{server.url}")
+    assert "loading embedding model" not in cli_run("recall", "deploy").stderr
+
+
+def test_a_note_ends_the_bar_and_prints_one_line():
+    term = FakeTerminal()
+    p = TerminalProgress(stream=term, delay=0)
+    p("read", 0, 5)
+    p.note("loading embedding model x…")
+    assert term.getvalue().endswith("\nloading embedding model x…\n")
+    quiet = FakeTerminal()
+    TerminalProgress(enabled=False, stream=quiet).note("loading embedding model x…")
+    assert quiet.getvalue() == ""

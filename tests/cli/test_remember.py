@@ -277,14 +277,17 @@ def test_links_unknown_rel(project, cli_run):
 def test_bad_ttl(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--ttl", "8 hours")
     assert result.exit_code == 2
-    assert err(result) == "Error: invalid input: ttl: must be an ISO 8601 duration"
+    assert err(result) == ("Error: invalid input: ttl: must be an ISO 8601 duration "
+        "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
 
 
 def test_bad_valid_from(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--valid-from", "soon")
     assert result.exit_code == 2
     # the path is the schema field name (camelCase), as for every other field (cli.md §1.3)
-    assert err(result) == "Error: invalid input: validFrom: expected an ISO 8601 date-time"
+    assert err(result) == ("Error: invalid input: validFrom: expected an ISO 8601 date-time "
+        "such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+        "(basic format) or a date 2026-11-30 (midnight UTC)")
 
 
 def test_bad_namespace(project, cli_run):

@@ -646,10 +646,11 @@ def test_init_adopts_the_anchor_committed_on_the_remote_and_leaves_the_pull_clea
     assert any(n.startswith("origin/main already has .ynm/config.json") and "git pull" in n
                for n in out["notes"])
     assert not (b.path / ".ynm" / "config.json").exists()
+    assert out["fetched"] == {"remote": "origin", "shards": 1, "records": 1}  # merged already
     net.git(b.path, "pull", "-q", "origin", "main")  # nothing untracked in its way
     assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
-    net.sync(b)
-    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]  # no sync needed
+    assert net.ok(b, "list").stderr == ""
 
 
 def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
@@ -680,4 +681,93 @@ def test_init_adopts_the_anchor_the_remotes_notes_annotate(net):
     assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
     assert out["configWritten"] is True
     net.sync(b)
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+
+
+def test_init_in_a_fresh_clone_fetches_the_memory_and_the_anchor(net):
+    """A plain ``git clone`` then ``ynm init``: init fetches the remote's notes itself (no
+    push), takes the anchor they hang off, merges them and says how much came in; the clone
+    does not look empty. Later, a plain ``git fetch`` (the refspec init added) leaves shards
+    unmerged, and list, recall and status say so until ``ynm sync``."""
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)  # the config is never committed: notes only
+    ids = [net.remember(a, "Deploys go out on Tuesdays"),
+           net.remember(a, "Run the linter before pushing", "procedural")]
+    net.sync(a)
+    origin_refs = net.refs(net.origin)
+    b = _plain_clone(net, "b")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert out["fetched"] == {"remote": "origin", "shards": 2, "records": 2}
+    assert out["warnings"] == [] and out["refspecs"] == [SPEC]
+    assert sorted(m["memoryId"] for m in net.json(b, "list")) == sorted(ids)
+    assert net.refs(net.origin) == origin_refs  # nothing was pushed
+    assert net.ok(b, "list").stderr == ""  # all merged: no hint
+
+    human = net.ok(b, "init", "--no-clients").stdout.splitlines()
+    assert "  fetched   no new memory on origin" in human
+    net.remember(a, "Refunds settle overnight")
+    net.sync(a)
+    human = net.ok(b, "init", "--no-clients").stdout.splitlines()
+    assert "  fetched   1 shard, 1 record from origin, merged" in human
+
+    net.remember(a, "Payments uses idempotency keys", namespace="team/payments")
+    net.sync(a)
+    net.git(b.path, "fetch", "-q", "origin")  # plain git: the refspec init configured
+    note = "note: 1 shard fetched but not merged into project: run `ynm sync`\n"
+    assert net.ok(b, "list").stderr == note
+    assert net.ok(b, "recall", "idempotency").stderr == note
+    assert "1 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    net.sync(b)
+    assert net.ok(b, "list").stderr == ""
+
+
+def test_init_replaces_a_draft_anchor_with_the_teams(net):
+    """A clone that ran init before anyone shared memory wrote an uncommitted config with an
+    anchor of its own; once the remote's notes hang off another, init takes the team's, unless
+    the clone already holds shards of its own (then it says how to move them)."""
+    second = _second_commit(net)
+    b = net.clone("b")  # its draft: the root commit
+    c = net.clone("c")
+    net.remember(c, "my own note")  # a local shard under the draft anchor
+    a = net.clone("a", "--anchor", second)
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert (f"took the team's anchor {second} from origin's notes (this clone's uncommitted "
+            f".ynm/config.json had {net.anchor})") in out["notes"]
+    assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+
+    out = net.json(c, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
+    assert any(n.startswith(f"origin's memory hangs off anchor {second}, this clone's off "
+                            f"{net.anchor}") for n in out["notes"])
+
+
+def test_init_keeps_a_committed_or_given_anchor(net):
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    b = _plain_clone(net, "b")
+    out = net.json(b, "init", "--no-clients", "--anchor", net.anchor)  # given: kept
+    assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
+    assert out["fetched"]["shards"] == 1  # the shard still came in (under its own anchor)
+
+
+def test_init_in_a_shallow_clone_takes_the_anchor_from_the_fetched_notes(net):
+    """A shallow clone has no root commit to choose; the remote's notes name the anchor."""
+    second = _second_commit(net)
+    a = net.clone("a", "--anchor", second)
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    path = net.tmp / "shallow"
+    net.git(net.tmp, "clone", "-q", "--depth", "1", f"file://{net.origin}", str(path))
+    b = Clone(path, net.tmp / "home-shallow")
+    out = net.json(b, "init", "--no-clients")
+    assert (out["anchor"], out["anchorSource"]) == (second, "remote-notes")
+    assert out["fetched"] == {"remote": "origin", "shards": 1, "records": 1}
     assert [m["memoryId"] for m in net.json(b, "list")] == [mid]

@@ -376,7 +376,13 @@ def test_datetime_messages_say_what_is_missing():
         "(a time without one names no instant)")
     assert bad(validFrom="9999-12-31T23:30:00-01:00") == (
         "validFrom: expected an ISO 8601 date-time in years 0001..9999 (UTC)")
-    assert bad(validTo="2026-02-30T00:00:00Z") == "validTo: expected an ISO 8601 date-time"
+    assert bad(validTo="2026-02-30T00:00:00Z") == (
+        "validTo: expected an ISO 8601 date-time: no such day or time")
+    assert bad(validTo="2026-13-01") == "validTo: expected an ISO 8601 date-time: no such day or time"
+    assert bad(validTo="20261131T120000Z") == (
+        "validTo: expected an ISO 8601 date-time: no such day or time")
+    assert bad(validTo="2026-11-30T12:00:00+05:60") == (
+        "validTo: expected an ISO 8601 date-time: no such offset")
 
 
 def test_recorded_at_must_be_a_string():

@@ -113,3 +113,20 @@ def test_ynm_errors_of_resources_reach_the_client(mcp_call, monkeypatch, capfd):
 
     assert mcp_call(body) == "cannot read refs/notes/ynm: permission denied"
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("memory_remember", {"type": "facts", "content": "x"},
+     "type: must be one of working, episodic, semantic, procedural, reflective, reference"),
+    ("memory_remember", {"type": "semantic", "content": ["x"]}, "content: must be text (a string)"),
+    ("memory_remember", {"type": "semantic", "content": "x", "memory_id": "y"},
+     "memory_id: unknown field"),
+    ("memory_recall", {"text": "x", "limit": "many"}, "limit: must be a whole number"),
+    ("memory_context", {"budgetTokens": 0}, "budgetTokens: must be at least 1"),
+])
+def test_tool_input_errors_are_plain_and_one_line(mcp_call, tool, args, message):
+    result = mcp_call(lambda c: c.call_tool(tool, args))
+    assert result.is_error
+    got = result.content[0].text
+    assert got == f"invalid input: {message}"
+    assert "Input should" not in got and "type=" not in got and "\n" not in got

@@ -24,7 +24,7 @@ def test_mcp_namespace_filters_refused_like_the_cli(mcp_call, cli_run, tool, arg
 @pytest.mark.parametrize(("args", "message"), [
     ({"tags": ["x" * 65]}, "invalid input: tags: each tag must be 1..64 characters"),
     ({"tags": [""]}, "invalid input: tags: each tag must be 1..64 characters"),
-    ({"subject": "s" * 201}, "invalid input: subject: String should have at most 200 characters"),
+    ({"subject": "s" * 201}, "invalid input: subject: must be at most 200 characters"),
     ({"type": ["note"]}, None), ({"level": ["team"]}, None),
 ])
 def test_mcp_recall_filters_refused(mcp_call, args, message):

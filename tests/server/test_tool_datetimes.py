@@ -58,3 +58,21 @@ def test_a_time_without_offset_is_refused_with_the_cli_message(mcp_call, cli_run
                    "such as +05:00 (a time without one names no instant)")
     cli = cli_run("recall", "x", "--until", "2026-11-30T12:00:00")
     assert cli.exit_code == 2 and cli.stderr.strip() == f"Error: {got}"
+
+
+def test_basic_format_is_accepted_by_the_tools(mcp_call, cli_run):
+    data = call(mcp_call, "memory_remember", {"type": "semantic", "content": "basic x",
+                                              "validFrom": "20261201T010000+0500",
+                                              "validTo": "20261130T160000.25-0800"})
+    [state] = json.loads(cli_run("list", "--json").stdout)
+    assert state["memoryId"] == data["memoryId"]
+    assert state["current"]["validFrom"] == "2026-11-30T20:00:00.000Z"
+    assert state["current"]["validTo"] == "2026-12-01T00:00:00.250Z"
+    assert call(mcp_call, "memory_recall", {"text": "basic", "until": "20000101T000000Z"}) == []
+
+
+def test_a_bad_form_is_refused_listing_the_accepted_ones(mcp_call):
+    got = refused(mcp_call, "memory_recall", {"text": "x", "since": "next week"})
+    assert got == ("invalid input: since: expected an ISO 8601 date-time such as "
+                   "2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+                   "(basic format) or a date 2026-11-30 (midnight UTC)")

@@ -94,14 +94,14 @@ def test_remember_similar_gives_guidance_naming_memory_supersede(mcp_call):
 @pytest.mark.parametrize("args, message", [
     ({"type": "working", "content": "x"},
      "invalid input: namespace: working memory must live in session/<id>"),
-    ({"type": "semantic"}, "invalid input: content: Field required"),
+    ({"type": "semantic"}, "invalid input: content: required"),
     ({"type": "semantic", "content": "x", "importance": 2},
-     "invalid input: importance: Input should be less than or equal to 1"),
+     "invalid input: importance: must be at most 1"),
     ({"type": "semantic", "content": "x", "namespace": "Bad NS"}, None),
     ({"type": "semantic", "content": "x", "bogus": 1},
-     "invalid input: bogus: Extra inputs are not permitted"),
+     "invalid input: bogus: unknown field"),
     ({"type": "semantic", "content": "x", "data_schema": "s"},
-     "invalid input: data_schema: Extra inputs are not permitted"),
+     "invalid input: data_schema: unknown field"),
 ])
 def test_remember_invalid_input_is_the_cli_message(mcp_call, cli_run, args, message):
     got = err(call_tool(mcp_call, "memory_remember", args))
@@ -232,8 +232,9 @@ def test_session_start_and_end(mcp_call):
         "session end needs a sessionId"
     assert err(call_tool(mcp_call, "memory_session", {"action": "pause"})).startswith(
         "invalid input: action:")
-    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == \
-        "invalid input: ttl: must be an ISO 8601 duration"
+    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == (
+        "invalid input: ttl: must be an ISO 8601 duration "
+        "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
     generated = ok(call_tool(mcp_call, "memory_session", {"action": "start"}))
     assert generated["namespace"] == "session/" + generated["sessionId"]
 
@@ -313,7 +314,7 @@ def test_sync_and_status(mcp_call):
     status = ok(call_tool(mcp_call, "memory_status", {}))
     assert [m["id"] for m in status["mounts"]] == ["personal", "project"]
     assert err(call_tool(mcp_call, "memory_status", {"x": 1})) == \
-        "invalid input: x: Extra inputs are not permitted"
+        "invalid input: x: unknown field"
 
 
 def test_resources_and_prompts(mcp_call):

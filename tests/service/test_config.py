@@ -221,13 +221,13 @@ def test_ynm_mounts_entry_invalid(repo: Path, env: dict[str, str]) -> None:
     value = json.dumps([{"id": "x", "level": "distributed", "provider": "fs"}])
     with pytest.raises(ConfigError) as info:
         load_config(repo, {**env, "YNM_MOUNTS": value})
-    assert str(info.value) == "YNM_MOUNTS: 0: a fs mount needs a path"
+    assert str(info.value) == "invalid input: YNM_MOUNTS: 0: a fs mount needs a path"
 
 
 def test_bad_env_value_names_the_variable(repo: Path, env: dict[str, str]) -> None:
-    with pytest.raises(ConfigError, match=r"^YNM_PROVIDER: "):
+    with pytest.raises(ConfigError, match=r"^invalid input: YNM_PROVIDER: "):
         load_config(repo, {**env, "YNM_PROVIDER": "s3"})
-    with pytest.raises(ConfigError, match=r"^YNM_ANCHOR: "):
+    with pytest.raises(ConfigError, match=r"^invalid input: YNM_ANCHOR: "):
         load_config(repo, {**env, "YNM_ANCHOR": "abc"})
 
 
@@ -282,7 +282,8 @@ def test_unknown_top_level_key(repo: Path, env: dict[str, str]) -> None:
     write_json(path, {"anchr": A1})
     with pytest.raises(ConfigError) as info:
         load_config(repo, env)
-    assert str(info.value) == f"{path}: anchr: unknown key"
+    assert str(info.value) == f"invalid input: {path}: anchr: unknown key"
+    assert info.value.exit_code == 2
 
 
 @pytest.mark.parametrize(
@@ -301,7 +302,7 @@ def test_unknown_nested_keys(home: Path, tmp_path: Path, env: dict[str, str], da
     write_json(home / "config.json", data)
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, env)
-    assert str(info.value) == f"{home / 'config.json'}: {where}"
+    assert str(info.value) == f"invalid input: {home / 'config.json'}: {where}"
 
 
 def test_file_must_hold_an_object(home: Path, tmp_path: Path, env: dict[str, str]) -> None:
@@ -321,7 +322,7 @@ def test_invalid_json_names_the_file(repo: Path, env: dict[str, str]) -> None:
 
 def test_values_are_strict(home: Path, tmp_path: Path, env: dict[str, str]) -> None:
     write_json(home / "config.json", {"hooks": "yes"})
-    with pytest.raises(ConfigError, match=r"config.json: hooks: Input should be a valid boolean"):
+    with pytest.raises(ConfigError, match=r"config.json: hooks: must be true or false"):
         load_config(tmp_path, env)
     write_json(home / "config.json", {"provider": "s3"})  # s3 is a mount provider only
     with pytest.raises(ConfigError, match=r"config.json: provider: "):
@@ -363,8 +364,8 @@ def test_dream_partial_threshold_is_invalid(home: Path, tmp_path: Path,
     write_json(home / "config.json", {"dream": {"thresholds": {"promote": {"act": 0.9}}}})
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, env)
-    where = "dream.thresholds.promote.review: Field required"
-    assert str(info.value) == f"{home / 'config.json'}: {where}"
+    where = "dream.thresholds.promote.review: required"
+    assert str(info.value) == f"invalid input: {home / 'config.json'}: {where}"
 
 
 def test_dream_review_must_not_exceed_act() -> None:

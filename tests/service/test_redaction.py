@@ -9,7 +9,16 @@ import string
 
 import pytest
 
-from tests.support.secrets import ALNUM, GLUED, JWT, ORDINARY, SECRETS, fake
+from tests.support.secrets import (
+    ALNUM,
+    GLUED,
+    JWT,
+    ORDINARY,
+    PASSWORD_PROSE,
+    PASSWORDS,
+    SECRETS,
+    fake,
+)
 from ynm.errors import Refused
 from ynm.service import redaction
 from ynm.service.config import Config
@@ -183,3 +192,53 @@ def test_a_missing_detector_library_is_an_error_not_a_pass(monkeypatch):
         assert not isinstance(caught.value, Refused)
     finally:
         redaction._plugins.cache_clear()
+
+
+# -- passwords written out after a password-like name ("Secret Keyword") --------------------
+
+
+@pytest.mark.parametrize("text", PASSWORDS)
+def test_written_out_passwords_are_refused_naming_the_detector(text):
+    with pytest.raises(Refused) as caught:
+        redaction.check([text], *defaults())
+    assert str(caught.value) == "refused: content matches 1 secret detector: Secret Keyword"
+
+
+@pytest.mark.parametrize("text", PASSWORD_PROSE)
+def test_prose_and_code_about_passwords_passes(text):
+    redaction.check([text], *defaults())  # raises Refused on a false positive
+
+
+def test_the_synthetic_corpus_passes_the_password_rule():
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks.corpus import generate_corpus
+
+    texts = [r["content"] if isinstance(r, dict) else r.content
+             for r in generate_corpus(count=500).records]
+    assert [t for t in texts if redaction.detect([t])] == []
+
+
+@pytest.mark.parametrize("line", ["password=" * 10_000, "passwordpassword_" * 5000,
+                                  '"password": "' * 5000, "p:" * 50_000])
+def test_the_password_rule_takes_linear_time(line):
+    import time
+
+    start = time.perf_counter()
+    redaction.detect([line])
+    assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("text", ["password=hunter2", 'db_password: "S3cr3t!"',
+                                  "PGPASSWORD=Tr0ub4dor psql -h db"])
+def test_cli_refuses_a_distributed_password_and_keeps_a_personal_one(project, cli_run, text):
+    r = remember(cli_run, "distributed", text)
+    assert r.exit_code == 2
+    assert r.stderr.strip() == "Error: refused: content matches 1 secret detector: Secret Keyword"
+    assert remember(cli_run, "personal", text).exit_code == 0
+    for prose in ("reset your password in settings", "the password field is required"):
+        assert remember(cli_run, "distributed", prose).exit_code == 0

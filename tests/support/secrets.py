@@ -106,3 +106,63 @@ GLUED = [
     "whisk-proj-" + fake(40),
     "idxoxb-123456789012-1234567890123-" + fake(24, string.ascii_lowercase),
 ]
+
+# Passwords written out after a password-like name: each refused, naming "Secret Keyword"
+# (ynm.service.redaction._password_assignment). A redis.conf's space-separated
+# "requirepass foobared99" is not found (no ":" or "=").
+PASSWORDS = [
+    'password=hunter2',
+    'db_password: "S3cr3t!"',
+    'PGPASSWORD=s3cretpw psql -h db.internal app',
+    'export PGPASSWORD=Tr0ub4dor',
+    'mysql -u root --password=letmein42',
+    'MYSQL_ROOT_PASSWORD=example123',
+    'the staging creds are admin / password: Summer2024!',
+    "DB_PASS='p@ssw0rd'",
+    '{"username": "deploy", "password": "Xk9#mPq2"}',
+    'password = "correct horse battery staple"',
+    'client_secret=8f3a9c1e7b',
+    'smtp_pwd: Mailer#2024',
+    'passphrase="open sesame 42"',
+    'set wifi password=GuestNet2024',
+    "conn = psycopg2.connect(password='hunter2', host='db')",
+]
+
+# Sentences and code about passwords that hold none: each must pass. detect-secrets'
+# KeywordDetector in its file-type modes refuses 14 of them (docs in ynm.service.redaction).
+PASSWORD_PROSE = [
+    'reset your password in settings',
+    'the password field is required',
+    'Password: the one in 1Password',
+    'password: required',
+    'Note the password: it rotates monthly',
+    'Passwords must be at least 12 characters',
+    'Use PGPASSWORD from the environment, never a literal',
+    'password: ${DB_PASSWORD}',
+    'password=$PGPASSWORD psql',
+    'password = os.environ["DB_PASSWORD"]',
+    'set password=<new password> in the form',
+    '"password": "<password>"',
+    '"password": "********"',
+    'The login form posts username and password to /api/session',
+    'Forgot-password emails go out through SES',
+    'password_reset_token expires after 1 hour',
+    'The secret: keep the blast radius small',
+    'Store secrets in Vault, not in .env files',
+    'client_secret is read from SECRETS_PATH at boot',
+    'Run `passwd` to change your unix password',
+    'The password hash uses argon2id with m=64MiB',
+    'password: use the team vault entry "db-prod"',
+    'We removed the password login; SSO only now',
+    'Password rotation: every 90 days for service accounts',
+    'db_password: see vault secret/payments/prod/db',
+    'the admin password is in 1Password under "Prod DB"',
+    'password=${{ secrets.DB_PASSWORD }} in the workflow',
+    'password: process.env.DB_PASSWORD',
+    'Set api_key: from-the-environment-variable-never-hard-coded in settings',
+    '"password": "string"',
+    'password: str = Field(min_length=12)',
+    'def check_password(password: str) -> bool:',
+    'if password == confirm_password:',
+    'password_field = forms.CharField(widget=forms.PasswordInput)',
+]

@@ -40,7 +40,8 @@ COMMANDS = {
 class LazyGroup(click.Group):
     """A click group that imports a command's module only when that command runs (or when
     ``--help`` lists them), and turns ynm's errors into ``Error: <message>`` and their exit
-    code (reference/cli.md §2). Any other exception is reported as ``Error: <type>: <message>``
+    code (reference/cli.md §2); a pydantic validation error that escaped a command is
+    ``Error: invalid input: <path>: <message>``, exit 2. Any other exception is reported as ``Error: <type>: <message>``
     and a hint to set ``YNM_DEBUG=1`` on one line, exit 1; with ``YNM_DEBUG`` set it propagates with its
     traceback."""
 
@@ -65,11 +66,27 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as err:  # noqa: BLE001 - a bug or an unforeseen failure: one line
+            invalid = _invalid_input(err)
+            if invalid is not None:  # a model validated outside parse_input
+                click.echo(f"Error: {invalid}", err=True)
+                ctx.exit(invalid.exit_code)
             if debugging():
                 raise
             click.echo(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
                        err=True)
             ctx.exit(1)
+
+
+def _invalid_input(err: BaseException) -> Any:
+    """The ``InvalidInput`` of a pydantic validation error (pydantic is loaded when one was
+    raised), else None."""
+    import sys
+
+    if "pydantic" not in sys.modules:
+        return None
+    from ynm.model.inputs import invalid_input_from
+
+    return invalid_input_from(err)
 
 
 def _keep_cwd(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

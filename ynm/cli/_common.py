@@ -77,6 +77,7 @@ def open_ynm(cwd: Path | None) -> Ynm:
         ctx.call_on_close(lambda: print_warnings(ynm))
         progress = command_progress()
         ynm.progress = progress
+        ynm.notice = progress.note  # "loading embedding model ..." before the seconds it takes
         ctx.call_on_close(progress.finish)  # runs before the warnings (last in, first out)
     return ynm
 
@@ -232,11 +233,32 @@ def content_input(content: str | None, content_file: Path | None,
                                "--content-file")
     else:
         return content
+    problem = not_utf8_problem(raw, where)
+    if problem is not None:
+        raise InvalidInput(f"content: {problem}")
+    return raw.decode("utf-8-sig")
+
+
+# Byte order marks of the encodings an editor may save text in that are not UTF-8; UTF-32's
+# come first (UTF-32-LE's begins with UTF-16-LE's).
+_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+               (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def not_utf8_problem(raw: bytes, where: str) -> str | None:
+    """Why ``raw`` (a file or standard input) is not UTF-8 text, naming the encoding when a
+    byte order mark gives it away (``--content-file is UTF-16 text (it starts with a byte order
+    mark); ynm reads UTF-8: convert it, e.g. iconv -f UTF-16 -t UTF-8``); None when it is
+    UTF-8 (a UTF-8 byte order mark is fine)."""
+    for bom, name in _OTHER_BOMS:
+        if raw.startswith(bom):
+            return (f"{where} is {name} text (it starts with a byte order mark); ynm reads "
+                    f"UTF-8: convert it, e.g. iconv -f {name} -t UTF-8")
     try:
-        return raw.decode("utf-8-sig")
+        raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise InvalidInput(f"content: {where} is not UTF-8 text ({err.reason} at byte "
-                           f"{err.start})") from None
+        return f"{where} is not UTF-8 text ({err.reason} at byte {err.start})"
+    return None
 
 
 def content_options(fn: F) -> F:
@@ -291,6 +313,7 @@ class TerminalProgress:
         self._began = 0.0
         self._done = 0
         self.drawn: list[str] = []  # the phases a bar was drawn for, in order
+        self.noted: list[str] = []  # the lines note() printed
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         import time
@@ -313,6 +336,18 @@ class TerminalProgress:
         if done > self._done:
             self._bar.update(done - self._done)
             self._done = done
+
+    def note(self, text: str) -> None:
+        """Print ``text`` as a line of its own, when enabled (a terminal, no ``--json`` or
+        ``--quiet``): work that is slow to start and has no steps to count, such as loading
+        the embedding model (``loading embedding model <name>…``), so the terminal is not
+        silent meanwhile. A bar being drawn is ended first."""
+        if not self.enabled:
+            return
+        self.finish()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.noted.append(text)
 
     def finish(self) -> None:
         """End the bar, if one is drawn (its line is kept, with a newline)."""

@@ -159,6 +159,25 @@ def run_hook(event: str | None, payload: dict[str, Any], cwd: str | Path | None)
     return {}
 
 
+def _describe(err: BaseException) -> str:
+    """One line for a hook's failure: ynm's own message (``invalid input: <path>: <message>``
+    for a validation error, pydantic's included), a usage error's text, else ``<type>:
+    <first line>``."""
+    from ynm.errors import YnmError, describe_unexpected
+
+    if isinstance(err, YnmError):
+        return str(err)
+    if isinstance(err, click.ClickException):
+        return err.format_message()
+    if "pydantic" in sys.modules:
+        from ynm.model.inputs import invalid_input_from
+
+        invalid = invalid_input_from(err)
+        if invalid is not None:
+            return str(invalid)
+    return describe_unexpected(err)
+
+
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("event", required=False)
 @click.option("-C", "--cwd", default=None, callback=inherit_cwd,
@@ -182,7 +201,7 @@ def hook(ctx: click.Context, event: str | None, cwd: str | None) -> None:
                                    "or stop")
         out = run_hook(event, read_payload(), cwd)
     except BaseException as err:  # noqa: BLE001 - a hook never fails the session
-        click.echo(f"ynm hook: {type(err).__name__}: {err}", err=True)
+        click.echo(f"ynm hook: {_describe(err)}", err=True)
         out = {}
     sys.stdout.write(json.dumps(out, separators=(",", ":"), ensure_ascii=False) + "\n")
     sys.stdout.flush()

@@ -46,7 +46,12 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
       ynm export | ssh other-host ynm import
     """
     data = file.read_bytes() if file is not None else sys.stdin.buffer.read()
-    from ynm.errors import BatchRefused
+    from ynm.cli._common import not_utf8_problem
+    from ynm.errors import BatchRefused, InvalidInput
+
+    if data[:4].startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        # UTF-16/32 would read as one bad line of mojibake: say what the file is instead
+        raise InvalidInput(f"input: {not_utf8_problem(data, str(file or 'standard input'))}")
 
     with open_ynm(cwd) as ynm:
         try:

@@ -45,6 +45,13 @@ def format_init(r: dict[str, Any]) -> str:
              f"  {'config':<10}{r['configFile']}{'' if r['configWritten'] else ' (unchanged)'}"]
     for i, spec in enumerate(r["refspecs"]):
         lines.append(f"  {'refspecs' if i == 0 else '':<10}{spec}")
+    fetched = r.get("fetched")
+    if fetched is not None:
+        got = (f"{fetched['shards']} shard{'' if fetched['shards'] == 1 else 's'}, "
+               f"{fetched['records']} record{'' if fetched['records'] == 1 else 's'} from "
+               f"{fetched['remote']}, merged" if fetched["shards"]
+               else f"no new memory on {fetched['remote']}")
+        lines.append(f"  {'fetched':<10}{got}")
     if r["hooksInstalled"]:
         lines.append(f"  {'hooks':<10}{', '.join(r['hooksInstalled'])}")
     for note in r["notes"]:
@@ -59,7 +66,7 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'local':<10}{' '.join(r['local'])} (yours only; excluded from git)")
     lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "
                  "hook share it")
-    if any(n.startswith("no remote ") for n in r["notes"]):
+    if any(n.startswith("no remote ") for n in r["notes"]) or r.get("fetched") is not None:
         lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
     else:  # a clone: teammates may have pushed memory already
         lines.append("next: `ynm sync` to bring in the memory teammates already pushed, then "
@@ -85,8 +92,9 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
          client: tuple[str, ...]) -> None:
     """Set up ynm in this repository.
 
-    Chooses the anchor (the root commit), writes .ynm/config.json and keeps the cache out of
-    git. Changes no branch, tag or tracked file; only an empty repository gets an empty root
+    Fetches the memory the remote already holds (fetch and merge, no push), chooses the
+    anchor (the team's, else the root commit), writes .ynm/config.json and keeps the cache
+    out of git. Changes no branch, tag or tracked file; only an empty repository gets an empty root
     commit to serve as the anchor.
 
     \b
@@ -116,3 +124,5 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
                           clients=clients, client_names=client, command=command,
                           command_note=note)
     emit(result, as_json, format_init)
+    for text in result["warnings"]:  # a fetch that failed: init itself succeeded
+        click.echo(f"warning: {text}", err=True)

@@ -399,6 +399,22 @@ def model_name(spec: str) -> str | None:
     return "openai-compatible:" + spec.split(":", 1)[1].partition("@")[0]
 
 
+def local_model_to_load(spec: str) -> str | None:
+    """The model a config ``embedder`` value loads into this process, named as
+    :func:`model_name` names it, when it is a local (sentence-transformers) model and the
+    packages that run it (numpy, onnxruntime, tokenizers) are installed; None otherwise (no
+    vectors, a remote model, or nothing that could load). Loading takes seconds, so the CLI
+    says so first (docs/cli.md, progress). Imports nothing."""
+    import importlib.util
+
+    spec = (spec or "auto").strip()
+    if not (spec == "auto" or spec.startswith("sentence-transformers")):
+        return None
+    if any(importlib.util.find_spec(m) is None for m in ("numpy", "onnxruntime", "tokenizers")):
+        return None
+    return model_name(spec)
+
+
 def open_embedder(spec: str, home: Path, env: dict[str, str] | None = None,
                   key_env: str = "OPENAI_API_KEY") -> tuple[Embedder | None, str | None]:
     """The embedder for a config ``embedder`` value, or ``(None, why)`` when vector search is

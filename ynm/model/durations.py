@@ -14,6 +14,7 @@ DURATION_RE = re.compile(
     r"^P(?!$)(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$"
 )
 DEFAULT_WORKING_TTL = "PT8H"
+DURATION_EXAMPLES = "PT8H (8 hours), P30D (30 days), P1W or P1DT12H"
 
 
 def is_duration(value: str) -> bool:
@@ -29,7 +30,7 @@ def duration_ms(value: str) -> int:
     """
     m = DURATION_RE.match(value)
     if not m:
-        raise ValueError(f"not an ISO 8601 duration: {value!r}")
+        raise ValueError(f"not an ISO 8601 duration: {value!r}; expected e.g. {DURATION_EXAMPLES}")
     y, mo, w, d, h, mi, s = (int(g) if g else 0 for g in m.groups())
     days = y * 365 + mo * 30 + w * 7 + d
     return ((days * 24 + h) * 3600 + mi * 60 + s) * 1000
@@ -39,8 +40,9 @@ def ensure_duration(value: str | None) -> str | None:
     """Return ``value`` (None passes) when it is an ISO 8601 duration.
 
     Raises:
-        ValueError: ``must be an ISO 8601 duration`` (the validators' message, cli.md §1.3).
+        ValueError: ``must be an ISO 8601 duration such as PT8H (8 hours), ...`` (the
+            validators' message, cli.md §1.3, with examples: :data:`DURATION_EXAMPLES`).
     """
     if value is not None and not is_duration(value):
-        raise ValueError("must be an ISO 8601 duration")
+        raise ValueError(f"must be an ISO 8601 duration such as {DURATION_EXAMPLES}")
     return value

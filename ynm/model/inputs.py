@@ -280,6 +280,14 @@ def to_invalid_input(err: ValidationError) -> InvalidInput:
     return InvalidInput(validation_message(err))
 
 
+def invalid_input_from(err: BaseException) -> InvalidInput | None:
+    """The :class:`InvalidInput` a pydantic ``ValidationError`` stands for (one line,
+    :func:`to_invalid_input`), or None for any other exception. The CLI and the MCP server
+    use it on errors that reach them, so a model validated outside :func:`parse_input` still
+    reads ``invalid input: <path>: <message>`` (exit 2), never pydantic's own text."""
+    return to_invalid_input(err) if isinstance(err, ValidationError) else None
+
+
 def parse_input(model: type[_Input], data: dict[str, Any]) -> Any:
     """Validate ``data`` (snake_case or camelCase keys) against ``model``.
 

@@ -18,6 +18,7 @@ Field names are snake_case in Python and camelCase on disk (aliases); serialisin
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
@@ -56,13 +57,21 @@ DATA_SCHEMA_MAX_CHARS = 100
 REASON_MAX_CHARS = 1000
 
 _DATETIME_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
-    r"(?:Z|([+-])(\d{2}):?(\d{2}))",
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+    r"(?:Z|([+-])(\d{2})(?::?(\d{2}))?)",
+    re.ASCII,
+)
+# ISO 8601 basic format: 20261130T120000Z, 20261130T120000.5+0530, 20261130T1200-05.
+_BASIC_DATETIME_RE = re.compile(
+    r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(?:(\d{2})(?:[.,](\d+))?)?"
+    r"(?:Z|([+-])(\d{2})(\d{2})?)",
     re.ASCII,
 )
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 _CANONICAL_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", re.ASCII)
-_NO_OFFSET_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?", re.ASCII)
+_NO_OFFSET_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?|\d{8}T\d{4}(?:\d{2}(?:[.,]\d+)?)?",
+    re.ASCII)
 
 
 def js_length(value: str) -> int:
@@ -83,41 +92,49 @@ _LIMITS = (("subject", SUBJECT_MAX_CHARS), ("content", CONTENT_MAX_CHARS),
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ONE_MS = timedelta(milliseconds=1)
 DATETIME_PROBLEM = "expected an ISO 8601 date-time"
+DATETIME_FORMS = ("2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
+                  "(basic format) or a date 2026-11-30 (midnight UTC)")
 
 
 def datetime_ms(value: str, *, round_up: bool = False) -> int:
     """The instant of an ISO 8601 date-time, in whole milliseconds since the epoch.
 
-    Accepted: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by ``Z`` or an offset ``+HH:MM``,
-    ``-HH:MM`` (or ``+HHMM``), and a bare date ``YYYY-MM-DD``, which means midnight UTC of that
-    day (reference/storage.md §1.2). A date-time without ``Z`` or an offset is refused: its
-    instant is unknown. Digits past the millisecond are dropped (the instant is rounded down),
-    or with ``round_up`` rounded up to the next millisecond, which is how a lower bound keeps
-    excluding every millisecond stamp before it.
+    Accepted, in ISO 8601 extended format: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by
+    ``Z`` or an offset ``+HH:MM``, ``-HH:MM``, ``+HHMM`` or ``+HH``; in basic format:
+    ``YYYYMMDDTHHMM[SS[.fraction]]`` followed by ``Z`` or ``+HHMM``/``+HH``
+    (``20261130T120000Z``, ``20261130T120000.5+0530``); the fraction may follow a comma (ISO
+    8601 allows both marks); and a bare date ``YYYY-MM-DD``, which means midnight UTC of that
+    day (reference/storage.md §1.2; eight bare digits stay refused, too easily a number). A
+    date-time without ``Z`` or an offset is refused: its instant is unknown. Digits past the millisecond are dropped (the
+    instant is rounded down), or with ``round_up`` rounded up to the next millisecond, which is
+    how a lower bound keeps excluding every millisecond stamp before it.
 
     Raises:
-        ValueError: ``expected an ISO 8601 date-time`` for anything else or a day or time
-            that does not exist (``2026-02-30``, ``25:00``, offset minutes over 59); the
-            message adds ``with Z or an offset ...`` for a time without one, and
-            ``in years 0001..9999 (UTC)`` for an instant outside them.
+        ValueError: ``expected an ISO 8601 date-time such as <forms>`` (:data:`DATETIME_FORMS`)
+            for anything else; ``expected an ISO 8601 date-time: no such day or time`` (or
+            ``offset``) for one that does not exist (``2026-02-30``, ``25:00``, offset minutes
+            over 59); the message says
+            ``with Z or an offset ...`` for a time without one, and ``in years 0001..9999
+            (UTC)`` for an instant outside them.
     """
     if not isinstance(value, str):
-        raise ValueError(DATETIME_PROBLEM)
+        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
     if _DATE_RE.fullmatch(value):
         value += "T00:00:00Z"
-    m = _DATETIME_RE.fullmatch(value)
+    m = _DATETIME_RE.fullmatch(value) or _BASIC_DATETIME_RE.fullmatch(value)
     if m is None:
         if _NO_OFFSET_RE.fullmatch(value):
             raise ValueError(f"{DATETIME_PROBLEM} with Z or an offset such as +05:00 "
                              "(a time without one names no instant)")
-        raise ValueError(DATETIME_PROBLEM)
+        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
     year, month, day, hour, minute, second, fraction, sign, off_h, off_m = m.groups()
+    if sign and int(off_m or 0) > 59:
+        raise ValueError(f"{DATETIME_PROBLEM}: no such offset")
     try:
         offset = timedelta(0)
         if sign:
-            if int(off_m) > 59:
-                raise ValueError(DATETIME_PROBLEM)
-            offset = timedelta(hours=int(off_h), minutes=int(off_m)) * (-1 if sign == "-" else 1)
+            offset = (timedelta(hours=int(off_h), minutes=int(off_m or 0))
+                      * (-1 if sign == "-" else 1))
         local = datetime(int(year), int(month), int(day), int(hour), int(minute),
                          int(second or 0), tzinfo=timezone(offset))
         ms = (local - _EPOCH) // _ONE_MS
@@ -126,7 +143,7 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
             if round_up and fraction[3:].strip("0"):
                 ms += 1
     except (ValueError, OverflowError):
-        raise ValueError(DATETIME_PROBLEM) from None
+        raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
     try:
         canonical_datetime(ms)
     except OverflowError:
@@ -166,7 +183,7 @@ def normalize_datetime(value: str, *, round_up: bool = False) -> str:
         try:
             datetime.fromisoformat(value[:-1])
         except ValueError:
-            raise ValueError(DATETIME_PROBLEM) from None
+            raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
         return value
     return canonical_datetime(datetime_ms(value, round_up=round_up))
 
@@ -315,16 +332,105 @@ class Record(BaseModel):
         return (self.recorded_at, self.id)
 
 
-def validation_message(err: ValidationError) -> str:
-    """Render a pydantic error as ``<path.joined.by.dots>: <message>[; ...]`` (cli.md §1.3).
+# pydantic's error types -> a plain message (ctx fills the braces); see plain_message.
+_PLAIN = {
+    "missing": "required",
+    "string_type": "must be text (a string)",
+    "string_unicode": "must be text (a string)",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "string_too_long": "must be at most {max_length} characters",
+    "too_long": "must have at most {max_length} items",
+    "too_short": "must have at least {min_length} items",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "string_pattern_mismatch": "has the wrong form",
+    "json_invalid": "not valid JSON",
+    "json_type": "not valid JSON",
+    "none_required": "must be null",
+}
+# Parts of a pydantic error location that name a union member or a validator, not a field.
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "nonetype"})
 
-    Model-level errors carry their own ``<field>: `` prefix.
-    """
+
+def plain_message(issue: Mapping[str, Any]) -> str:
+    """One pydantic error (an item of ``ValidationError.errors()``) as a plain phrase: no
+    ``[type=...]``, no input value, no URL, no pydantic wording (``Input should be ...``):
+    ``required``, ``unknown field``, ``must be one of a, b, c``, ``must be at most 280
+    characters``, ``must be a whole number``; a message ynm's own validators raise is kept as
+    written (without pydantic's ``Value error, `` prefix)."""
+    kind = issue.get("type", "")
+    ctx = issue.get("ctx") or {}
+    msg = str(issue.get("msg", ""))
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind in ("literal_error", "enum"):
+        choices = re.findall(r"'((?:[^'\\]|\\.)*)'", str(ctx.get("expected", "")))
+        if choices:
+            return "must be one of " + ", ".join(choices)
+    if kind == "string_too_short":
+        n = ctx.get("min_length", 1)
+        return "must not be empty" if n == 1 else f"must be at least {n} characters"
+    if kind in ("value_error", "assertion_error"):
+        return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    template = _PLAIN.get(kind)
+    if template is not None:
+        shown = {k: int(v) if isinstance(v, float) and v.is_integer() else v
+                 for k, v in ctx.items()}
+        try:
+            return template.format(**shown)
+        except (KeyError, IndexError):
+            pass
+    return msg.removeprefix("Value error, ")
+
+
+def _field_path(loc: tuple[Any, ...] | list[Any], camel: bool) -> str:
     parts = []
-    for issue in err.errors(include_url=False):
-        loc = ".".join(to_camel(p) if isinstance(p, str) else str(p) for p in issue["loc"])
-        msg = issue["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
+    for p in loc:
+        if isinstance(p, int):
+            parts.append(str(p))
+        elif "[" in p or p.lower() in _TYPE_TAGS:
+            continue  # a union member (``list[str]``, ``function-after[...]``): not a field
+        else:
+            parts.append(to_camel(p) if camel else p)
+    return ".".join(parts)
+
+
+def validation_problems(err: ValidationError, *, unknown: str = "unknown field",
+                        camel: bool = True) -> list[tuple[str, str]]:
+    """``(field path, plain message)`` per failing field of a pydantic error, in order: the
+    path dotted (camelCase with ``camel``; an unknown field as the caller spelled it, union
+    members and validator names left out), the message from :func:`plain_message`
+    (``unknown`` for an unknown field). A field that failed several ways (each member of a
+    union) is reported once, by its first failure. The path is empty for a model-level error,
+    whose message names its fields itself."""
+    out: dict[str, str] = {}
+    for issue in err.errors(include_url=False, include_input=False):
+        extra = issue["type"] == "extra_forbidden"
+        loc = _field_path(issue["loc"], camel and not extra)
+        if loc not in out:
+            out[loc] = unknown if extra else plain_message(issue)
+    return list(out.items())
+
+
+def validation_message(err: ValidationError, *, unknown: str = "unknown field",
+                       camel: bool = True) -> str:
+    """Render a pydantic error as ``<path.joined.by.dots>: <plain message>[; ...]`` on one
+    line (cli.md §1.3; :func:`validation_problems`), without pydantic's ``[type=...]``, input
+    values and URLs. This is the one formatter of validation errors: CLI flags, MCP tool
+    inputs, imported lines, configuration files and variables, hook input."""
+    return "; ".join(f"{loc}: {msg}" if loc else msg
+                     for loc, msg in validation_problems(err, unknown=unknown, camel=camel))

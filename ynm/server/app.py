@@ -200,6 +200,11 @@ def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> A
         except YnmError as err:
             return tool_error(str(err))
         except Exception as err:  # noqa: BLE001 - a tool call never crashes the server
+            from ynm.model.inputs import invalid_input_from
+
+            invalid = invalid_input_from(err)  # a model validated past spec.parse
+            if invalid is not None:
+                return tool_error(str(invalid))
             return tool_error(report_unexpected(spec.name, err))
         return envelope(output)
 

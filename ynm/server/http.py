@@ -1,9 +1,12 @@
 """Streamable HTTP for ``ynm serve --http``: the front door in front of the SDK's handler
 (reference/server.md §2.2, §2.3, §2.5).
 
-Order of checks, as the reference: ``GET /health`` (no auth) → CORS headers prepared →
-``OPTIONS`` answered 204 → Host header → Origin header → bearer token → the MCP handler at
-``/mcp`` (stateless: no server-side sessions; one service per process).
+Order of checks: CORS headers prepared → Host header → Origin header (both for every path and
+method) → ``GET /health`` (no auth) → ``OPTIONS`` answered 204 → bearer token → the MCP handler
+at ``/mcp`` (stateless: no server-side sessions; one service per process). The reference
+answers ``/health`` and ``OPTIONS`` before the Host and Origin checks (reference/server.md
+§2.2), which lets a page on a DNS-rebound name probe for the server; ynm checks them first
+(reference/server.md §6, "DNS rebinding").
 
 Auth modes here: ``bearer`` (a static token from ``--token`` or ``YNM_MCP_TOKEN``, a comma
 list for rotation; compared by SHA-256) and ``none``. A write made with the static token
@@ -371,20 +374,13 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         method, path = scope["method"], scope["path"]
-        if method == "GET" and path == "/health":
-            await _send_json(send, 200, {
-                "status": "ok", "name": "ynm", "auth": door.auth_mode,
-                "scheduler": scheduler.health() if scheduler is not None else None})
-            return
         cors = [(b"access-control-allow-methods", ALLOW_METHODS.encode()),
                 (b"access-control-allow-headers", ALLOW_HEADERS.encode())]
         origin = headers.get("origin")
         if origin and door.origin_ok(origin):
             cors += [(b"access-control-allow-origin", origin.encode()), (b"vary", b"Origin")]
-        if method == "OPTIONS":
-            await send({"type": "http.response.start", "status": 204, "headers": cors})
-            await send({"type": "http.response.body", "body": b""})
-            return
+        # Host and Origin first, for every path and method (health and preflights too): a page
+        # on a rebound name must not learn even that a ynm server is listening.
         if not door.host_ok(headers.get("host"), scope.get("scheme", "http")):
             await _send_json(send, 421, {"error": "invalid_host",
                                          "error_description": "Host header not allowed "
@@ -394,6 +390,15 @@ def build_http_app(service: MemoryService, door: FrontDoor,
             await _send_json(send, 403, {"error": "invalid_origin",
                                          "error_description": "Origin not allowed "
                                          "(name it with ynm serve --allow-origin)"}, cors)
+            return
+        if method == "GET" and path == "/health":
+            await _send_json(send, 200, {
+                "status": "ok", "name": "ynm", "auth": door.auth_mode,
+                "scheduler": scheduler.health() if scheduler is not None else None}, cors)
+            return
+        if method == "OPTIONS":
+            await send({"type": "http.response.start", "status": 204, "headers": cors})
+            await send({"type": "http.response.body", "body": b""})
             return
         if not door.token_ok(headers.get("authorization")):
             await _send_json(send, 401, {"error": "invalid_token",

@@ -164,20 +164,9 @@ def _one_or_many_schema(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 def _invalid(err: ValidationError) -> InvalidInput:
-    """The CLI's message (:func:`to_invalid_input`), except that an unknown field is named as
-    the caller spelled it (``memory_id: Extra inputs are not permitted``), not camelCased."""
-    extra = [e for e in err.errors(include_url=False) if e["type"] == "extra_forbidden"]
-    if not extra:
-        return to_invalid_input(err)
-    parts = [str(to_invalid_input(err)).removeprefix("invalid input: ")] if len(extra) < len(
-        err.errors()) else []
-    if parts:
-        # drop the camelCased extras from the rendered message; re-add them verbatim below
-        rendered = [p for p in parts[0].split("; ") if not p.endswith("Extra inputs are not "
-                                                                      "permitted")]
-        parts = rendered
-    parts += [".".join(str(p) for p in e["loc"]) + ": " + e["msg"] for e in extra]
-    return InvalidInput("; ".join(parts))
+    """The CLI's message (:func:`to_invalid_input`); an unknown field is named as the caller
+    spelled it (``memory_id: unknown field``), not camelCased."""
+    return to_invalid_input(err)
 
 
 # -- run functions ------------------------------------------------------------------------

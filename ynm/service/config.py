@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from ynm.errors import ConfigError, InvalidInput
+from ynm.errors import ConfigError, InvalidConfig, InvalidInput
 
 __all__ = [
     "ANCHOR_PATTERN",
@@ -54,6 +54,17 @@ __all__ = [
 ]
 
 ANCHOR_PATTERN = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
+ANCHOR_PROBLEM = ("must be a full commit id (40 or 64 lowercase hex digits; `git rev-parse "
+                  "<abbreviated id>` prints it, and `ynm init --anchor <abbreviated id>` "
+                  "writes it)")
+
+
+def _check_anchor(value: str | None) -> str | None:
+    """An anchor in configuration must be a full id (reference/cli.md §5.2): an abbreviated
+    one could name another commit, or none, as the repository grows."""
+    if value is not None and not re.match(ANCHOR_PATTERN, value):
+        raise ValueError(ANCHOR_PROBLEM)
+    return value
 """A git object id: 40 hex (SHA-1) or 64 hex (SHA-256). Source: reference/cli.md §5.2."""
 
 DEFAULT_REDACTION: tuple[str, ...] = ()
@@ -115,11 +126,13 @@ class MountConfig(BaseModel):
     provider: Literal["git-notes", "fs", "sqlite", "memory", "s3", "mcp"] = "git-notes"
     path: str | None = None
     url: str | None = None
-    anchor: str | None = Field(default=None, pattern=ANCHOR_PATTERN)
+    anchor: str | None = None
     remote: str | None = None
     bucket: str | None = None
     prefix: str | None = None
     region: str | None = None
+
+    _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
 
     @model_validator(mode="after")
     def _provider_rules(self) -> MountConfig:
@@ -280,7 +293,7 @@ class Config(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    anchor: str | None = Field(default=None, pattern=ANCHOR_PATTERN)
+    anchor: str | None = None
     remote: str = "origin"
     provider: Literal["git-notes", "fs", "sqlite", "memory"] = "git-notes"
     personal_store: str | None = None
@@ -294,6 +307,8 @@ class Config(BaseModel):
     dream: DreamConfig = Field(default_factory=DreamConfig)
     embedder: str = "auto"
     embedder_key_env: str = "OPENAI_API_KEY"
+
+    _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
 
     @field_validator("redaction")
     @classmethod
@@ -540,23 +555,18 @@ class LoadedConfig:
 
 
 def _problems(exc: ValidationError) -> str:
-    """Turn pydantic errors into ``<loc.joined.with.dots>: <message>``, ``; ``-separated."""
-    parts = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
+    """Pydantic errors as ``<key.path>: <plain message>``, ``; ``-separated, keys as written
+    in the file (:func:`ynm.model.records.validation_message`)."""
+    from ynm.model.records import validation_message
+
+    return validation_message(exc, unknown="unknown key", camel=False)
 
 
 def _validate_layer(data: dict[str, Any], source: str) -> None:
     try:
         Config.model_validate(data, by_name=False)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {_problems(exc)}") from exc
+        raise InvalidConfig(f"{source}: {_problems(exc)}") from exc
 
 
 def _read_config_file(path: Path) -> dict[str, Any] | None:
@@ -593,14 +603,13 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     except ValidationError as exc:
         var_of = {key: var for var, key in ENV_KEYS.items()} | {"mounts": "YNM_MOUNTS"}
         parts = []
-        for err in exc.errors(include_url=False):
-            var = var_of.get(str(err["loc"][0]), str(err["loc"][0]))
-            rest = ".".join(str(p) for p in err["loc"][1:])
-            msg = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "extra_forbidden":
-                msg = "unknown key"
+        from ynm.model.records import validation_problems
+
+        for path, msg in validation_problems(exc, unknown="unknown key", camel=False):
+            key, _, rest = path.partition(".")
+            var = var_of.get(key, key)
             parts.append(f"{var}: {rest}: {msg}" if rest else f"{var}: {msg}")
-        raise ConfigError("; ".join(parts)) from exc
+        raise InvalidConfig("; ".join(parts)) from exc
     return layer
 
 

@@ -2,19 +2,19 @@
 
 Project mode changes no branch, tag, commit or tracked file: it writes ``.ynm/config.json``
 (the anchor, which the team commits so every clone agrees), adds ``.ynm/wiki/`` and
-``.ynm/index/`` to ``.git/info/exclude``, and adds the distributed fetch refspec when the remote
-exists. An empty repository gets an empty ``ynm: root`` commit to serve as the anchor.
+``.ynm/index/`` to ``.git/info/exclude``, and, when the remote exists, adds the distributed fetch
+refspec and fetches and merges the memory already there (no push). An empty repository gets
+an empty ``ynm: root`` commit to serve as the anchor.
 Source: reference/cli.md §4.10, reference/storage.md §3.12.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from ynm.errors import InvalidInput, YnmError
+from ynm.errors import YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
 
 GIT_STATUS_WT_NEW = 1 << 7  # libgit2's flag for an untracked file (git_status_t)
@@ -215,33 +215,75 @@ def init_project(
     that runs ynm, written into the pre-push hook and the agent client setup (default
     ``["ynm"]``); ``command_note`` is added to the notes when it is not a plain ``ynm``.
 
+    With the remote configured, its shards are fetched first (:func:`ynm.store.sync.fetch_shards`)
+    so the anchor they hang off is known, and merged into the project's shards at the end as
+    ``ynm sync --no-push`` does (never a push); a fetch that fails is a warning, not an error.
     The anchor is the team's when the remote has one (``select_anchor`` with the remote:
-    docs/cli.md "ynm init"). ``.ynm/config.json`` is not written when the remote's default
+    docs/cli.md "ynm init"); an anchor from this clone's own uncommitted ``.ynm/config.json``
+    gives way to the one the remote's notes hang off, unless the clone already holds shards. ``.ynm/config.json`` is not written when the remote's default
     branch already has it and this clone has not pulled it (an untracked copy would make
     ``git pull`` refuse); a note says to pull, or to remove an untracked copy that is in the way.
 
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
-    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``.
+    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus ``fetched``
+    (``{"remote", "shards", "records"}`` merged from the remote, None when nothing was
+    fetched) and ``warnings`` (a failed fetch or merge, one line each).
 
     Raises:
         YnmError: ``<cwd> is not inside a git repository``.
-        AnchorError: a shallow clone without ``--anchor``, or a malformed anchor.
+        AnchorError: a shallow clone without ``--anchor``.
+        InvalidInput: an ``anchor`` that is not a commit id, or an abbreviated one that names
+            no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
     """
-    from ynm.store.anchor import remote_project_config, select_anchor
+    from ynm.store.anchor import (
+        remote_notes_anchor,
+        remote_project_config,
+        resolve_anchor_id,
+        select_anchor,
+    )
     from ynm.store.repo import open_repository
-    from ynm.store.sync import fetch_refspec
+    from ynm.store.sync import fetch_refspec, fetch_shards
 
     if loaded.repo is None or loaded.bare:
         raise YnmError(f"{cwd} is not inside a git repository")
-    if anchor is not None and not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", anchor):
-        raise InvalidInput(f"anchor: {anchor} is not an object id (40 or 64 lowercase hex)")
     repo_path = loaded.repo
     repo = open_repository(repo_path)
+    if anchor is not None:
+        anchor = resolve_anchor_id(repo, anchor)
     notes: list[str] = []
+    warnings: list[str] = []
     had_commits = not repo.head_is_unborn
     remote_name = remote or loaded.config.remote
     has_remote = remote_name in repo.remotes.names()
-    chosen = select_anchor(repo, configured=anchor or loaded.config.anchor, create=True,
+    refspecs: list[str] = []
+    fetch_problem: str | None = None
+    if has_remote:
+        spec = fetch_refspec(remote_name)
+        if spec not in repo.remotes[remote_name].fetch_refspecs:
+            repo.remotes.add_fetch(remote_name, spec)
+            refspecs.append(spec)
+        # The team's memory, and with it the anchor its notes hang off, before choosing one.
+        fetch_problem = fetch_shards(repo, remote_name)
+        if fetch_problem is not None:
+            warnings.append(f"could not fetch memory from {remote_name} ({fetch_problem}); "
+                            "init went on without it: run `ynm sync` once the remote is "
+                            "reachable")
+    configured = anchor or loaded.config.anchor
+    if (configured is not None and anchor is None and has_remote and fetch_problem is None
+            and _draft_anchor(repo, repo_path, loaded, configured)):
+        team = remote_notes_anchor(repo, remote_name)
+        if team is not None and team != configured:
+            if _has_local_shards(repo):
+                notes.append(
+                    f"{remote_name}'s memory hangs off anchor {team}, this clone's off "
+                    f"{configured} (its uncommitted .ynm/config.json): they do not see each "
+                    "other. To join the team's, `ynm export --level distributed > mine.jsonl`, "
+                    f"run `ynm init --anchor {team}`, then `ynm import mine.jsonl`")
+            else:
+                notes.append(f"took the team's anchor {team} from {remote_name}'s notes "
+                             f"(this clone's uncommitted .ynm/config.json had {configured})")
+                configured = None
+    chosen = select_anchor(repo, configured=configured, create=True,
                            remote=remote_name if has_remote else None)
     if chosen.source == "created" and not had_commits:
         notes.append("the repository had no commits; created an empty root commit as the anchor")
@@ -274,13 +316,7 @@ def init_project(
     added = add_excludes(common)
     if added:
         notes.append(f"added {' and '.join(added)} to .git/info/exclude")
-    refspecs: list[str] = []
-    if has_remote:
-        spec = fetch_refspec(remote_name)
-        if spec not in repo.remotes[remote_name].fetch_refspecs:
-            repo.remotes.add_fetch(remote_name, spec)
-            refspecs.append(spec)
-    else:
+    if not has_remote:
         notes.append(f'no remote "{remote_name}" yet; distributed memory stays in this clone '
                      "until you add one, then `ynm sync` shares it")
     installed: list[str] = []
@@ -315,12 +351,77 @@ def init_project(
                          "put ynm on PATH and run `ynm init` again before committing it")
         else:
             commit.append(".mcp.json")
+    fetched = None
+    if has_remote and fetch_problem is None:
+        fetched, problem = _merge_fetched(loaded, repo_path, remote_name, chosen.sha)
+        if problem is not None:
+            warnings.append(problem)
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
         "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
-        "hooksInstalled": installed, "notes": notes, "clients": client_setups, "commit": commit,
-        "local": local,
+        "fetched": fetched, "hooksInstalled": installed, "notes": notes,
+        "clients": client_setups, "commit": commit, "local": local, "warnings": warnings,
     }
+
+
+def _draft_anchor(repo: Any, repo_path: Path, loaded: LoadedConfig, configured: str) -> bool:
+    """Whether the configured anchor is only this clone's draft: it comes from a
+    ``.ynm/config.json`` that git does not track (an earlier ``ynm init`` here, never
+    committed), not from ``YNM_ANCHOR`` or a committed file the team shares."""
+    if loaded.env.get("YNM_ANCHOR"):
+        return False
+    path = project_config_path(repo_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict) or data.get("anchor") != configured:
+        return False
+    return bool(repo.status_file(str(path.relative_to(repo_path))) & GIT_STATUS_WT_NEW)
+
+
+def _has_local_shards(repo: Any) -> bool:
+    """Whether this clone holds distributed shards of its own (``refs/notes/ynm/distributed/*``)."""
+    from ynm.model.shards import NOTES_PREFIX
+
+    prefix = f"{NOTES_PREFIX}/distributed/".encode()
+    return any(raw.startswith(prefix) for raw in repo.raw_listall_references())
+
+
+def _merge_fetched(loaded: LoadedConfig, repo_path: Path, remote: str,
+                   anchor: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Merge what the fetch brought into the project's shards, as ``ynm sync --no-push``
+    does (fetch and merge, never a push), with the mount opened on the ``anchor`` init chose
+    (it may not be written yet: a teammate's committed config waiting for ``git pull``, or a
+    shallow clone). Returns ``({"remote", "shards", "records"}, None)`` (shards that took in
+    records, and how many records), or ``(None, warning)`` when the merge could not run."""
+    from ynm.service.mounts import PROJECT
+    from ynm.service.ynm import Ynm
+
+    failed = f"fetched memory from {remote} but could not merge it"
+    env = {**(loaded.env or {}), "YNM_ANCHOR": anchor}
+    try:
+        with Ynm.open(repo_path, env, personal=False) as ynm:
+            if ynm.mount(PROJECT) is not None:
+                result = ynm.sync(PROJECT, remote, push=False).get(PROJECT)
+            else:
+                # No .ynm/config.json yet (a teammate's waits for `git pull`): no project mount,
+                # and no memory of this clone's own to re-purge, so the store merges directly.
+                from ynm.store.gitnotes import GitNotesLog
+                from ynm.store.sync import sync_log
+
+                log = GitNotesLog(repo_path, level="distributed", anchor=anchor,
+                                  mount_id=PROJECT)
+                result = sync_log(log, remote, push=False).to_obj()
+    except (YnmError, OSError) as err:
+        return None, f"{failed} ({err}); run `ynm sync`"
+    if result is None or result.get("skipped"):
+        return None, None
+    if result["conflicts"]:
+        return None, (f"merging memory from {remote}: {'; '.join(result['conflicts'])}; run "
+                      "`ynm sync`")
+    return {"remote": remote, "shards": len(result["fetched"]["shards"]),
+            "records": result["fetched"]["records"]}, None
 
 
 def init_store(path: str | Path) -> dict[str, Any]:

@@ -110,6 +110,9 @@ class Ynm:
         self.warnings: list[str] = []
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
         self._progress: Progress | None = None
+        # Told ``notice(text)`` just before work that is slow to start and reports no progress
+        # (loading the embedding model); the CLI prints it on a terminal (TerminalProgress.note).
+        self.notice: Callable[[str], None] | None = None
 
     @property
     def progress(self) -> Progress | None:
@@ -808,11 +811,15 @@ class Ynm:
     @property
     def embedder(self) -> Any:
         """The configured embedder, opened on first use (None when vector search is off or
-        cannot run; :attr:`embedder_problem` says why)."""
+        cannot run; :attr:`embedder_problem` says why). Before a local model loads,
+        :attr:`notice` is told ``loading embedding model <name>…``."""
         if not self._embedder_opened:
-            from ynm.index.embedders import open_embedder
+            from ynm.index.embedders import local_model_to_load, open_embedder
 
             self._embedder_opened = True
+            loading = local_model_to_load(self.config.embedder) if self.notice else None
+            if loading and self.notice:  # seconds with nothing to show otherwise
+                self.notice(f"loading embedding model {loading}…")
             self._embedder, self.embedder_problem = open_embedder(
                 self.config.embedder, self.loaded.home, self.loaded.env or None,
                 self.config.embedder_key_env)

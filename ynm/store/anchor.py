@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from ynm.errors import AnchorError, StoreError
+from ynm.errors import AnchorError, InvalidInput, StoreError
 from ynm.store.lock import RepoLock
 from ynm.store.repo import signature
 
@@ -173,6 +173,47 @@ def _annotated(tree: pygit2.Tree, prefix: str = "") -> set[str]:
         elif OBJECT_ID_RE.match(prefix + entry.name):
             out.add(prefix + entry.name)
     return out
+
+
+SHORT_ID_RE = re.compile(r"^[0-9a-f]{1,63}$")
+MIN_PREFIX = 4  # libgit2's GIT_OID_MINPREFIXLEN; git itself takes no fewer either
+
+
+def resolve_anchor_id(repo: pygit2.Repository, given: str, field: str = "anchor") -> str:
+    """The full commit id an ``--anchor`` names: a full 40- or 64-hex id as is (lower case;
+    it need not exist locally: a shallow clone may lack it), or an abbreviated one (at least
+    4 hex digits) resolved through ``repo`` to the one commit it starts, as ``git rev-parse``
+    does.
+
+    Raises:
+        InvalidInput: (exit 2) ``<field>: <x> is ambiguous ...`` when several objects start
+            with it; ``no commit starts with <x> ...`` when none does; ``<x> is a <kind>, not a
+            commit``; and for anything that is not hex, ``<x> is not a commit id ...``.
+
+    Source: reference/storage.md §3.3 (the anchor is a full object id); reference/cli.md
+    §4.10 (``--anchor <sha>``); abbreviated ids are ynm's convenience.
+    """
+    value = given.strip().lower()
+    if OBJECT_ID_RE.match(value):
+        return value
+    if not SHORT_ID_RE.match(value):
+        raise InvalidInput(f"{field}: {given!r} is not a commit id (40 or 64 hex digits, or an "
+                           f"unambiguous abbreviation of at least {MIN_PREFIX})")
+    if len(value) < MIN_PREFIX:
+        raise InvalidInput(f"{field}: {given} is too short to name a commit; give at least "
+                           f"{MIN_PREFIX} hex digits (`git rev-parse {given}` prints the full id)")
+    try:
+        obj = repo.revparse_single(value)
+    except pygit2.AmbiguousError:
+        raise InvalidInput(f"{field}: {given} is ambiguous: several objects in this repository "
+                           "start with it; give more digits") from None
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise InvalidInput(f"{field}: no commit starts with {given} in this repository; give "
+                           "the full 40-hex id (a shallow clone may lack the commit)") from None
+    if not isinstance(obj, pygit2.Commit):
+        kind = type(obj).__name__.lower()
+        raise InvalidInput(f"{field}: {given} is a {kind} ({obj.id}), not a commit")
+    return str(obj.id)
 
 
 def select_anchor(

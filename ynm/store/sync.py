@@ -148,6 +148,36 @@ def config_value(repo: pygit2.Repository, name: str) -> str | None:
         return None
 
 
+def fetch_shards(repo: pygit2.Repository, remote: str, level: str = "distributed") -> str | None:
+    """Fetch ``remote``'s shards of ``level`` into the tracking refs
+    ``refs/notes/ynm-remote/<remote>/<level>/*``, as the first step of a sync does (the same
+    transport: the ``git`` executable, a mirror remote by its URL), merging nothing: ``ynm
+    init`` uses it to learn the team's anchor from the notes (their tree path is the anchor,
+    reference/storage.md §3.4) before choosing one.
+
+    Returns None when the fetch ran (whether or not the remote holds any shard), else why
+    not, on one line: the remote is not configured, or git's first error line (offline, no
+    such repository, no access). Never raises.
+    """
+    url = config_value(repo, f"remote.{remote}.url")
+    if not url:
+        return f'remote "{remote}" is not configured'
+    mirror = (config_value(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
+    git = Transport(str(repo.path))
+    try:
+        proc = git.run("fetch", "--quiet", url if mirror else remote,
+                       f"+{NOTES_PREFIX}/{level}/*:{REMOTE_PREFIX}/{remote}/{level}/*",
+                       check=False)
+    except StoreError as err:
+        return str(err)
+    if proc.returncode != 0:
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        detail = next((line for line in lines if line.lower().startswith(("fatal", "error"))),
+                      lines[0] if lines else f"git fetch exited with {proc.returncode}")
+        return detail.removeprefix("fatal: ").removeprefix("error: ")
+    return None
+
+
 def merge_shard(log: GitNotesLog, local_ref: str, remote_ref: str, local: str,
                 remote: str) -> str:
     """Write the merge of two diverged notes commits (see the module docstring) and return the
