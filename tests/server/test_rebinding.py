@@ -64,6 +64,6 @@ def test_an_origin_not_allowed_is_refused_on_every_endpoint(app, method, path, o
 ])
 def test_health_answers_allowed_hosts_and_origins_without_a_token(app, headers):
     assert _request(app, "GET", "/health", headers) == (
-        200, {"status": "ok", "name": "ynm", "auth": "bearer"})
+        200, {"status": "ok", "name": "ynm", "auth": "bearer", "scheduler": None})
     assert _request(app, "OPTIONS", "/mcp", headers)[0] == 204
     assert _request(app, "POST", "/mcp", headers)[0] == 401  # the token is still needed
