@@ -14,6 +14,7 @@ import pytest
 from ynm.dream.seams import Answer, JudgeLimits, Judgment, ModelUnavailable, Usage, Written
 from ynm.model.ids import iso_ms, new_ulid
 from ynm.service.ynm import Ynm
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 
 DAY = 86_400_000
 NOW = time.time_ns() // 1_000_000

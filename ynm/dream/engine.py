@@ -324,14 +324,17 @@ class Run:
     # -- writing ----------------------------------------------------------------------------
 
     def write(self, mount: Mount, fields: dict[str, Any]) -> Any:
-        """Stamp a record (``fields`` without id/time/provenance), pass it through the
-        redaction gate and queue it for :meth:`flush`. Returns the record (its ``memory_id``
-        is a new memory's id for a ``create``).
+        """Stamp a record (``fields`` without id/time/provenance), pass a ``create`` or
+        ``supersede`` through the redaction gate and queue it for :meth:`flush`. Returns the
+        record (its ``memory_id`` is a new memory's id for a ``create``). Annotates and
+        tombstones carry no new text of a memory (links, tags it already had, reasons and the
+        judge's answers), so they skip the gate, which cost most of a first run's writes.
 
         Raises:
-            Refused: a distributed record holds a secret (nothing is queued)."""
+            Refused: a distributed create or supersede holds a secret (nothing is queued)."""
         record = self.ynm._stamp(dict(fields))
-        self.ynm._gate(record)
+        if record.op in ("create", "supersede"):
+            self.ynm._gate(record)
         self.pending.append((mount, record))
         return record
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from ynm.dream.seams import Answer, JudgeLimits, Judgment, Question, Usage
@@ -66,9 +67,11 @@ def text_of(x: Any) -> str:
     return ""
 
 
-def words(text: str) -> set[str]:
-    """The word set of ``text``: lowercase, non-alphanumeric runs as spaces, length > 2."""
-    return {w for w in _NON_WORD.sub(" ", text.lower()).split() if len(w) > 2}
+@lru_cache(maxsize=65536)
+def words(text: str) -> frozenset[str]:
+    """The word set of ``text``: lowercase, non-alphanumeric runs as spaces, length > 2.
+    Cached: a dream run shows one memory to the judge in several pairs."""
+    return frozenset(w for w in _NON_WORD.sub(" ", text.lower()).split() if len(w) > 2)
 
 
 def jaccard(a: str, b: str) -> float:
