@@ -35,6 +35,9 @@ RARE_WORDS = 8
 # no rare word: it says little and its postings cost the most.
 MAX_WORD_SHARE = 0.05
 MAX_WORD_SHARE_FLOOR = 1000
+# The rarest words are taken until their postings would pass this many (at least one word):
+# what bounds an owner's cost on a store whose words are all common.
+POSTINGS_BUDGET = 4096
 _WORD = re.compile(r"[^\W_]{3,}")
 _BLOCK = 256  # owners scored against their pool at once (vector neighbours)
 
@@ -99,8 +102,13 @@ def _lexical(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[
             i = index.get(m.id)
             if i is None:
                 continue
-            rare = sorted((w for w in doc_words[i] if 2 <= df[w] <= cap),
-                          key=lambda w: (df[w], w))[:RARE_WORDS]
+            rare, budget = [], POSTINGS_BUDGET
+            for w in sorted((w for w in doc_words[i] if 2 <= df[w] <= cap),
+                            key=lambda w: (df[w], w))[:RARE_WORDS]:
+                if rare and df[w] > budget:
+                    break
+                rare.append(w)
+                budget -= df[w]
             if not rare:
                 continue
             docs = np.concatenate([post_doc[starts[w]:starts[w + 1]] for w in rare])
@@ -113,15 +121,11 @@ def _lexical(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[
                 continue
             top = np.argpartition(-scores, take - 1)[:take] if take < len(found) else \
                 np.arange(len(found))
-            best = sorted(((-scores[t], ids[found[t]]) for t in top if scores[t] > 0),
-                          key=lambda p: (p[0], _desc(p[1])))
-            out[m.id] = [str(memory_id) for _, memory_id in best[:k]]
+            best = sorted(((float(scores[t]), str(ids[found[t]])) for t in top
+                           if scores[t] > 0), key=lambda p: p[1], reverse=True)
+            best.sort(key=lambda p: p[0], reverse=True)  # stable: ties keep id descending
+            out[m.id] = [memory_id for _, memory_id in best[:k]]
     return out
-
-
-def _desc(memory_id: str) -> tuple[int, ...]:
-    """A key that sorts memory ids descending."""
-    return tuple(-ord(c) for c in memory_id)
 
 
 def _vectors(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[str, list[str]]:
