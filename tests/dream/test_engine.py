@@ -130,3 +130,16 @@ def test_dream_marks_are_one_commit_per_shard(y):
     commit = repo[repo.references[name].target]
     assert commit.message.startswith("ynm: 30 records "), commit.message
     assert str(commit.parents[0].id) == before.get(moved[0], str(commit.parents[0].id))
+
+
+def test_what_a_run_creates_is_judged_by_the_next(y):
+    (w,) = load(y, rec(1, type="working", namespace="session/s1", ttl="P30D",
+                       tags=["promote"], content="The staging URL is staging.example.com"))
+    first = y.consolidate()
+    assert first["passes"]["promote"]["changed"] == [w]
+    new_id = state(y, w)["tombstoneReason"].removeprefix("promoted to ")
+    judge = FakeJudge(name="heuristic", calibrated=False)
+    second = y.consolidate(judge_model=judge)
+    assert second["full"]["fresh"] == 1 and second["full"]["dreamed"] == 1
+    assert state(y, new_id)["dreamed"] == f"{state(y, new_id)['current']['id']}@heuristic"
+    assert y.consolidate()["full"]["fresh"] == 0
