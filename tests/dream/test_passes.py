@@ -248,3 +248,20 @@ def test_normalise_supersedes_with_absolute_dates_and_keeps_the_summary(y):
     assert s["current"]["content"] == (
         "Deployed 2026-09-28 and again 2026-09-26; review the week of 2026-10-06.")
     assert s["current"]["summary"] == "deploy log"
+
+
+def test_contradict_pairs_a_subject_once_and_only_around_fresh_memories(y):
+    load(y, *(rec(10 - i, subject="db", content=f"database fact {i}") for i in range(4)))
+    first = y.consolidate(passes=["contradict"], judge_model=FakeJudge(calibrated=False))
+    assert first["full"]["passes"]["contradict"]["candidates"] == 6  # 4 fresh: every pair once
+    capped = y.consolidate(passes=["contradict"], max_pairs=2,
+                           judge_model=FakeJudge(calibrated=False))["full"]["passes"]["contradict"]
+    # each owner's peers are cut at maxPairs too (§4.10): 2 + 2 + 1 + 0
+    assert (capped["candidates"], capped["judged"], capped["skipped"]) == (5, 2, 3)
+    y.consolidate(judge_model=FakeJudge(name="j", calibrated=False))  # marks all four
+    load(y, rec(1, subject="db", content="database fact new"))
+    judge = FakeJudge(name="j", calibrated=False)
+    out = y.consolidate(passes=["contradict"], judge_model=judge)
+    assert out["full"]["passes"]["contradict"]["candidates"] == 4  # the new one and each old
+    assert all("database fact new" in (c["a"]["content"], c["b"]["content"])
+               for c in judge.calls)

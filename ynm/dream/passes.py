@@ -323,71 +323,122 @@ def contradict(run: Run) -> PassReport:
     ``dream.thresholds.contradict``: ignore does nothing; otherwise both sides get a
     ``contradicts`` link to the other. Act with ``newerSupersedes`` at or above the act
     threshold tombstones the older side (``superseded by <b> (contradiction resolved)``);
-    any other case flags both (``contradiction needs review``)."""
+    any other case flags both (``contradiction needs review``).
+
+    A subject's pairs are counted, not listed: an owner at position ``i`` of its subject's
+    memories (in the run's order) pairs with every later memory and every earlier one that is
+    not fresh, at most ``maxPairs``, so no pair comes twice; pairs are made one owner at a
+    time only while the judge may still be asked, so a subject of thousands of memories costs
+    no more memory than the pairs judged (the reference lists them all first)."""
     report = PassReport()
-    cfg = run.config
     live = run.memories()
     mems = {i: m for i, m in live.items()
             if m.subject and m.type != "working" and not _is_occurrence(m)}
-    pairs: list[tuple[Mem, Mem, Mem]] = []
+    handoffs: dict[str, list[tuple[Mem, Mem]]] = {}
     seen: set[tuple[str, str]] = set()
     for a_id, b_id, owner_id in run.handoffs:
         if a_id in mems and b_id in mems:
             key = (min(a_id, b_id), max(a_id, b_id))
             if key not in seen:
                 seen.add(key)
-                pairs.append((mems[a_id], mems[b_id], live.get(owner_id) or mems[b_id]))
+                handoffs.setdefault(owner_id, []).append((mems[a_id], mems[b_id]))
     groups: dict[str, list[Mem]] = {}
     for m in mems.values():
         groups.setdefault(_key(m), []).append(m)
+    owners: dict[str, tuple[list[Mem], list[bool], int]] = {}
+    counts: dict[str, int] = {owner_id: len(pairs) for owner_id, pairs in handoffs.items()}
+    handed = {x for key in seen for x in key}
     for group in groups.values():
         ordered = run.by_order(group)
+        fresh = [run.is_fresh(m.id) for m in ordered]
+        stale_before = 0
         for i, owner in enumerate(ordered):
-            if not run.is_fresh(owner.id):
-                continue
-            peers = [p for k, p in enumerate(ordered)
-                     if k != i and (k > i or not run.is_fresh(p.id))][:run.max_pairs]
-            for peer in peers:
-                key = (min(owner.id, peer.id), max(owner.id, peer.id))
-                if key in seen:
-                    continue
-                seen.add(key)
-                a, b = (owner, peer) if owner.updated_at < peer.updated_at else (peer, owner)
-                pairs.append((a, b, owner))
-    report.candidates = len(pairs)
+            if fresh[i]:
+                owners[owner.id] = (ordered, fresh, i)
+                n = min(len(ordered) - 1 - i + stale_before, run.max_pairs)
+                if owner.id in handed:
+                    n = sum(1 for _ in _peers(ordered, fresh, i, run.max_pairs, seen))
+                counts[owner.id] = counts.get(owner.id, 0) + n
+            else:
+                stale_before += 1
+    report.candidates = sum(counts.values())
     if not run.judging:
         return report
     inf = len(run.order) + 1
-    pairs.sort(key=lambda t: (run.order.get(t[2].id, inf), t[2].id))
     gone: set[str] = set()
-    for a, b, owner in pairs:
-        if a.id in gone or b.id in gone or run.capped(report, owner.id):
-            continue
-        j = run.ask(report, {"a": a.brief(), "b": b.brief()}, SUPERSEDE, owner.id)
-        if j is None:
-            continue
-        decision = run.band(j.answers["contradicts"].noul or 0.0, cfg.thresholds.contradict, j)
-        if decision == "ignore":
-            continue
-        data = {"judgments": [run.stored("contradict", j, SUPERSEDE, decision)],
-                "pair": [a.id, b.id]}
-        supersedes = (j.answers["newerSupersedes"].noul or 0.0) >= cfg.thresholds.contradict.act
-        if decision == "act" and supersedes:
-            if not run.dry_run:
-                run.edit(b, {"op": "annotate", "links": [{"rel": "contradicts", "to": a.id}],
-                             "data": data, "reason": "contradiction"})
-                run.edit(a, {"op": "annotate", "links": [{"rel": "contradicts", "to": b.id}],
-                             "reason": "contradiction"})
-                run.tombstone(a, f"superseded by {b.id} (contradiction resolved)")
-            gone.add(a.id)
-            report.changed.append(a.id)
-        else:
-            run.flag([b], data, "contradiction needs review",
-                     [{"rel": "contradicts", "to": a.id}])
-            run.flag([a], data, "contradiction needs review",
-                     [{"rel": "contradicts", "to": b.id}])
-            report.flagged.extend([a.id, b.id])
+    for owner_id in sorted(counts, key=lambda i: (run.order.get(i, inf), i)):
+        pairs = list(handoffs.get(owner_id, []))
+        group = owners.get(owner_id)
+        left = counts[owner_id]
+        for a, b in _chain(pairs, _owner_pairs(group, run.max_pairs, seen)):
+            if run.pairs_judged >= run.max_pairs:  # the pair cap (§4.5), for the rest at once
+                report.skipped += left
+                run.deferred.add(owner_id)
+                break
+            left -= 1
+            if a.id in gone or b.id in gone:
+                continue
+            _judge_contradiction(run, report, a, b, owner_id, gone)
     return report
+
+
+def _peers(ordered: list[Mem], fresh: list[bool], i: int, cap: int,
+           seen: set[tuple[str, str]]):
+    """The owner ``ordered[i]``'s peers (every later memory, every earlier one not fresh; the
+    first ``cap``) whose pair is not already in ``seen``."""
+    owner = ordered[i]
+    taken = 0
+    for k, peer in enumerate(ordered):
+        if k == i or (k < i and fresh[k]):
+            continue
+        if taken >= cap:
+            return
+        taken += 1
+        if (min(owner.id, peer.id), max(owner.id, peer.id)) not in seen:
+            yield peer
+
+
+def _owner_pairs(group: tuple[list[Mem], list[bool], int] | None, cap: int,
+                 seen: set[tuple[str, str]]):
+    """``(a older, b newer)`` for each of an owner's peers (ties: the peer is a)."""
+    if group is None:
+        return
+    ordered, fresh, i = group
+    owner = ordered[i]
+    for peer in _peers(ordered, fresh, i, cap, seen):
+        yield (owner, peer) if owner.updated_at < peer.updated_at else (peer, owner)
+
+
+def _chain(first, second):
+    yield from first
+    yield from second
+
+
+def _judge_contradiction(run: Run, report: PassReport, a: Mem, b: Mem, owner_id: str,
+                         gone: set[str]) -> None:
+    cfg = run.config
+    j = run.ask(report, {"a": a.brief(), "b": b.brief()}, SUPERSEDE, owner_id)
+    if j is None:
+        return
+    decision = run.band(j.answers["contradicts"].noul or 0.0, cfg.thresholds.contradict, j)
+    if decision == "ignore":
+        return
+    data = {"judgments": [run.stored("contradict", j, SUPERSEDE, decision)],
+            "pair": [a.id, b.id]}
+    supersedes = (j.answers["newerSupersedes"].noul or 0.0) >= cfg.thresholds.contradict.act
+    if decision == "act" and supersedes:
+        if not run.dry_run:
+            run.edit(b, {"op": "annotate", "links": [{"rel": "contradicts", "to": a.id}],
+                         "data": data, "reason": "contradiction"})
+            run.edit(a, {"op": "annotate", "links": [{"rel": "contradicts", "to": b.id}],
+                         "reason": "contradiction"})
+            run.tombstone(a, f"superseded by {b.id} (contradiction resolved)")
+        gone.add(a.id)
+        report.changed.append(a.id)
+    else:
+        run.flag([b], data, "contradiction needs review", [{"rel": "contradicts", "to": a.id}])
+        run.flag([a], data, "contradiction needs review", [{"rel": "contradicts", "to": b.id}])
+        report.flagged.extend([a.id, b.id])
 
 
 # -- reflect -----------------------------------------------------------------------------
