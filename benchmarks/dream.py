@@ -26,10 +26,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from corpus import generate_corpus  # noqa: E402
+from corpus import generate_corpus
 
-from ynm.model.jsonl import dumps_record  # noqa: E402
-from ynm.service.ynm import Ynm  # noqa: E402
+from ynm.model.jsonl import dumps_record
+from ynm.service.ynm import Ynm
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",

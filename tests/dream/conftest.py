@@ -6,15 +6,16 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
+from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 from ynm.dream.seams import Answer, JudgeLimits, Judgment, ModelUnavailable, Usage, Written
 from ynm.model.ids import iso_ms, new_ulid
 from ynm.service.ynm import Ynm
-from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
 
 DAY = 86_400_000
 NOW = time.time_ns() // 1_000_000

@@ -9,7 +9,7 @@ MARK = "\U0001F642"  # not a word: only the fake embedder sees it
 
 
 def test_lexical_neighbours_share_rare_words_and_stay_in_type_and_scope(y):
-    a, b, other_type, other_ns, apart = load(
+    load(
         y,
         rec(5, content="The zanzibar cluster runs the quokka ingest jobs nightly"),
         rec(4, content="The quokka ingest jobs run on the zanzibar cluster"),
@@ -35,9 +35,9 @@ def test_vector_neighbours_are_found_without_a_shared_word(server, y, monkeypatc
 
     monkeypatch.setattr(es, "hash_vector", lambda text, dim: (
         [1.0] + [0.0] * (dim - 1) if MARK in text else [0.0, 1.0] + [0.0] * (dim - 2)))
-    a, b, c, d = load(y, rec(4, content=f"alpha beta gamma {MARK}"),
-                      rec(3, content=f"delta epsilon zeta {MARK}"),
-                      rec(2, content="eta theta iota"), rec(1, content="kappa lambda omicron"))
+    load(y, rec(4, content=f"alpha beta gamma {MARK}"),
+         rec(3, content=f"delta epsilon zeta {MARK}"),
+         rec(2, content="eta theta iota"), rec(1, content="kappa lambda omicron"))
     judge = FakeJudge(calibrated=False)
     out = y.consolidate(passes=["dedupe"], judge_model=judge)
     assert out["full"]["passes"]["dedupe"]["candidates"] == 2

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ynm.errors import InvalidInput
 from tests.dream.conftest import FakeJudge, load, rec, record_count, state, tips
+from ynm.errors import InvalidInput
 
 
 def store(y):

@@ -26,15 +26,15 @@ def test_the_example_of_the_normalise_pass_gives_exactly_its_text():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("today", "2026-09-29"), ("Tomorrow", "2026-09-30"), ("TODAY and today", "2026-09-29 and "
-                                                          "2026-09-29"),
+    ("today", "2026-09-29"), ("Tomorrow", "2026-09-30"),
+    ("TODAY and today", "2026-09-29 and 2026-09-29"),
     ("last week", "the week of 2026-09-22"), ("this week", "the week of 2026-09-29"),
     ("last month", "around 2026-08-30"), ("next month", "around 2026-10-29"),
     ("1 day ago", "2026-09-28"), ("30 days ago", "2026-08-30"),
     ("yesterdays", "yesterdays"), ("the day before", "the day before"),
 ])
 def test_each_relative_date_counts_from_the_recording_day_in_utc(text, expected):
-    assert absolutise(text, "2026-09-29T23:30:00-02:00".replace("-02:00", "Z")) == expected
+    assert absolutise(text, "2026-09-29T23:30:00Z") == expected
 
 
 def test_a_recording_time_with_an_offset_counts_in_utc():

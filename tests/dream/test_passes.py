@@ -3,10 +3,18 @@ a calibrated judge and a writer that answer known verdicts."""
 
 from __future__ import annotations
 
+from tests.dream.conftest import (
+    FakeJudge,
+    FakeWriter,
+    history,
+    load,
+    rec,
+    record_count,
+    state,
+    tips,
+)
 from ynm.dream.seams import StructuredOutputError
 from ynm.model.inputs import ListQuery
-from tests.dream.conftest import FakeJudge, FakeWriter, history, load, rec, record_count, \
-    state, tips
 
 DUP_A = "Deploys go out on Tuesday through the release train"
 DUP_B = "Deploys go out on Tuesday through the release train, always"
@@ -55,7 +63,7 @@ def test_without_a_model_contradictions_are_linked_both_ways_never_tombstoned(y)
     assert ("contradicts", b) in links(y, a) and ("contradicts", a) in links(y, b)
     for mid in (a, b):
         assert state(y, mid)["tombstoned"] is False and state(y, mid)["needsReview"] is True
-    flag = [r for r in annotates(y, b) if r.get("reason") == "contradiction needs review"][0]
+    flag = next(r for r in annotates(y, b) if r.get("reason") == "contradiction needs review")
     assert flag["data"]["judgments"][0]["answers"]["contradicts"]["noul"] == 0.8
 
 

@@ -22,7 +22,6 @@ Neither list goes through a reranker or a judge.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -145,7 +144,9 @@ def _vectors(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[
         try:
             if run.ynm._vectors_current(mount, None) is None or not mount.cache.has_vectors:
                 continue
-        except Exception:  # noqa: BLE001 (vectors are a help here, never a failure)
+        except Exception as err:  # noqa: BLE001 (vectors are a help here, never a failure)
+            run.ynm.warnings.append(f"dedupe: no vector neighbours in mount {mount.id} "
+                                    f"({type(err).__name__}: {err})")
             continue
         conn = mount.cache.conn
         members = [m for m in pool.values() if m.mount is mount]

@@ -96,7 +96,7 @@ class Mem:
     ``mount`` and the summary shown for it (derived from the content when the record has
     none)."""
 
-    __slots__ = ("mount", "rowid", "state", "shown")
+    __slots__ = ("mount", "rowid", "shown", "state")
 
     def __init__(self, mount: Mount, rowid: int, state: dict[str, Any], shown: str) -> None:
         self.mount, self.rowid, self.state, self.shown = mount, rowid, state, shown

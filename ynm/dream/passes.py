@@ -14,7 +14,7 @@ annotates and the flag with empty data; so ``ynm review list`` can show why.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -558,7 +558,7 @@ def absolutise(content: str, recorded_at: str) -> str:
     """
     from ynm.model.ranker import iso_to_ms
 
-    base = datetime.fromtimestamp(iso_to_ms(recorded_at) / 1000, tz=timezone.utc)
+    base = datetime.fromtimestamp(iso_to_ms(recorded_at) / 1000, tz=UTC)
 
     def day(k: int) -> str:
         return (base + timedelta(days=k)).strftime("%Y-%m-%d")

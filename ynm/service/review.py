@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["with_reasons", "why_line"]
+__all__ = ["why_line", "with_reasons"]
 
 
 def with_reasons(mounts: list[Any], memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
