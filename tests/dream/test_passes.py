@@ -273,3 +273,20 @@ def test_contradict_pairs_a_subject_once_and_only_around_fresh_memories(y):
     assert out["full"]["passes"]["contradict"]["candidates"] == 4  # the new one and each old
     assert all("database fact new" in (c["a"]["content"], c["b"]["content"])
                for c in judge.calls)
+
+
+def test_a_distributed_promotion_lands_in_common_of_the_project(project, monkeypatch):
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    with Ynm.open(project) as y:
+        (w,) = load(y, rec(1, type="working", level="distributed", namespace="session/s9",
+                           ttl="P30D", tags=["promote"], content="Ports: api 8080, web 3000"))
+        out = y.consolidate(passes=["promote"])
+        assert out["passes"]["promote"]["changed"] == [w]
+        sw = y.find(w)[1]
+        new_id = sw["tombstoneReason"].removeprefix("promoted to ")
+        new_mount, new = y.find(new_id)
+        assert (new_mount.id, new["level"], new["namespace"], new["type"]) == (
+            "project", "distributed", "common", "episodic")
+        assert new["tags"] == [] and ("derives-from", w) in links(y, new_id)
