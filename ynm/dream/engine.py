@@ -196,33 +196,32 @@ class Run:
 
         return filter_sql(SearchQuery(namespace=namespace))
 
-    def versions(self) -> dict[str, tuple[str, str, str, list[str]]]:
-        """Every live memory in scope: id -> ``(version, updatedAt, type, tags)``, read from
-        the caches without parsing whole states (the fast path of a run with nothing fresh)."""
+    def versions(self) -> dict[str, tuple[str, str, str | None]]:
+        """Every live memory in scope: id -> ``(version, updatedAt, dreamed)``, in one query per
+        mount that parses no state in Python (the whole of a run with nothing fresh)."""
         cond, args = self._scope_sql(self.inp.namespace)
-        out: dict[str, tuple[str, str, str, list[str]]] = {}
+        out: dict[str, tuple[str, str, str | None]] = {}
+        name = self.judge.name
         for mount in self.ynm.mounts:
             cache = mount.fresh_cache()
-            for memory_id, current_id, subject, updated_at, kind, tags in cache.conn.execute(
+            for memory_id, current_id, subject, updated_at, dreamed in cache.conn.execute(
                     "SELECT memory_id, json_extract(state, '$.current.id'), subject, "
-                    f"updated_at, type, tags FROM memories m WHERE {cond}", args):
+                    "updated_at, json_extract(state, '$.dreamed') "
+                    f"FROM memories m WHERE {cond}", args):
                 if memory_id in out:  # the first mount in mount order holds it (Ynm.find)
                     continue
-                out[memory_id] = (version_of(current_id, subject, self.judge.name), updated_at,
-                                  kind, json.loads(tags))
+                out[memory_id] = (version_of(current_id, subject, name), updated_at, dreamed)
         return out
 
-    def dreamed_marks(self, ids: Iterable[str]) -> dict[str, str | None]:
-        """``dreamed`` of each id (None: never marked), in one query per mount."""
-        wanted = list(ids)
-        out: dict[str, str | None] = {}
-        for mount in self.ynm.mounts:
-            for memory_id, dreamed in mount.cache.conn.execute(
-                    "SELECT memory_id, json_extract(state, '$.dreamed') FROM memories "
-                    "WHERE memory_id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(wanted),)):
-                out.setdefault(memory_id, dreamed)
-        return out
+    def promote_tagged(self) -> bool:
+        """Whether a live working memory in scope is tagged ``promote`` (one query per mount)."""
+        from ynm.index.search import SearchQuery, filter_sql
+
+        cond, args = filter_sql(SearchQuery(types=["working"], namespace=self.inp.namespace,
+                                            tags=["promote"]))
+        return any(mount.cache.conn.execute(
+            f"SELECT 1 FROM memories m WHERE {cond} LIMIT 1", args).fetchone()
+            for mount in self.ynm.mounts)
 
     def memories(self) -> dict[str, Mem]:
         """The live memories in scope (loaded once, then kept current by :meth:`flush`)."""
@@ -402,9 +401,8 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
     run = Run(ynm=ynm, judge=judge, writer=writer, inp=inp, now_ms=ynm._now_ms(),
               max_pairs=inp.max_pairs or ynm.config.dream.max_pairs_per_run)
     before = run.versions()
-    marks = run.dreamed_marks(before) if before else {}
-    run.fresh = {i: v[0] for i, v in before.items() if marks.get(i) != v[0]}
-    tagged = any(v[2] == "working" and "promote" in v[3] for v in before.values())
+    run.fresh = {i: v[0] for i, v in before.items() if v[2] != v[0]}
+    tagged = run.promote_tagged()
     ranked = sorted(before, key=lambda i: (before[i][1], i), reverse=True)
     run.order = {memory_id: rank for rank, memory_id in enumerate(ranked)}
 
