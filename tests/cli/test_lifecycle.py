@@ -299,16 +299,17 @@ def test_session_start_human_output_and_bad_ids(project, cli_run):
     assert len(generated) == 26 and generated == generated.lower()
 
 
-def test_dream_expires_working_memory_and_reports_the_other_passes(project, cli_run):
+def test_dream_expires_working_memory_and_runs_the_other_passes(project, cli_run):
     ns = js(cli_run("session", "start", "dreamy", "--json"))["namespace"]
     mid = js(cli_run("remember", "--type", "working", "--namespace", ns, "--content", "tmp",
                      "--ttl", "PT1S", "--json"))["memoryId"]
     time.sleep(1.2)
     dry = js(cli_run("dream", "--passes", "expire", "--dry-run", "--json"))
-    assert dry["passes"]["expire"]["due"] == [mid] and folded(cli_run, mid)["tombstoned"] is False
+    assert dry["passes"]["expire"]["changed"] == [mid]
+    assert folded(cli_run, mid)["tombstoned"] is False
     out = ok(cli_run("dream"))
-    assert out.splitlines()[0] == "expire: 1/1 changed"
-    assert "promote: not available" in out
+    assert out.splitlines()[:3] == ["expire: 1/1 changed", "retention: 0/0 changed",
+                                    "promote: 0/0 changed"]
     assert folded(cli_run, mid)["tombstoneReason"] == "expired"
 
 

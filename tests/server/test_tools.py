@@ -278,23 +278,29 @@ def test_recall_shows_a_derived_summary_for_a_record_without_one(mcp_call, cli_r
     assert "- (semantic) Ledger freeze\n" in block["markdown"] + "\n"
 
 
-def test_consolidate_runs_expire_only(mcp_call):
+def test_consolidate_runs_the_engine_and_refuses_what_the_cli_refuses(mcp_call):
     mid = remember(mcp_call, type="working", content="old scratch", namespace="session/s1",
                    ttl="PT0S")["memoryId"]
     dry = call_tool(mcp_call, "memory_consolidate", {"dryRun": True})
     data = ok(dry)
     assert data["dryRun"] is True
-    assert data["passes"]["expire"] == {"candidates": 1, "changed": [], "due": [mid]}
-    assert data["passes"]["dedupe"]["available"] is False
-    assert "expire" in dry.structured_content["guidance"]
+    # a dry run lists what expire would change (reference/algorithms.md §4.14)
+    assert data["passes"]["expire"] == {"candidates": 1, "changed": [mid]}
+    assert data["full"]["judge"] == {"name": "heuristic", "calibrated": False}
+    assert data["full"]["writer"] == "none" and data["full"]["judged"] is False
     real = ok(call_tool(mcp_call, "memory_consolidate", {"passes": ["expire"]}))
-    assert real == {"dryRun": False, "passes": {"expire": {"candidates": 1, "changed": [mid]}}}
+    assert real["passes"] == {"expire": {"candidates": 1, "changed": [mid]},
+                              "retention": {"candidates": 0, "changed": []}}
     again = ok(call_tool(mcp_call, "memory_consolidate", {"passes": ["expire"]}))
     assert again["passes"]["expire"]["changed"] == []
     assert err(call_tool(mcp_call, "memory_consolidate", {"passes": ["sleep"]})).startswith(
         "invalid input: passes.0:")
     assert err(call_tool(mcp_call, "memory_consolidate", {"maxPairs": 0})).startswith(
         "invalid input: maxPairs:")
+    assert err(call_tool(mcp_call, "memory_consolidate", {"judge": True})) == (
+        "invalid input: judge: judge only applies to a dry run; add dryRun")
+    judged = ok(call_tool(mcp_call, "memory_consolidate", {"judge": True, "dryRun": True}))
+    assert judged["full"]["judged"] is True
 
 
 def test_sync_and_status(mcp_call):

@@ -1,5 +1,5 @@
-"""``ynm dream``: consolidation passes (reference/cli.md §4.5). The expire pass runs; the
-model-backed passes are reported as not available in this version."""
+"""``ynm dream``: consolidation passes (reference/cli.md §4.5; the engine is
+:mod:`ynm.dream.engine`)."""
 
 from __future__ import annotations
 
@@ -14,42 +14,67 @@ PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
 
 
 def format_dream(r: dict[str, Any]) -> str:
-    """``<pass>: <changed>/<candidates> changed`` (or ``would change`` on a dry run) per pass;
-    passes that cannot run say so."""
-    lines = []
-    verb = "would change" if r["dryRun"] else "changed"
-    for name, p in r["passes"].items():
-        if p.get("available") is False:
-            lines.append(f"{name}: not available ({p['reason']})")
-        else:
-            n = len(p.get("due", p["changed"])) if r["dryRun"] else len(p["changed"])
-            lines.append(f"{name}: {n}/{p['candidates']} {verb}")
-    return "\n".join(lines) or "no passes ran"
+    """The human report (reference/cli.md §4.5): see :func:`ynm.dream.report.format_report`."""
+    from ynm.dream.report import format_report
+
+    return format_report(r)
+
+
+def _passes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
+    """``--passes`` given repeatedly and/or as comma lists: every name must be a pass."""
+    out: list[str] = []
+    for value in values:
+        for name in (v.strip() for v in value.split(",")):
+            if not name:
+                continue
+            if name not in PASSES:
+                raise click.BadParameter(
+                    f"{name!r} is not one of {', '.join(repr(p) for p in PASSES)}.")
+            out.append(name)
+    return list(dict.fromkeys(out))
 
 
 @click.command()
-@click.option("--passes", multiple=True, type=click.Choice(PASSES),
-              help="Passes to run (repeatable; default all).")
-@click.option("--namespace", help="Namespace prefix.")
-@click.option("--dry-run/--no-dry-run", default=False, help="Report candidates; change nothing.")
-@click.option("--max-pairs", type=int, help="Cap on judged pairs (model passes; none yet).")
+@click.option("--passes", multiple=True, callback=_passes, metavar="PASS[,PASS...]",
+              help="Passes to run: expire, promote, dedupe, contradict, reflect, normalise "
+                   "(repeatable or comma-separated; default all six). Retention runs with "
+                   "expire.")
+@click.option("--namespace", help="Only memories in this namespace (a prefix). A run limited "
+                                  "by --passes or --namespace marks nothing as dreamed.")
+@click.option("--dry-run/--no-dry-run", default=False,
+              help="Report what would change; write nothing. Model passes only count their "
+                   "candidates unless --judge is given.")
+@click.option("--judge/--no-judge", default=False,
+              help="With --dry-run: judge the candidates and report what would change (calls "
+                   "the judge; writes nothing). Refused without --dry-run.")
+@click.option("--max-pairs", type=click.IntRange(min=1),
+              help="Cap on judgments per pass (default: config dream.maxPairsPerRun, 2000); "
+                   "memories past the cap are judged next run.")
 @common_options
-def dream(as_json: bool, cwd: Path | None, passes: tuple[str, ...], namespace: str | None,
-          dry_run: bool, max_pairs: int | None) -> None:
-    """Consolidate memory: forget working memory past its ttl (other passes need a model).
+def dream(as_json: bool, cwd: Path | None, passes: list[str], namespace: str | None,
+          dry_run: bool, judge: bool, max_pairs: int | None) -> None:
+    """Consolidate memory: expire, promote, dedupe, contradict, reflect, normalise.
+
+    Only memories new or changed since the last full run with this judge are judged. With no
+    model configured the heuristic judge only flags for review (see `ynm review list`), and
+    reflect is skipped.
 
     \b
-    Example:
-      ynm dream --passes expire
-      ynm dream --dry-run
+    Examples:
+      ynm dream
+      ynm dream --dry-run --judge
+      ynm dream --passes expire,normalise --namespace team/payments
     """
     from ynm.errors import InvalidInput
     from ynm.model.namespaces import normalize_filter_namespace
 
+    if judge and not dry_run:
+        raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
     try:
         namespace = normalize_filter_namespace(namespace)
     except ValueError as err:  # the write rule's refusal, before any store is opened
         raise InvalidInput(f"namespace: {err}") from None
     with open_ynm(cwd) as ynm:
-        result = ynm.consolidate(list(passes) or None, namespace, dry_run)
+        result = ynm.consolidate(passes or None, namespace, dry_run, judge=judge,
+                                 max_pairs=max_pairs)
     emit(result, as_json, format_dream)

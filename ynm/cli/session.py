@@ -98,15 +98,24 @@ def session(as_json: bool, cwd: Path | None, action: str, session_id: str | None
 
 def format_review(memories: list[dict[str, Any]]) -> str:
     """A header line ``ID  TYPE  MOUNT  NAMESPACE  SUMMARY`` then one aligned row per memory
-    (see :mod:`ynm.cli._table`), or ``nothing to review``."""
+    (see :mod:`ynm.cli._table`), each followed by ``  why: <reason>: <answers>; pair with
+    <id>`` when its flag says why (ynm.service.review.why_line), or ``nothing to review``."""
     from ynm.cli._table import marks, table
+    from ynm.service.review import why_line
 
     if not memories:
         return "nothing to review"
     rows = [(m["memoryId"], m["type"], m["mount"], m["namespace"],
              marks(m) + (m.get("summary") or m["current"].get("summary", "")))
             for m in memories]
-    return "\n".join(table(("ID", "TYPE", "MOUNT", "NAMESPACE", "SUMMARY"), rows))
+    lines = table(("ID", "TYPE", "MOUNT", "NAMESPACE", "SUMMARY"), rows)
+    out = [lines[0]]
+    for line, m in zip(lines[1:], memories, strict=True):
+        out.append(line)
+        why = why_line(m)
+        if why:
+            out.append(f"  why: {why}")
+    return "\n".join(out)
 
 
 @click.command()
@@ -119,6 +128,10 @@ def format_review(memories: list[dict[str, Any]]) -> str:
 def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
            memory_id_flag: str | None, mount: str | None) -> None:
     """List memories flagged for review, or clear one's flag.
+
+    The list says why each is flagged: the flag's reason, the judge's answers (e.g.
+    sameFact 0.72) and the other memory of the pair; --json gives the whole flag under
+    "review". Decide, then `ynm supersede`, `ynm forget` or `ynm review clear`.
 
     \b
     Examples:

@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from ynm.errors import InvalidInput, Refused
@@ -67,11 +74,19 @@ class ConsolidateInput(_ToolInput):
     passes: list[DreamPass] | None = None
     namespace: str | None = None
     dry_run: bool = False
+    judge: bool = False
     max_pairs: int | None = Field(default=None, ge=1)
 
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
+
+    @model_validator(mode="after")
+    def _judge_needs_dry_run(self) -> ConsolidateInput:
+        # the CLI's words for `ynm dream --judge` without --dry-run (reference/cli.md §2)
+        if self.judge and not self.dry_run:
+            raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
+        return self
 
 
 class SyncInput(_ToolInput):
@@ -247,13 +262,18 @@ def _session(ynm: Ynm, inp: SessionInput) -> ToolOutput:
 
 
 def _consolidate(ynm: Ynm, inp: ConsolidateInput) -> ToolOutput:
-    result = ynm.consolidate(inp.passes, inp.namespace, inp.dry_run)
-    unavailable = [p for p, r in result["passes"].items() if r.get("available") is False]
-    guidance = None
-    if unavailable:
-        guidance = (f"Only the expire pass runs in this version; {', '.join(unavailable)} "
-                    "reported nothing.")
-    return ToolOutput(result, guidance)
+    result = ynm.consolidate(inp.passes, inp.namespace, inp.dry_run, judge=inp.judge,
+                             max_pairs=inp.max_pairs)
+    full = result["full"]
+    flagged = sorted({i for p in full["passes"].values() for i in p["flagged"]})
+    notes = []
+    if flagged and not inp.dry_run:
+        notes.append(f"{len(flagged)} flagged for review; a person decides with `ynm review "
+                     "list` and `ynm review clear <id>`.")
+    if not full["judge"]["calibrated"] and full["judged"] and full["fresh"]:
+        notes.append(f"The {full['judge']['name']} judge is uncalibrated: it only flags, "
+                     "never merges or supersedes.")
+    return ToolOutput(result, " ".join(notes) or None)
 
 
 def _sync(ynm: Ynm, inp: SyncInput) -> ToolOutput:
@@ -316,8 +336,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ),
     ToolSpec(
         "memory_consolidate", "dream", ConsolidateInput, False,
-        "Consolidate memory. In this version only the expire pass runs: it forgets working "
-        "memory whose ttl ran out; the other passes report that they are not available.",
+        "Consolidate memory: expire working memory past its ttl, promote working memory "
+        "tagged promote, flag or merge duplicates, link contradictions, reflect on repeated "
+        "episodes, make relative dates absolute. Only memories new since the last run are "
+        "judged; dryRun reports without writing (judge: true also judges).",
         _consolidate,
     ),
     ToolSpec(

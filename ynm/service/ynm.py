@@ -421,8 +421,11 @@ class Ynm:
                                            reason="reviewed"), unchanged="not flagged for review")
 
     def review_list(self, mount_id: str | None = None) -> list[dict[str, Any]]:
-        """Live memories flagged for review, newest first (reference/algorithms.md §4.15)."""
-        return self.list(ListQuery(needs_review=True, mount=mount_id))
+        """Live memories flagged for review, newest first (reference/algorithms.md §4.15),
+        each with ``review: {reason, data, at}`` from its flag (ynm.service.review)."""
+        from ynm.service.review import with_reasons
+
+        return with_reasons(self.mounts, self.list(ListQuery(needs_review=True, mount=mount_id)))
 
     def promote(self, memory_id: str, mount_id: str | None = None) -> dict[str, Any]:
         """Copy a personal memory into a distributed mount as a new memory that
@@ -590,7 +593,9 @@ class Ynm:
     def session_end(self, session_id: str, expire: bool = True, *,
                     keep_settings: bool = False) -> dict[str, Any]:
         """End a session: with ``expire``, tombstone its working memories whose ttl has run
-        out (``updatedAt + ttl <= now``, reason ``expired``); unless ``keep_settings`` (the
+        out (``updatedAt + ttl <= now``, reason ``expired``): the dream engine's expire pass on
+        ``session/<id>``, with occurrence retention (reference/algorithms.md §4.1; the stop
+        hook, ``keep_settings``, runs the expiry alone); unless ``keep_settings`` (the
         stop hook, which sweeps a session that goes on), remove the settings
         :meth:`session_start` kept. Returns ``{"sessionId"`` as given,
         ``"expired": [memoryId, ...]}``.
@@ -598,7 +603,12 @@ class Ynm:
         Raises:
             InvalidInput: the id has no usable character."""
         sid = _session_id(session_id)
-        expired = self.expire(SESSION_PREFIX + sid) if expire else []
+        expired: list[str] = []
+        if expire and keep_settings:  # the stop hook: expiry only (algorithms.md §4.1)
+            expired = self.expire(SESSION_PREFIX + sid)
+        elif expire:  # the engine's expire pass (and occurrence retention) on the session
+            expired = self.consolidate(["expire"], SESSION_PREFIX + sid)["passes"]["expire"][
+                "changed"]
         if not keep_settings:
             sessions.drop_settings(self.loaded.home, sid)
         return {"sessionId": session_id, "expired": expired}
@@ -617,32 +627,24 @@ class Ynm:
     DREAM_PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
 
     def consolidate(self, passes: list[str] | None = None, namespace: str | None = None,
-                    dry_run: bool = False) -> dict[str, Any]:
-        """Run the consolidation passes that exist: ``expire`` (working memory past its ttl).
-        The model-backed passes are reported as not available. Returns
-        ``{"dryRun", "passes": {<pass>: {"candidates", "changed", ...}}}``
-        (``ynm dream`` and ``memory_consolidate``; reference/cli.md §4.5)."""
-        out: dict[str, Any] = {}
-        todo = list(dict.fromkeys(passes or self.DREAM_PASSES))
-        for i, name in enumerate(todo):
-            if self._progress:
-                self._progress("dream", i, len(todo))
-            if name == "expire":
-                failed: list[dict[str, str]] = []
-                changed = self.expire(namespace, dry_run=dry_run, failed=failed)
-                out[name] = {"candidates": len(changed) + len(failed),
-                             "changed": [] if dry_run else changed}
-                if dry_run:
-                    out[name]["due"] = changed
-                if failed:
-                    out[name]["failed"] = failed
-            else:
-                out[name] = {"candidates": 0, "changed": [], "available": False,
-                             "reason": "needs the dream engine and a configured model; not "
-                                       "available in this version"}
-        if self._progress and todo:
-            self._progress("dream", len(todo), len(todo))
-        return {"dryRun": dry_run, "passes": out}
+                    dry_run: bool = False, *, judge: bool = False, max_pairs: int | None = None,
+                    judge_model: Any = None, writer: Any = None) -> dict[str, Any]:
+        """A dream run (``ynm dream``, ``memory_consolidate``): see
+        :func:`ynm.dream.engine.run_dream`. ``judge`` (only with ``dry_run``) judges without
+        writing; ``judge_model``/``writer`` replace what :func:`ynm.dream.engine.resolve_models`
+        picks for ``dream.judge``/``dream.writer``. Returns the ConsolidateReport
+        ``{dryRun, passes: {<pass>: {candidates, changed}}, full}`` (reference/algorithms.md
+        §4.14).
+
+        Raises:
+            InvalidInput: ``judge`` without ``dry_run``; an unknown pass; ``max_pairs`` < 1."""
+        from ynm.dream.engine import DreamInput, resolve_models, run_dream
+
+        inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
+        if judge_model is None or writer is None:
+            resolved = resolve_models(self.config.dream)
+            judge_model, writer = judge_model or resolved[0], writer or resolved[1]
+        return run_dream(self, inp, judge_model, writer)
 
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:

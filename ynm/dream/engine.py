@@ -1,0 +1,488 @@
+"""The dream engine: which memories are fresh, the fixed order of the run, the pair cap, the
+writes of a pass and the dream marks (reference/algorithms.md §1.2, §4.4, §4.5).
+
+Entry points:
+
+- :func:`resolve_models` ``(config, judge_name=None) -> (Judge, Writer)``: the judge and writer
+  a run uses when the caller passes none. Model-backed implementations plug in here.
+- :func:`run_dream` ``(ynm, inp, judge, writer) -> ConsolidateReport``: one run.
+
+A memory's *version* is ``current.id + ("#" + subject) + "@" + judge.name``; it is *fresh* when
+its ``dreamed`` mark differs. Only fresh memories are judged (a pair needs one fresh side); with
+nothing fresh and no ``promote``-tagged working memory only expire and retention run, and no
+model is called. A full run (all six passes, no namespace, not a dry run) ends by appending a
+pure dream mark ``{data: {dreamed: <version>}}`` to every memory that was fresh at the start,
+was not deferred by the pair cap and still has the same version; a partial run marks nothing.
+
+Writes: each pass collects its records and appends them when it ends, one append per mount
+(one commit per shard touched, ynm.service.ynm.Ynm._append), records that add or link before
+the tombstones they justify, so a crash between the two leaves both memories (judged again)
+rather than a tombstone without its merge. The marks are one append per mount.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ynm.dream.report import CALIBRATED_USD_PER_MTOK, PassReport, consolidate_report
+from ynm.dream.seams import Judge, Judgment, ModelUnavailable, Question, Usage, Writer, band
+from ynm.errors import InvalidInput, YnmError
+
+if TYPE_CHECKING:
+    from ynm.service.config import DreamConfig
+    from ynm.service.mounts import Mount
+    from ynm.service.ynm import Ynm
+
+__all__ = ["PASSES", "DreamInput", "Mem", "Run", "resolve_models", "run_dream"]
+
+PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
+CONTENT_BRIEF = 2000  # characters of content a judge or writer sees (§4.5 brief)
+
+
+def resolve_models(config: DreamConfig, judge_name: str | None = None) -> tuple[Judge, Writer]:
+    """The judge and writer a dream run uses when the caller passes none.
+
+    Args:
+        config: the ``dream`` block (``loaded.config.dream``).
+        judge_name: a judge to use instead of ``config.judge`` (e.g. ``heuristic``).
+
+    Returns ``(judge, writer)``. This version has only the no-model floor, so every setting
+    resolves to the ``heuristic`` judge and the ``none`` writer (reference/algorithms.md
+    §4.18); model-backed judges and writers replace this function (``auto`` resolution,
+    §4.17) without touching the passes.
+    """
+    from ynm.dream.heuristic import HeuristicJudge
+    from ynm.dream.writers_none import NoneWriter
+
+    del config, judge_name
+    return HeuristicJudge(), NoneWriter()
+
+
+@dataclass
+class DreamInput:
+    """One run's input (``ConsolidateInputSchema``, §4.1): ``passes`` (a subset of
+    :data:`PASSES`, None = all six), ``namespace`` (a prefix filter, already normalised),
+    ``dry_run``, ``judge`` (only with ``dry_run``: judge and report, write nothing) and
+    ``max_pairs`` (>= 1; None = ``dream.maxPairsPerRun``).
+
+    Raises (from :meth:`check`):
+        InvalidInput: ``judge`` without ``dry_run``, an unknown pass, ``max_pairs`` < 1.
+    """
+
+    passes: list[str] | None = None
+    namespace: str | None = None
+    dry_run: bool = False
+    judge: bool = False
+    max_pairs: int | None = None
+
+    def check(self) -> DreamInput:
+        """Validate (see the class) and return self."""
+        if self.judge and not self.dry_run:
+            raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
+        for name in self.passes or ():
+            if name not in PASSES:
+                raise InvalidInput(f"passes: unknown pass {name!r} (expected one of "
+                                   f"{', '.join(PASSES)})")
+        if self.max_pairs is not None and self.max_pairs < 1:
+            raise InvalidInput("maxPairs: must be an integer >= 1")
+        return self
+
+
+class Mem:
+    """A live memory as the passes see it: the folded ``state`` (reference/cli.md §3.3), its
+    ``mount`` and the summary shown for it (derived from the content when the record has
+    none)."""
+
+    __slots__ = ("mount", "rowid", "shown", "state")
+
+    def __init__(self, mount: Mount, rowid: int, state: dict[str, Any], shown: str) -> None:
+        self.mount, self.rowid, self.state, self.shown = mount, rowid, state, shown
+
+    @property
+    def id(self) -> str:
+        return self.state["memoryId"]
+
+    @property
+    def type(self) -> str:
+        return self.state["type"]
+
+    @property
+    def subject(self) -> str | None:
+        return self.state.get("subject")
+
+    @property
+    def tags(self) -> list[str]:
+        return self.state.get("tags", [])
+
+    @property
+    def updated_at(self) -> str:
+        return self.state["updatedAt"]
+
+    @property
+    def current(self) -> dict[str, Any]:
+        return self.state["current"]
+
+    @property
+    def content(self) -> str:
+        return self.current.get("content") or ""
+
+    def brief(self) -> dict[str, Any]:
+        """What a judge or writer sees of the memory (§4.5): ``{summary, content (first 2000
+        characters), type, namespace, subject, updatedAt}``."""
+        return {"summary": self.current.get("summary") or "",
+                "content": self.content[:CONTENT_BRIEF], "type": self.type,
+                "namespace": self.state["namespace"], "subject": self.subject,
+                "updatedAt": self.updated_at}
+
+
+def version_of(current_id: str, subject: str | None, judge_name: str) -> str:
+    """The dream version ``<current id>[#<subject>]@<judge>`` (§4.4)."""
+    return current_id + (f"#{subject}" if subject else "") + "@" + judge_name
+
+
+@dataclass
+class Run:
+    """The state of one run, shared by the passes (the reference's ``ctx``).
+
+    Attributes:
+        ynm: the service (mounts, clock, config, redaction gate, appends).
+        judge, writer: the models consulted.
+        inp: the run's input; ``judging`` is ``not dry_run or judge``.
+        fresh: memory id -> version, for the memories fresh at the start.
+        order: memory id -> rank in the run's fixed order (updatedAt desc, then id desc).
+        deferred: memories left for the next run (pair cap, unavailable model, failed write).
+        max_pairs: judgments allowed per pass; ``pairs_judged`` is reset before each pass.
+        live: the live memories in scope, by id (loaded when a model pass first needs them
+            and updated after each pass's writes).
+        handoffs: pairs dedupe hands to contradict, ``(a, b, owner)`` ids.
+    """
+
+    ynm: Ynm
+    judge: Judge
+    writer: Writer
+    inp: DreamInput
+    now_ms: int
+    fresh: dict[str, str] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)
+    deferred: set[str] = field(default_factory=set)
+    max_pairs: int = 2000
+    pairs_judged: int = 0
+    live: dict[str, Mem] | None = None
+    handoffs: list[tuple[str, str, str]] = field(default_factory=list)
+    pending: list[tuple[Mount, Any]] = field(default_factory=list)
+
+    @property
+    def config(self) -> DreamConfig:
+        return self.ynm.config.dream
+
+    @property
+    def dry_run(self) -> bool:
+        return self.inp.dry_run
+
+    @property
+    def judging(self) -> bool:
+        return not self.inp.dry_run or self.inp.judge
+
+    def is_fresh(self, memory_id: str) -> bool:
+        return memory_id in self.fresh
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _scope_sql(self, namespace: str | None) -> tuple[str, list[Any]]:
+        from ynm.index.search import SearchQuery, filter_sql
+
+        return filter_sql(SearchQuery(namespace=namespace))
+
+    def versions(self) -> dict[str, tuple[str, str, str | None]]:
+        """Every live memory in scope: id -> ``(version, updatedAt, dreamed)``, in one query per
+        mount that parses no state in Python (the whole of a run with nothing fresh)."""
+        cond, args = self._scope_sql(self.inp.namespace)
+        out: dict[str, tuple[str, str, str | None]] = {}
+        name = self.judge.name
+        for mount in self.ynm.mounts:
+            cache = mount.fresh_cache()
+            for memory_id, current_id, subject, updated_at, dreamed in cache.conn.execute(
+                    "SELECT memory_id, json_extract(state, '$.current.id'), subject, "
+                    "updated_at, json_extract(state, '$.dreamed') "
+                    f"FROM memories m WHERE {cond}", args):
+                if memory_id in out:  # the first mount in mount order holds it (Ynm.find)
+                    continue
+                out[memory_id] = (version_of(current_id, subject, name), updated_at, dreamed)
+        return out
+
+    def promote_tagged(self) -> bool:
+        """Whether a live working memory in scope is tagged ``promote`` (one query per mount)."""
+        from ynm.index.search import SearchQuery, filter_sql
+
+        cond, args = filter_sql(SearchQuery(types=["working"], namespace=self.inp.namespace,
+                                            tags=["promote"]))
+        return any(mount.cache.conn.execute(
+            f"SELECT 1 FROM memories m WHERE {cond} LIMIT 1", args).fetchone()
+            for mount in self.ynm.mounts)
+
+    def memories(self) -> dict[str, Mem]:
+        """The live memories in scope (loaded once, then kept current by :meth:`flush`)."""
+        if self.live is None:
+            cond, args = self._scope_sql(self.inp.namespace)
+            self.live = {}
+            for mount in self.ynm.mounts:
+                for rowid, state, shown in mount.fresh_cache().conn.execute(
+                        f"SELECT rowid, state, summary FROM memories m WHERE {cond}", args):
+                    mem = Mem(mount, rowid, json.loads(state), shown)
+                    self.live.setdefault(mem.id, mem)
+        return self.live
+
+    def by_order(self, mems: Iterable[Mem]) -> list[Mem]:
+        """``byOwner`` (§4.5): by rank in the run's order (unknown last), then id ascending."""
+        inf = len(self.order) + 1
+        return sorted(mems, key=lambda m: (self.order.get(m.id, inf), m.id))
+
+    def _reload(self, ids: set[str]) -> None:
+        """Re-read ``ids`` (and memories they created) into :attr:`live` after a write."""
+        if self.live is None or not ids:
+            return
+        from ynm.model.namespaces import namespace_matches
+
+        for memory_id in ids:
+            self.live.pop(memory_id, None)
+        for mount in self.ynm.mounts:
+            for rowid, state, shown, tomb in mount.fresh_cache().conn.execute(
+                    "SELECT rowid, state, summary, tombstoned FROM memories "
+                    "WHERE memory_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sorted(ids)),)):
+                obj = json.loads(state)
+                if tomb or obj["memoryId"] in self.live:
+                    continue
+                if self.inp.namespace and not namespace_matches(obj["namespace"],
+                                                                self.inp.namespace):
+                    continue
+                self.live[obj["memoryId"]] = Mem(mount, rowid, obj, shown)
+
+    # -- judging ----------------------------------------------------------------------------
+
+    def capped(self, report: PassReport, owner: str) -> bool:
+        """The pair cap (§4.5): True (and ``skipped += 1``, owner deferred) once
+        ``max_pairs`` judgments were made in this pass."""
+        if self.pairs_judged >= self.max_pairs:
+            report.skipped += 1
+            self.deferred.add(owner)
+            return True
+        return False
+
+    def ask(self, report: PassReport, state: Any, questions: dict[str, Question],
+            owner: str | None = None, *, pair: bool = True) -> Judgment | None:
+        """Ask the judge; None when it is unavailable (noted, ``fallback``, owner deferred).
+        Counts ``judged``, the pass's usage, ``uncalibrated`` and ``fallback`` (heuristic)
+        (``noteJudge``, §4.5); a ``pair`` judgment counts against the cap."""
+        try:
+            j = self.judge.judge(state, questions)
+        except ModelUnavailable as err:
+            report.fallback = True
+            note = f"judge unavailable: {err}"
+            if note not in report.notes:
+                report.notes.append(note)
+            if owner is not None:
+                self.deferred.add(owner)
+            return None
+        report.judged += 1
+        if pair:
+            self.pairs_judged += 1
+        if j.usage is not None:
+            report.usage = report.usage + j.usage
+        if not j.calibrated:
+            report.uncalibrated = True
+        if self.judge.name == "heuristic":
+            report.fallback = True
+        return j
+
+    def band(self, p: float, thresholds: Any, j: Judgment) -> str:
+        """:func:`ynm.dream.seams.band` with the judgment's calibration (§4.3)."""
+        return band(p, thresholds.act, thresholds.review, j.calibrated)
+
+    def stored(self, pass_name: str, j: Judgment, questions: dict[str, Question],
+               decision: str | None = None) -> dict[str, Any]:
+        """A StoredJudgment (§4.13): ``{pass, model, calibrated, at, questions, answers,
+        band?, usage?}``."""
+        from ynm.model.ids import iso_ms
+
+        out: dict[str, Any] = {
+            "pass": pass_name, "model": j.model, "calibrated": j.calibrated,
+            "at": iso_ms(self.now_ms),
+            "questions": {k: q.model_dump(exclude_none=True) for k, q in questions.items()},
+            "answers": {k: a.model_dump(exclude_none=True) for k, a in j.answers.items()},
+        }
+        if decision is not None:
+            out["band"] = decision
+        if j.usage is not None:
+            out["usage"] = j.usage.model_dump(by_alias=True)
+        return out
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def write(self, mount: Mount, fields: dict[str, Any]) -> Any:
+        """Stamp a record (``fields`` without id/time/provenance), pass a ``create`` or
+        ``supersede`` through the redaction gate and queue it for :meth:`flush`. Returns the
+        record (its ``memory_id`` is a new memory's id for a ``create``). Annotates and
+        tombstones carry no new text of a memory (links, tags it already had, reasons and the
+        judge's answers), so they skip the gate, which cost most of a first run's writes.
+
+        Raises:
+            Refused: a distributed create or supersede holds a secret (nothing is queued)."""
+        record = self.ynm._stamp(dict(fields))
+        if record.op in ("create", "supersede"):
+            self.ynm._gate(record)
+        self.pending.append((mount, record))
+        return record
+
+    def edit(self, mem: Mem, fields: dict[str, Any]) -> Any:
+        """Queue a record on an existing memory (type, level and namespace from its state)."""
+        base = {"memoryId": mem.id, "type": mem.type, "level": mem.state["level"],
+                "namespace": mem.state["namespace"], "tags": [], "links": []}
+        base.update({k: v for k, v in fields.items() if v is not None})
+        return self.write(mem.mount, base)
+
+    def tombstone(self, mem: Mem, reason: str) -> None:
+        self.edit(mem, {"op": "tombstone", "reason": reason})
+
+    def flag(self, mems: Iterable[Mem], data: dict[str, Any], reason: str,
+             links: list[dict[str, str]] | None = None) -> None:
+        """Flag for review (§4.5 ``flag``): annotate ``needsReview: true``, ``reason``,
+        ``data`` (and ``links`` when given), unless a dry run."""
+        if self.dry_run:
+            return
+        for mem in mems:
+            self.edit(mem, {"op": "annotate", "needsReview": True, "reason": reason,
+                            "data": data, "links": links or []})
+
+    def flush(self, report: PassReport) -> None:
+        """Append what the pass queued: per mount, first every record that is not a tombstone,
+        then the tombstones (one append each, one commit per shard). A failed append is noted
+        in the report and its memories are deferred (judged again next run)."""
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        touched: set[str] = set()
+        for phase in (False, True):
+            by_mount: dict[str, tuple[Mount, list[Any]]] = {}
+            for mount, record in pending:
+                if (record.op == "tombstone") == phase:
+                    by_mount.setdefault(mount.id, (mount, []))[1].append(record)
+            for mount, records in by_mount.values():
+                ids = {r.memory_id for r in records}
+                try:
+                    self.ynm._append(mount, records)
+                except (YnmError, OSError) as err:
+                    report.notes.append(f"not written to {mount.id}: {err}")
+                    report.failed.extend({"memoryId": i, "error": str(err)} for i in sorted(ids))
+                    self.deferred.update(ids)
+                    continue
+                touched.update(ids)
+        self._reload(touched)
+
+
+def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[str, Any]:
+    """One dream run (reference/algorithms.md §4.4). Returns the ConsolidateReport
+    ``{dryRun, passes: {<pass>: {candidates, changed}}, full: DreamReport}`` (§4.14).
+
+    Passes run in the fixed order expire (then retention), promote, dedupe, contradict,
+    reflect, normalise, each only when requested; every pass but expire is skipped when nothing
+    is fresh and no working memory is tagged ``promote``. Progress: ``("dream", i, n)`` before
+    each requested pass and ``(n, n)`` at the end.
+
+    Raises:
+        InvalidInput: see :meth:`DreamInput.check`.
+    """
+    from ynm.dream import passes as P
+
+    inp.check()
+    run = Run(ynm=ynm, judge=judge, writer=writer, inp=inp, now_ms=ynm._now_ms(),
+              max_pairs=inp.max_pairs or ynm.config.dream.max_pairs_per_run)
+    before = run.versions()
+    run.fresh = {i: v[0] for i, v in before.items() if v[2] != v[0]}
+    tagged = run.promote_tagged()
+    ranked = sorted(before, key=lambda i: (before[i][1], i), reverse=True)
+    run.order = {memory_id: rank for rank, memory_id in enumerate(ranked)}
+
+    requested = list(dict.fromkeys(inp.passes or PASSES))
+    todo = [p for p in PASSES if p in requested]
+    runners = {"expire": P.expire, "promote": P.promote, "dedupe": P.dedupe,
+               "contradict": P.contradict, "reflect": P.reflect, "normalise": P.normalise}
+    reports: dict[str, PassReport] = {}
+    progress = ynm.progress
+    for i, name in enumerate(todo):
+        if progress:
+            progress("dream", i, len(todo))
+        if name != "expire" and not run.fresh and not tagged:
+            continue
+        run.pairs_judged = 0
+        report = runners[name](run)
+        run.flush(report)
+        reports[name] = report
+        if name == "expire" and run.config.occurrence_retention:
+            retention = P.retention(run)
+            run.flush(retention)
+            reports["retention"] = retention
+    if progress and todo:
+        progress("dream", len(todo), len(todo))
+
+    full_run = not inp.namespace and set(requested) == set(PASSES)
+    dreamed = mark_dreamed(run) if full_run and not inp.dry_run else 0
+    usage = Usage()
+    for report in reports.values():
+        usage = usage + report.usage
+    cost = (usage.input_tokens * CALIBRATED_USD_PER_MTOK / 1_000_000
+            if run.judging and judge.calibrated else 0)
+    full = {
+        "dryRun": inp.dry_run, "judged": run.judging,
+        "judge": {"name": judge.name, "calibrated": judge.calibrated}, "writer": writer.name,
+        "passes": {name: r.to_obj() for name, r in reports.items()},
+        "fresh": len(run.fresh), "dreamed": dreamed,
+        "usage": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
+        "estimatedCostUsd": cost,
+    }
+    return consolidate_report(full)
+
+
+def mark_dreamed(run: Run) -> int:
+    """``markDreamed`` (§4.4): append a pure dream mark to every memory fresh at the start,
+    not deferred, whose version is unchanged; one append per mount. Returns how many."""
+    if not run.fresh:
+        return 0
+    now = run.versions()
+    by_mount: dict[str, list[str]] = {}
+    owner: dict[str, Mount] = {}
+    for mount in run.ynm.mounts:
+        owner[mount.id] = mount
+    due = [i for i, v in run.fresh.items()
+           if i not in run.deferred and i in now and now[i][0] == v]
+    if not due:
+        return 0
+    # which mount holds each (the first in mount order, as Ynm.find)
+    where: dict[str, tuple[Mount, dict[str, Any]]] = {}
+    for mount in run.ynm.mounts:
+        for memory_id, kind, level, namespace in mount.cache.conn.execute(
+                "SELECT memory_id, type, level, namespace FROM memories "
+                "WHERE memory_id IN (SELECT value FROM json_each(?))", (json.dumps(due),)):
+            where.setdefault(memory_id, (mount, {"type": kind, "level": level,
+                                                 "namespace": namespace}))
+    records: dict[str, list[Any]] = {}
+    for memory_id in due:
+        if memory_id not in where:
+            continue
+        mount, info = where[memory_id]
+        record = run.ynm._stamp({"memoryId": memory_id, "op": "annotate", **info, "tags": [],
+                                 "links": [], "data": {"dreamed": run.fresh[memory_id]}})
+        records.setdefault(mount.id, []).append(record)
+        by_mount.setdefault(mount.id, []).append(memory_id)
+    count = 0
+    for mount_id, recs in records.items():
+        try:
+            run.ynm._append(owner[mount_id], recs)
+        except (YnmError, OSError) as err:  # unmarked memories are judged again next run
+            run.ynm.warnings.append(f"dream marks not written to {mount_id}: {err}")
+            continue
+        count += len(recs)
+    return count
