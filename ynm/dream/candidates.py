@@ -134,7 +134,7 @@ def _vectors(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[
     import numpy as np
 
     from ynm.index.search import centroid
-    from ynm.service.ynm import SIMILARITY_FLOOR
+    from ynm.service.recall import SIMILARITY_FLOOR
 
     out: dict[str, list[str]] = {}
     for mount in run.ynm.mounts:

@@ -3,8 +3,6 @@ writes of a pass and the dream marks (reference/algorithms.md §1.2, §4.4, §4.
 
 Entry points:
 
-- :func:`resolve_models` ``(config, judge_name=None) -> (Judge, Writer)``: the judge and writer
-  a run uses when the caller passes none. Model-backed implementations plug in here.
 - :func:`run_dream` ``(ynm, inp, judge, writer) -> ConsolidateReport``: one run.
 
 A memory's *version* is ``current.id + ("#" + subject) + "@" + judge.name``; it is *fresh* when
@@ -36,29 +34,10 @@ if TYPE_CHECKING:
     from ynm.service.mounts import Mount
     from ynm.service.ynm import Ynm
 
-__all__ = ["PASSES", "DreamInput", "Mem", "Run", "resolve_models", "run_dream"]
+__all__ = ["PASSES", "DreamInput", "Mem", "Run", "run_dream"]
 
 PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
 CONTENT_BRIEF = 2000  # characters of content a judge or writer sees (§4.5 brief)
-
-
-def resolve_models(config: DreamConfig, judge_name: str | None = None) -> tuple[Judge, Writer]:
-    """The judge and writer a dream run uses when the caller passes none.
-
-    Args:
-        config: the ``dream`` block (``loaded.config.dream``).
-        judge_name: a judge to use instead of ``config.judge`` (e.g. ``heuristic``).
-
-    Returns ``(judge, writer)``. This version has only the no-model floor, so every setting
-    resolves to the ``heuristic`` judge and the ``none`` writer (reference/algorithms.md
-    §4.18); model-backed judges and writers replace this function (``auto`` resolution,
-    §4.17) without touching the passes.
-    """
-    from ynm.dream.heuristic import HeuristicJudge
-    from ynm.dream.writers_none import NoneWriter
-
-    del config, judge_name
-    return HeuristicJudge(), NoneWriter()
 
 
 @dataclass

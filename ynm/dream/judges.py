@@ -397,10 +397,22 @@ class SimilarityJudge:
 
     @classmethod
     def from_embedder(cls, embedder: Any, fallback: Judge | None = None, *,
-                      center: Any = None) -> SimilarityJudge:
+                      center: Any = None,
+                      lookup: Callable[[list[str]], list[bytes]] | None = None
+                      ) -> SimilarityJudge:
         """A judge whose vectors are ``embedder``'s (an :class:`ynm.index.embedders.Embedder`)
-        of each brief's summary and content."""
+        of each brief's summary and content. ``lookup`` (texts -> float32 bytes each), when
+        given, is asked instead of ``embedder.embed``: a mount cache's embeddings store
+        (``MountCache.embeddings_of``) already holds every memory's vector under the same
+        text, so a dream over a large store embeds nothing again."""
+        import numpy as np
+
         memo: dict[str, Any] = {}
+
+        def embed(texts: list[str]) -> list[Any]:
+            if lookup is not None:
+                return [np.frombuffer(v, dtype=np.float32) for v in lookup(texts)]
+            return list(embedder.embed(texts))
 
         def vectors_for(state: Any) -> tuple[Any, Any] | None:
             from ynm.index.cache import embedding_text
@@ -415,7 +427,7 @@ class SimilarityJudge:
             todo = [t for t in dict.fromkeys(texts) if t not in memo]
             if todo:
                 try:
-                    for text, vector in zip(todo, embedder.embed(todo)):
+                    for text, vector in zip(todo, embed(todo)):
                         memo[text] = vector
                 except EmbedderUnavailable:
                     return None

@@ -108,7 +108,8 @@ def typesafe_judge(dream: Any, env: Mapping[str, str] | None = None, *,
 
 def resolve_judge(dream: Any, writer: Writer, env: Mapping[str, str] | None = None, *,
                   embedder: Any = None, center: Any = None,
-                  budget: TokenBudget | None = None) -> Judge:
+                  budget: TokenBudget | None = None,
+                  lookup: Callable[[list[str]], list[bytes]] | None = None) -> Judge:
     """The judge ``dream.judge`` names, ``auto`` resolved as in the module docstring.
 
     Args:
@@ -120,6 +121,8 @@ def resolve_judge(dream: Any, writer: Writer, env: Mapping[str, str] | None = No
         center: the centroid the similarity judge subtracts (ynm.index.search.centroid of
             the mount judged), or None.
         budget: the spend guard for typesafe (default the process budget).
+        lookup: where the similarity judge reads vectors (texts -> float32 bytes), e.g. the
+            mount cache's embeddings store; None embeds with ``embedder``.
 
     Raises:
         ConfigError: ``typesafe`` chosen explicitly without its key.
@@ -137,7 +140,8 @@ def resolve_judge(dream: Any, writer: Writer, env: Mapping[str, str] | None = No
 
         if embedder is None:
             return SimilarityJudge(lambda state: None, _heuristic_judge())
-        return SimilarityJudge.from_embedder(embedder, _heuristic_judge(), center=center)
+        return SimilarityJudge.from_embedder(embedder, _heuristic_judge(), center=center,
+                                             lookup=lookup)
     return _heuristic_judge()
 
 
@@ -161,7 +165,9 @@ def resolve_for(ynm: Any, mount: Any = None, *,
     """:func:`resolve` for a :class:`ynm.service.ynm.Ynm`: its ``dream`` config, its
     environment (``.env`` files included), its embedder when vector search is on (so ``auto``
     can pick ``similarity``) and, when ``mount`` is given, that mount's centroid for the
-    similarity judge. The embedder is opened only when the judge could be ``similarity``.
+    similarity judge, whose vectors are then read from that mount's embeddings store (where
+    every memory's already is). The embedder is opened only when the judge could be
+    ``similarity``.
 
     Raises:
         ConfigError: ``typesafe`` chosen explicitly without its key.
@@ -185,7 +191,12 @@ def resolve_for(ynm: Any, mount: Any = None, *,
                 center = centroid(mount.cache.conn)  # the vectors the mount holds now
             except Exception:  # noqa: BLE001 (uncentred cosine is still an answer)
                 center = None
-    return resolve_judge(dream, writer, env, embedder=embedder, center=center), writer
+    lookup = None
+    if embedder is not None and mount is not None:
+        def lookup(texts: list[str]) -> list[bytes]:
+            return mount.cache.embeddings_of(embedder, texts)
+    return resolve_judge(dream, writer, env, embedder=embedder, center=center,
+                         lookup=lookup), writer
 
 
 def calibrated_judge(dream: Any, env: Mapping[str, str] | None = None, *,

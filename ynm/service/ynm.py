@@ -631,18 +631,20 @@ class Ynm:
                     judge_model: Any = None, writer: Any = None) -> dict[str, Any]:
         """A dream run (``ynm dream``, ``memory_consolidate``): see
         :func:`ynm.dream.engine.run_dream`. ``judge`` (only with ``dry_run``) judges without
-        writing; ``judge_model``/``writer`` replace what :func:`ynm.dream.engine.resolve_models`
-        picks for ``dream.judge``/``dream.writer``. Returns the ConsolidateReport
+        writing; ``judge_model``/``writer`` replace what :func:`ynm.dream.resolve.resolve_for`
+        picks for ``dream.judge``/``dream.writer`` (``auto``: reference/algorithms.md §4.17). Returns the ConsolidateReport
         ``{dryRun, passes: {<pass>: {candidates, changed}}, full}`` (reference/algorithms.md
         §4.14).
 
         Raises:
             InvalidInput: ``judge`` without ``dry_run``; an unknown pass; ``max_pairs`` < 1."""
-        from ynm.dream.engine import DreamInput, resolve_models, run_dream
+        from ynm.dream.engine import DreamInput, run_dream
+        from ynm.dream.resolve import resolve_for
 
         inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
         if judge_model is None or writer is None:
-            resolved = resolve_models(self.config.dream)
+            mount = self.mount("project") or (self.mounts[0] if self.mounts else None)
+            resolved = resolve_for(self, mount)
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
         return run_dream(self, inp, judge_model, writer)
 
