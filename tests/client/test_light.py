@@ -15,7 +15,7 @@ HEAVY = ("pygit2", "sqlean", "torch", "sqlalchemy", "mcp", "pydantic", "ynm.serv
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json\n"
                           "print(json.dumps(sorted(sys.modules)))"],
-                         capture_output=True, text=True, env=dict(os.environ), timeout=60)
+                         capture_output=True, text=True, env=dict(os.environ), timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     return set(json.loads(out.stdout.splitlines()[-1]))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from ynm.client import (
     Unavailable,
 )
 
-T0 = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 
 
 class FakeMemory:

@@ -10,21 +10,21 @@ import pytest
 from ynm.client import Record
 from ynm.errors import InvalidInput
 
-GOOD = dict(type="episodic", namespace="factory/host/owner/repo", level="distributed",
-            subject="step:build", summary="Build passed", content="Built in **1.2 s**",
-            tags=["ci", "build"], data_schema="ynf.step.v1", data={"ms": 1200},
-            source="build")
+GOOD = {"type": "episodic", "namespace": "factory/host/owner/repo", "level": "distributed",
+            "subject": "step:build", "summary": "Build passed", "content": "Built in **1.2 s**",
+            "tags": ["ci", "build"], "data_schema": "ynf.step.v1", "data": {"ms": 1200},
+            "source": "build"}
 
 BAD = [
-    (dict(type="working", content="x"), "namespace: working memory must live in session/<id>"),
-    (dict(type="episodic", content="x", namespace="Factory/Host"), "namespace"),
-    (dict(type="episodic", content="x", level="public"), "level"),
-    (dict(type="episodic", content="   "), "content: must not be blank"),
-    (dict(type="episodic", content="x" * 65537), "content"),
-    (dict(type="episodic", content="x", summary="s" * 281), "summary"),
-    (dict(type="episodic", content="x", subject="s" * 201), "subject"),
-    (dict(type="episodic", content="x", tags=["t" * 65]), "tags"),
-    (dict(type="episodic", content="x", data_schema="d" * 101), "dataSchema"),
+    ({"type": "working", "content": "x"}, "namespace: working memory must live in session/<id>"),
+    ({"type": "episodic", "content": "x", "namespace": "Factory/Host"}, "namespace"),
+    ({"type": "episodic", "content": "x", "level": "public"}, "level"),
+    ({"type": "episodic", "content": "   "}, "content: must not be blank"),
+    ({"type": "episodic", "content": "x" * 65537}, "content"),
+    ({"type": "episodic", "content": "x", "summary": "s" * 281}, "summary"),
+    ({"type": "episodic", "content": "x", "subject": "s" * 201}, "subject"),
+    ({"type": "episodic", "content": "x", "tags": ["t" * 65]}, "tags"),
+    ({"type": "episodic", "content": "x", "data_schema": "d" * 101}, "dataSchema"),
 ]
 
 
@@ -53,10 +53,10 @@ def test_refused_at_once_as_ynm_remember_refuses_it(kw, where, cli_run, project)
 
 
 @pytest.mark.parametrize(("kw", "message"), [
-    (dict(type="episodic", content="x", tags=["a,b"]), "tags: 'a,b': a tag cannot hold a comma"),
-    (dict(type="episodic", content="x", tags="ci"), "tags: expected a list of strings"),
-    (dict(type="episodic", content="x", data={"t": object()}), "data: not JSON"),
-    (dict(type="episodic", content="x", data={"n": float("nan")}), "data: not JSON"),
+    ({"type": "episodic", "content": "x", "tags": ["a,b"]}, "tags: 'a,b': a tag cannot hold a comma"),
+    ({"type": "episodic", "content": "x", "tags": "ci"}, "tags: expected a list of strings"),
+    ({"type": "episodic", "content": "x", "data": {"t": object()}}, "data: not JSON"),
+    ({"type": "episodic", "content": "x", "data": {"n": float("nan")}}, "data: not JSON"),
 ])
 def test_refused_what_the_cli_could_not_carry(kw, message):
     with pytest.raises(InvalidInput, match="invalid input: " + message.replace("(", r"\(")):

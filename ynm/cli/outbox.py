@@ -30,9 +30,9 @@ def _open(store: str | None) -> SQLQueueStore:
     from ynm.errors import InvalidInput, YnmError
 
     url = store_url(store)
-    if url.startswith("sqlite:///") and store is not None and "://" not in store:
-        if not Path(url[len("sqlite:///"):]).is_file():
-            raise YnmError(f"no queue store at {url[len('sqlite:///'):]}")
+    if (store is None or "://" not in store) and not Path(url[len("sqlite:///"):]).is_file():
+        # a file path (or the default) that is not there: say so rather than create it
+        raise YnmError(f"no queue store at {url[len('sqlite:///'):]}")
     try:
         return SQLQueueStore(url)
     except ValueError as err:

@@ -131,8 +131,9 @@ class YnmHTTP:
         """
         import anyio
 
+        statuses: list[int] = []  # HTTP error statuses seen, to name them in the message
         try:
-            return anyio.run(self._call, record.to_json())
+            return anyio.run(self._call, record.to_json(), statuses)
         except (Rejected, Unavailable):
             raise
         except ImportError as err:
@@ -140,12 +141,13 @@ class YnmHTTP:
                               "'ynm[server]'") from None
         except TimeoutError:
             raise Unavailable(f"{self.endpoint}: no answer within {self.timeout:g} s") from None
-        except BaseException as err:  # noqa: BLE001 - every transport failure means "later"
+        except BaseException as err:
             if isinstance(err, KeyboardInterrupt | SystemExit):
                 raise
-            raise Unavailable(f"{self.endpoint}: {_describe(err)}") from None
+            status = f"HTTP {statuses[-1]}: " if statuses else ""
+            raise Unavailable(f"{self.endpoint}: {status}{_describe(err)}") from None
 
-    async def _call(self, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _call(self, arguments: dict[str, Any], statuses: list[int]) -> dict[str, Any]:
         import anyio
         from mcp import Client
         from mcp.shared.exceptions import MCPError
@@ -157,8 +159,13 @@ class YnmHTTP:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
+                async def note_status(response: Any) -> None:
+                    if response.status_code >= 400:
+                        statuses.append(response.status_code)
+
                 headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-                http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(self.timeout))
+                http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(self.timeout),
+                                          event_hooks={"response": [note_status]})
                 target = streamable_http_client(self.endpoint, http_client=http)
             refused: str | None = None
             try:

@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ynm.client.memory import Memory, Rejected, Unavailable
@@ -35,11 +35,11 @@ _LOG = logging.getLogger("ynm.client")
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return t.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return datetime.fromisoformat(text)
 
 
 @dataclass
@@ -78,11 +78,12 @@ class Queued:
 
         Raises:
             ValueError: not JSON, or a field missing or of the wrong kind.
+            TypeError: not a JSON object holding a ``record`` object.
             ynm.errors.InvalidInput: a record that breaks the rules of ``ynm remember``.
         """
         doc = json.loads(text)
         if not isinstance(doc, dict) or not isinstance(doc.get("record"), dict):
-            raise ValueError("not a queued document")
+            raise TypeError("not a queued document")
         claimed_at = doc.get("claimedAt")
         return cls(record=Record.from_json(doc["record"]), queued=_parse_time(doc["queued"]),
                    attempts=int(doc.get("attempts", 0)), claimed_by=doc.get("claimedBy") or "",
@@ -128,7 +129,7 @@ class Queue:
         self.owner = owner
         self.cap = cap
         self.claim_ttl = claim_ttl
-        self.now = now or (lambda: datetime.now(timezone.utc))
+        self.now = now or (lambda: datetime.now(UTC))
         self.new_id = new_id or _new_ulid()
         self.log = log or _LOG
         self.sent = 0  # records this queue delivered, directly or from the store

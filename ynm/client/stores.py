@@ -115,7 +115,7 @@ class SQLQueueStore:
     def __repr__(self) -> str:
         return f"SQLQueueStore({self.display_url!r})"
 
-    def _begin(self):  # noqa: ANN202 - a SQLAlchemy connection context
+    def _begin(self):
         import sqlalchemy as sa
 
         if not self._ready:
