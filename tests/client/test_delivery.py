@@ -130,6 +130,19 @@ def test_http_transport_is_injectable(project, monkeypatch):
     assert got["content"] == "step 007 outcome"
 
 
+def test_http_from_async_code_still_sends(project):
+    import asyncio
+
+    port = free_port()
+    with serving(project, port) as endpoint:
+        async def harness() -> dict:
+            return YnmHTTP(endpoint, TOKEN).remember(step(8))
+
+        out = asyncio.run(harness())
+    assert [r["content"] for r in listed(project) if r["id"] == out["memoryId"]] == [
+        "step 008 outcome"]
+
+
 def test_cli_exit_2_is_rejected_other_failures_unavailable(project, tmp_path):
     secret = Record(type="semantic", level="distributed", content="AKIAIOSFODNN7EXAMPLE")
     with pytest.raises(Rejected, match="^refused: content matches 1 secret detector"):

@@ -81,8 +81,7 @@ def test_flush_to_an_endpoint_that_is_down_exits_1_and_keeps_all(tmp_path, cli_r
 
 @pytest.mark.parametrize(("store", "code", "message"), [
     ("missing.sqlite", 1, "Error: no queue store at "),
-    ("postgresql+psycopg://u@h:port/db", 2, "Error: invalid input: --store: not a database "
-                                             "URL"),
+    ("postgresql+psycopg://u@h:port/db", 2, "Error: invalid input: --store: not a database"),
     ("nosuch+driver://x/y", 2, "Error: invalid input: --store: cannot open"),
     ("postgresql+psycopg://nobody@127.0.0.1:1/none", 1,
      "Error: cannot use queue store postgresql+psycopg://nobody@127.0.0.1:1/none: "),
@@ -105,3 +104,10 @@ def test_default_store_and_the_real_executable(project, ynm_home):
     out = subprocess.run(["ynm", "outbox", "flush"], cwd=project, capture_output=True,
                          text=True, timeout=120, check=False)
     assert (out.returncode, out.stdout) == (0, "sent 1, refused 0, 0 left queued\n")
+
+
+def test_endpoint_only_applies_to_flush(tmp_path, cli_run):
+    result = cli_run("outbox", "status", "--endpoint", "http://127.0.0.1:1/mcp")
+    assert result.exit_code == 2
+    assert "--endpoint and --token only apply to flush" in result.stderr
+    assert cli_run("outbox", "drain").exit_code == 2

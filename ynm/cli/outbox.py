@@ -17,14 +17,6 @@ if TYPE_CHECKING:
     from ynm.client.stores import SQLQueueStore
 
 
-def store_option(fn: Any) -> Any:
-    """``--store PATH|URL``: the queue store (a SQLite file path or a SQLAlchemy URL such as
-    ``postgresql+psycopg://...``); default ``$YNM_OUTBOX`` or ``$YNM_HOME/queue.sqlite``."""
-    return click.option("--store", "store", envvar="YNM_OUTBOX", default=None,
-                        help="Queue store: a SQLite file or a database URL "
-                        "(default $YNM_HOME/queue.sqlite).")(fn)
-
-
 def _open(store: str | None) -> SQLQueueStore:
     from ynm.client.stores import SQLQueueStore, store_url
     from ynm.errors import InvalidInput, YnmError
@@ -66,23 +58,34 @@ def _entries(store: SQLQueueStore) -> list[dict[str, Any]]:
     return out
 
 
-@click.group()
-def outbox() -> None:
-    """The durable queue of writes that programs using ynm.client could not send yet.
+@click.command()
+@click.argument("action", type=click.Choice(["status", "list", "flush"]))
+@click.option("--store", "store", envvar="YNM_OUTBOX", default=None,
+              help="Queue store: a SQLite file or a database URL "
+              "(default $YNM_OUTBOX, else $YNM_HOME/queue.sqlite).")
+@click.option("--endpoint", help="flush: send to this hosted ynm's MCP URL instead of the "
+              "ynm detected here.")
+@click.option("--token", envvar="YNM_OUTBOX_TOKEN",
+              help="flush: bearer token for --endpoint (default $YNM_OUTBOX_TOKEN).")
+@common_options
+def outbox(as_json: bool, cwd: Path | None, action: str, store: str | None,
+           endpoint: str | None, token: str | None) -> None:
+    """The durable queue of writes that programs using ynm.client could not send yet: how
+    many wait (status), which (list), and send them now (flush; exit 1 when any are left).
 
     \b
-    Example:
+    Examples:
       ynm outbox status
       ynm outbox list --json
-      ynm outbox flush --store postgresql+psycopg://ynm@db/ynm
+      ynm outbox flush --store postgresql+psycopg://ynm@db/factory
     """
+    if action != "flush" and (endpoint or token):
+        raise click.UsageError("--endpoint and --token only apply to flush")
+    {"status": _status, "list": _list, "flush": _flush}[action](as_json, cwd, store,
+                                                                endpoint, token)
 
 
-@outbox.command()
-@store_option
-@common_options
-def status(as_json: bool, cwd: Path | None, store: str | None) -> None:
-    """How many writes are queued, since when, and how many ynm refused."""
+def _status(as_json: bool, cwd: Path | None, store: str | None, *_: Any) -> None:
     from ynm.client.queue import REFUSED_PREFIX, Queue, _iso
 
     qs = _open(store)
@@ -100,11 +103,7 @@ def status(as_json: bool, cwd: Path | None, store: str | None) -> None:
         + f", {r['refused']} refused, in {r['store']}"))
 
 
-@outbox.command("list")
-@store_option
-@common_options
-def list_(as_json: bool, cwd: Path | None, store: str | None) -> None:
-    """Every queued write, oldest first, then those ynm refused (kept, never retried)."""
+def _list(as_json: bool, cwd: Path | None, store: str | None, *_: Any) -> None:
     qs = _open(store)
     try:
         entries = _entries(qs)
@@ -130,16 +129,8 @@ def list_(as_json: bool, cwd: Path | None, store: str | None) -> None:
     emit(entries, as_json, human)
 
 
-@outbox.command()
-@store_option
-@click.option("--endpoint", help="Send to this hosted ynm's MCP URL instead of the ynm CLI.")
-@click.option("--token", envvar="YNM_OUTBOX_TOKEN",
-              help="Bearer token for --endpoint (default $YNM_OUTBOX_TOKEN).")
-@common_options
-def flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | None,
-          token: str | None) -> None:
-    """Send the queued writes, oldest first, to the ynm detected here (or --endpoint); stop at
-    the first that fails. Exit 1 when records are left queued."""
+def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | None,
+           token: str | None) -> None:
     from ynm.client import Queue, YnmHTTP, detect
     from ynm.errors import YnmError
 

@@ -121,7 +121,8 @@ class YnmHTTP:
 
     def remember(self, record: Record) -> dict[str, Any]:
         """Write ``record`` with ``memory_remember``; return the tool's ``data`` (WriteResult).
-        Blocking: it runs its own event loop, so call it from synchronous code (or a thread).
+        Blocking: it runs its own event loop (in a helper thread when called from a running
+        one), so an async caller should call it through ``anyio.to_thread.run_sync``.
 
         Raises:
             Rejected: a tool error for refused input (``invalid input: ...``, ``refused: ...``,
@@ -133,6 +134,13 @@ class YnmHTTP:
 
         statuses: list[int] = []  # HTTP error statuses seen, to name them in the message
         try:
+            if _in_event_loop():
+                # called from async code: its loop is busy in this thread, so use another
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(1) as pool:
+                    return pool.submit(anyio.run, self._call, record.to_json(),
+                                       statuses).result()
             return anyio.run(self._call, record.to_json(), statuses)
         except (Rejected, Unavailable):
             raise
@@ -191,6 +199,16 @@ class YnmHTTP:
         if not isinstance(data, dict):
             raise Unavailable(f"{self.endpoint}: memory_remember answered without data")
         return data
+
+
+def _in_event_loop() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _describe(err: BaseException) -> str:
