@@ -21,6 +21,7 @@ COMMANDS = {
     "import": "ynm.cli.import_:import_",
     "init": "ynm.cli.init:init",
     "list": "ynm.cli.list_:list_",
+    "outbox": "ynm.cli.outbox:outbox",
     "pin": "ynm.cli.edit:pin",
     "promote": "ynm.cli.edit:promote",
     "purge": "ynm.cli.edit:purge",

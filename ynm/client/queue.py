@@ -1,0 +1,269 @@
+"""``Queue``: send records to ynm, and keep the ones it cannot take in a store until it can
+(seed 003_b7c8dac142c7aed9.txt, Queue, Queued; ADR-008): an outage of ynm loses nothing and
+never stops the program."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ynm.client.memory import Memory, Rejected, Unavailable
+from ynm.client.record import Record
+from ynm.client.stores import QueueStore
+
+QUEUE_CAP = 1000
+"""Seed 003 ``QueueCap``: past it the oldest records are dropped, so a ynm that never comes
+back cannot fill the store."""
+
+CLAIM_TTL = timedelta(minutes=5)
+"""Seed 003 ``ClaimTTL``: how long a claim on a queued record holds; a worker that died
+mid-send leaves its claim behind, and after this another may retake the record."""
+
+QUEUE_PREFIX = "memory/queue/"
+"""Seed 003 ``QueuePrefix``: where queued writes live, one document per record keyed by a ULID,
+so the keys sort oldest first."""
+
+REFUSED_PREFIX = "memory/refused/"
+"""Where a record ynm refused as invalid is moved (same ULID, the document plus ``error``):
+kept for an operator, never retried, never blocking the queue."""
+
+_LOG = logging.getLogger("ynm.client")
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+@dataclass
+class Queued:
+    """The document for one record waiting to be sent (seed 003, Queued); stored as JSON
+    ``{"record", "queued", "attempts", "claimedBy", "claimedAt"}``, the last two left out
+    when no one holds a claim.
+
+    Attributes:
+        record: the record.
+        queued: when it was first queued (UTC).
+        attempts: sends tried, including one in flight.
+        claimed_by: the owner of the worker sending it now, or "".
+        claimed_at: when that worker claimed it, or None.
+    """
+
+    record: Record
+    queued: datetime
+    attempts: int = 0
+    claimed_by: str = ""
+    claimed_at: datetime | None = None
+
+    def to_json(self) -> str:
+        """The document's JSON text."""
+        doc: dict[str, Any] = {"record": self.record.to_json(), "queued": _iso(self.queued),
+                               "attempts": self.attempts}
+        if self.claimed_by:
+            doc["claimedBy"] = self.claimed_by
+        if self.claimed_at is not None:
+            doc["claimedAt"] = _iso(self.claimed_at)
+        return json.dumps(doc, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Queued:
+        """Parse a document.
+
+        Raises:
+            ValueError: not JSON, or a field missing or of the wrong kind.
+            TypeError: not a JSON object holding a ``record`` object.
+            ynm.errors.InvalidInput: a record that breaks the rules of ``ynm remember``.
+        """
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or not isinstance(doc.get("record"), dict):
+            raise TypeError("not a queued document")
+        claimed_at = doc.get("claimedAt")
+        return cls(record=Record.from_json(doc["record"]), queued=_parse_time(doc["queued"]),
+                   attempts=int(doc.get("attempts", 0)), claimed_by=doc.get("claimedBy") or "",
+                   claimed_at=_parse_time(claimed_at) if claimed_at else None)
+
+
+def _new_ulid() -> Callable[[], str]:
+    from ynm.model.ids import Clock
+
+    clock = Clock()
+    return lambda: clock.stamp()[0]
+
+
+class Queue:
+    """Sends records to ``memory`` and keeps the ones it cannot in ``store`` until it can
+    (seed 003, Queue). Records go oldest first; each is claimed with a conditional write
+    before it is sent, so two workers sharing a store never send the same one.
+
+    Args:
+        memory: a :class:`~ynm.client.memory.Memory` (``YnmCLI``, ``YnmHTTP``), or None when
+            ynm was not detected: every record is queued until a later run has a memory.
+        store: a :class:`~ynm.client.stores.QueueStore`, e.g. ``SQLQueueStore(url)``.
+        owner: this process, unique among the workers sharing the store.
+        cap: the most records kept queued (default :data:`QUEUE_CAP`).
+        claim_ttl: how long a claim holds (default :data:`CLAIM_TTL`).
+        now: the clock, returning an aware UTC datetime (for tests).
+        new_id: returns a new ULID for each queued record (default: strictly increasing
+            within the process).
+        log: the logger for dropped and refused records (default ``ynm.client``).
+    """
+
+    def __init__(self, memory: Memory | None, store: QueueStore, owner: str, *,
+                 cap: int = QUEUE_CAP, claim_ttl: timedelta = CLAIM_TTL,
+                 now: Callable[[], datetime] | None = None,
+                 new_id: Callable[[], str] | None = None,
+                 log: logging.Logger | None = None) -> None:
+        if not owner:
+            raise ValueError("owner must name this worker")
+        if cap < 1:
+            raise ValueError("cap must be at least 1")
+        self.memory = memory
+        self.store = store
+        self.owner = owner
+        self.cap = cap
+        self.claim_ttl = claim_ttl
+        self.now = now or (lambda: datetime.now(UTC))
+        self.new_id = new_id or _new_ulid()
+        self.log = log or _LOG
+        self.sent = 0  # records this queue delivered, directly or from the store
+        self.refused = 0  # records ynm refused as invalid, moved aside
+
+    def remember(self, record: Record) -> str:
+        """Send ``record`` behind anything already queued: flush first, and send directly only
+        when nothing is left queued, so records never jump the queue; queue it when it cannot
+        be sent.
+
+        Returns:
+            ``"sent"``, ``"queued"``, or ``"refused"`` (ynm refused it as invalid; it is kept
+            under :data:`REFUSED_PREFIX` and logged).
+
+        Raises:
+            TypeError: ``record`` is not a :class:`Record` (an invalid one cannot be built).
+            Exception: whatever the store raises: the record could not even be queued. Never
+                because ynm is down.
+        """
+        if not isinstance(record, Record):
+            raise TypeError(f"expected a Record, got {type(record).__name__}")
+        if self.memory is not None and self.flush() == 0:
+            try:
+                self.memory.remember(record)
+                self.sent += 1
+                return "sent"
+            except Unavailable as err:
+                self.log.info("ynm is unavailable, queuing the record: %s", err)
+            except Rejected as err:
+                key = REFUSED_PREFIX + self.new_id()
+                doc = Queued(record=record, queued=self.now(), attempts=1)
+                self.store.create(key, _with_error(doc.to_json(), str(err)))
+                self.refused += 1
+                self.log.warning("ynm refused a record, kept as %s: %s", key, err)
+                return "refused"
+        key = QUEUE_PREFIX + self.new_id()
+        if not self.store.create(key, Queued(record=record, queued=self.now()).to_json()):
+            raise RuntimeError(f"queue key {key} already exists: new_id must give unique ids")
+        self._trim()
+        return "queued"
+
+    def _trim(self) -> None:
+        keys = self.store.keys(QUEUE_PREFIX)
+        excess = len(keys) - self.cap
+        if excess <= 0:
+            return
+        dropped = [key for key in keys[:excess] if self.store.delete(key)]
+        if dropped:
+            self.log.warning("queue is over its cap of %d: dropped the %d oldest record(s) "
+                             "(%s .. %s)", self.cap, len(dropped), dropped[0], dropped[-1])
+
+    def _claimed_by_other(self, doc: Queued, now: datetime) -> bool:
+        return (bool(doc.claimed_by) and doc.claimed_by != self.owner
+                and doc.claimed_at is not None and now - doc.claimed_at < self.claim_ttl)
+
+    def flush(self) -> int:
+        """Send queued records oldest first, deleting each once sent; stop at the first that
+        fails (ynm is still down, so the rest stay queued). A record ynm refuses as invalid is
+        moved to :data:`REFUSED_PREFIX` (logged) and the flush goes on. Records claimed by
+        another worker less than ``claim_ttl`` ago are left to it. With nothing queued it costs
+        one key listing.
+
+        Returns:
+            How many records are left queued, those other workers have claimed included.
+
+        Raises:
+            Exception: whatever the store raises.
+        """
+        keys = self.store.keys(QUEUE_PREFIX)
+        if not keys:
+            return 0
+        if self.memory is None:
+            return len(keys)
+        for key in keys:
+            got = self.store.get(key)
+            if got is None:
+                continue  # sent (or dropped) by another worker since the listing
+            text, version = got
+            try:
+                doc = Queued.from_json(text)
+            except Exception as err:  # noqa: BLE001 - a damaged document must not block
+                self._move_aside(key, text, version, f"unreadable queued document: {err}")
+                continue
+            now = self.now()
+            if self._claimed_by_other(doc, now):
+                continue
+            doc.claimed_by, doc.claimed_at, doc.attempts = self.owner, now, doc.attempts + 1
+            claimed = doc.to_json()
+            if not self.store.compare_and_set(key, claimed, version):
+                continue  # another worker claimed or sent it first
+            try:
+                self.memory.remember(doc.record)
+            except Unavailable as err:
+                doc.claimed_by, doc.claimed_at = "", None
+                self.store.compare_and_set(key, doc.to_json(), version + 1)
+                self.log.info("ynm is unavailable, %s stays queued: %s", key, err)
+                break
+            except Rejected as err:
+                self._move_aside(key, claimed, version + 1, str(err))
+                continue
+            self.store.delete(key)
+            self.sent += 1
+        return len(self.store.keys(QUEUE_PREFIX))
+
+    def _move_aside(self, key: str, text: str, version: int, error: str) -> None:
+        aside = REFUSED_PREFIX + key[len(QUEUE_PREFIX):]
+        self.store.create(aside, _with_error(text, error))
+        self.store.delete(key, version)
+        self.refused += 1
+        self.log.warning("ynm refused queued record %s, kept as %s: %s", key, aside, error)
+
+    def pending(self) -> tuple[int, datetime | None]:
+        """How many records are queued and when the oldest was first queued (its
+        ``queued``); ``(0, None)`` when none."""
+        keys = self.store.keys(QUEUE_PREFIX)
+        for key in keys:
+            got = self.store.get(key)
+            if got is None:
+                continue
+            try:
+                return len(keys), _parse_time(json.loads(got[0])["queued"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return len(keys), None
+
+
+def _with_error(text: str, error: str) -> str:
+    """A queued document's text with ``"error": <message>`` added (kept as text when it is not
+    a JSON object)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        doc = {"raw": text}
+    doc["error"] = error
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True)
