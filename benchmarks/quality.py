@@ -329,6 +329,8 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
               "|---|---|---|---|"]
     for mode, by_set in results.items():
         for name, m in by_set.items():
+            if "no answer" not in m:  # the rare-words set asks no off-topic questions
+                continue
             lines.append(f"| {name} | {mode} | {m['no answer']:.2f} | {len(OFF_TOPIC)} |")
             if "no answer, other languages" in m:
                 lines.append(f"| {name}, questions in 11 other languages | {mode} | "

@@ -48,3 +48,14 @@ def test_hybrid_recall_finds_paraphrases(fts, hybrid):
 def test_hybrid_recall_answers_off_topic_questions_with_nothing(hybrid):
     assert {name: got["no answer"] for name, got in hybrid.items()
             if got["no answer"] < 0.9} == {}
+
+
+def test_the_table_prints_a_data_set_that_asks_no_off_topic_questions():
+    from benchmarks.quality import table
+
+    rare = {"recall@1": 0.75, "recall@5": 1.0, "recall@10": 1.0, "mrr": 0.85, "queries": 20}
+    corpus = {**rare, "no answer": 0.96, "no answer, other languages": 0.9}
+    lines = table({"fts": {"rare": rare, "corpus": corpus}}).splitlines()
+    assert "| rare | fts | 0.750 | 1.000 | 1.000 | 0.8500 | 20 |" in lines
+    assert "| corpus | fts | 0.96 | 50 |" in lines
+    assert not any(line.startswith("| rare | fts | 0.") and line.count("|") == 5 for line in lines)
