@@ -787,10 +787,12 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        hits = [hit(s, row, mount_id, q.explain)
-                for s, row, mount_id in self._ranked_across(searches, q.text)]
-        hits.sort(key=lambda h: h["updatedAt"], reverse=True)
-        hits.sort(key=lambda h: h["score"], reverse=True)
+        ranked = self._ranked_across(searches, q.text)
+        ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
+        ranked.sort(key=lambda r: r[0].total, reverse=True)
+        # only the hits that can be returned (or reranked) are built: a hit parses the state
+        keep = max(q.limit, self.config.dream.rerank_top_k)
+        hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
         # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
         from ynm.dream.rerank import rerank_recall
 
