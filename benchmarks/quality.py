@@ -325,6 +325,8 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
         for name, m in by_set.items():
             lines.append(f"| {name} | {mode} | {m['recall@1']:.3f} | {m['recall@5']:.3f} | "
                          f"{m['recall@10']:.3f} | {m['mrr']:.4f} | {m['queries']} |")
+    if not any("no answer" in m for by_set in results.values() for m in by_set.values()):
+        return "\n".join(lines)
     lines += ["", "| off-topic questions on the store of | mode | no answer | questions |",
               "|---|---|---|---|"]
     for mode, by_set in results.items():

@@ -59,3 +59,4 @@ def test_the_table_prints_a_data_set_that_asks_no_off_topic_questions():
     assert "| rare | fts | 0.750 | 1.000 | 1.000 | 0.8500 | 20 |" in lines
     assert "| corpus | fts | 0.96 | 50 |" in lines
     assert not any(line.startswith("| rare | fts | 0.") and line.count("|") == 5 for line in lines)
+    assert "off-topic" not in table({"fts": {"rare": rare}})
