@@ -310,6 +310,18 @@ def test_a_named_remote_that_does_not_exist(net):
     assert net.refs(net.origin) == {}
 
 
+@pytest.mark.parametrize("flags", [("--no-push",), (), ("--json", "--no-push")])
+def test_an_unreachable_remote_is_a_failure_not_up_to_date(net, git, tmp_path, flags):
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    git(a.path, "remote", "add", "gone", str(tmp_path / "does-not-exist.git"))
+    result = net.ynm(a, "sync", "--remote", "gone", *flags)
+    assert result.exit_code == 1
+    assert "up to date" not in result.stdout
+    assert "git fetch from gone failed" in result.stderr
+    assert "does not appear to be a git repository" in result.stderr
+
+
 # ------------------------------------------------------------------ dry run, quiet, refspec
 
 

@@ -341,9 +341,11 @@ def test_a_one_word_match_in_a_small_personal_store_does_not_outrank_a_full_matc
              summary="deploy dashboard"))
     hits = recall(y, text="when do ledger deploys go out on tuesday")
     assert hits[0]["memoryId"] == full["id"] and hits[0]["explain"]["relevance"] == 1.0
-    personal = next(h for h in hits if h["mount"] == "personal")
-    assert personal["explain"]["relevance"] < 0.05
-    assert personal["score"] < hits[0]["score"] - 0.5
+    # the personal store's one-word match of a seven-word question holds too little of it
+    # to be an answer in its mount, in full text as in hybrid recall
+    assert [h for h in hits if h["mount"] == "personal"] == []
+    hits = recall(y, text="deploy dashboard")
+    assert [h["mount"] for h in hits] == ["personal"]  # "deploy" alone answers nothing here
 
 
 @pytest.mark.parametrize("query,personal_text,project_texts", [

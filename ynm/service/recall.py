@@ -321,15 +321,22 @@ def candidates(y: Ynm, mount: Mount, sq: Any, text: str | None, weigh: bool = Fa
                         for _, _, lex, vec in fused), default=0.0)
     else:
         # more of the words before adjacency (by_coverage); the same share weighs the
-        # mount's evidence, taken on the BM25 relevance before it is rescaled
-        if sq.match is not None and lexical and (weigh or len(words) > 1):
+        # mount's evidence, taken on the BM25 relevance before it is rescaled. When no hit
+        # holds MIN_SHARE of the question's words (function words aside), the mount has no
+        # answer: its hits share only words that say little of the subject ("what is the
+        # capital of Australia" against notes holding "is" and "the"). Otherwise partial
+        # matches stay, ranked lower, as full-text search is expected to list them.
+        if sq.match is not None and lexical and words:
             held = coverage(cache.conn, words, [c.rowid for c in lexical],
                             sq.extra.get("hits", {}), unsearched)
-            if weigh:
-                evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
-                               for c in lexical)
-            if len(words) > 1:
-                lexical = by_coverage(lexical, held, COVERAGE_POWER)
+            if all(held.get(c.rowid, 0.0) < MIN_SHARE for c in lexical):
+                lexical = []
+            else:
+                if weigh:
+                    evidence = max(c.relevance * held.get(c.rowid, 0.0) ** COVERAGE_POWER
+                                   for c in lexical)
+                if len(words) > 1:
+                    lexical = by_coverage(lexical, held, COVERAGE_POWER)
         fused = [(c.rowid, c.relevance, c.relevance if sq.match else None, None)
                  for c in lexical]
     return Found(mount.id, cache.conn, fused, evidence,

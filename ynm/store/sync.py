@@ -302,7 +302,14 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     adding what moved to ``result`` (a shard counted once however many rounds move it).
     Returns True when a local shard moved (or would, in a dry run)."""
     repo = log.repo
-    git.run("fetch", "--quiet", target, f"+{local_prefix}*:{tracking_prefix}*", check=False)
+    proc = git.run("fetch", "--quiet", target, f"+{local_prefix}*:{tracking_prefix}*",
+                   check=False)
+    if proc.returncode != 0:
+        # an unreachable or missing remote is a failure, never "up to date" (a glob refspec
+        # that matches nothing on a reachable remote exits 0)
+        detail = (proc.stderr or proc.stdout or "").strip().splitlines()
+        raise StoreError(f"git fetch from {target} failed: "
+                         f"{detail[0] if detail else f'exit {proc.returncode}'}")
     moved = False
     for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
         lref = local_prefix + tref[len(tracking_prefix):]
