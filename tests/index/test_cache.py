@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -514,3 +515,38 @@ def test_summary_column_is_derived_when_the_record_has_none(log, cache, append):
     assert got == {a["id"]: "Release train", b["id"]: "Given summary"}
     assert "summary" not in cache.get_state(a["id"])["current"]  # the record as stored
     assert find(cache, "release") == [a["id"]]  # the derived summary is indexed too
+
+
+@pytest.mark.parametrize(("change", "reindexed"), [
+    ({"op": "annotate", "data": {"dreamed": "x@heuristic"}}, False),  # a dream mark
+    ({"op": "annotate", "needsReview": True, "reason": "possible duplicate"}, False),
+    ({"op": "annotate", "importance": 0.9}, False),
+    ({"op": "annotate", "tags": ["ops"]}, True),  # tags are indexed
+    ({"op": "annotate", "data": {"ticket": "OPS-7"}}, False),  # indexed: the content record's
+    ({"op": "supersede", "content": "Backups run at three", "summary": "Backups"}, True),
+])
+def test_a_record_that_changes_no_indexed_text_keeps_its_fts_row(
+        log, cache, append, tmp_path, monkeypatch, change, reindexed):
+    """A refold whose summary, content, subject and tags are unchanged keeps the FTS row (no
+    secure-delete and re-insert); any change to them replaces it. Either way the cache holds
+    exactly the tokens and the states of a rebuilt one."""
+    import ynm.index.cache as cache_module
+
+    a = rec(content="Backups run nightly at two", summary="Backups nightly",
+            recordedAt="2026-01-01T00:00:00.000Z")
+    append(a, rec(content="Deploys happen on Tuesday"))
+    calls: list[Any] = []
+    real = cache_module.fts_values
+    monkeypatch.setattr(cache_module, "fts_values", lambda *v: calls.append(v) or real(*v))
+    fields = {"content": None, "summary": None, **change}
+    if change["op"] == "supersede":
+        fields["links"] = [{"rel": "supersedes", "to": a["id"]}]
+    append(rec(id=ulid(), memoryId=a["id"], recordedAt="2026-01-02T00:00:00.000Z", **fields))
+    assert (len(calls) == 2) is reindexed and (calls == []) is not reindexed
+    rebuilt = MountCache(tmp_path / "rebuilt.sqlite", "project")
+    try:
+        assert rebuilt.refresh(log).rebuilt
+        assert fts_terms(cache) == fts_terms(rebuilt)
+        assert cache.get_state(a["id"]) == rebuilt.get_state(a["id"])
+    finally:
+        rebuilt.close()

@@ -43,16 +43,20 @@ _BLOCK = 256  # owners scored against their pool at once (vector neighbours)
 
 def owner_words(m: Mem) -> list[str]:
     """The distinct words of ``m``'s summary and first 400 characters of content, in order."""
-    text = f"{m.current.get('summary') or ''} {m.content[:400]}".lower()
+    text = f"{m.raw_summary} {m.content[:400]}".lower()
     return list(dict.fromkeys(_WORD.findall(text)))
 
 
-def neighbours(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[str, list[str]]:
+def neighbours(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int,
+               cache: dict | None = None) -> dict[str, list[str]]:
     """Owner id -> up to ``k`` neighbour ids (never the owner), lexical and vector
-    neighbours alternating, nearest first. See the module docstring."""
+    neighbours alternating, nearest first. See the module docstring. An owner's neighbours
+    depend only on it and ``pool``, so a pass may ask for its owners a block at a time,
+    passing the same ``cache`` (a dict it keeps for one ``pool``): the lexical index of each
+    mount and type is then built once, when an owner of it is first asked for."""
     if not owners:
         return {}
-    lexical = _lexical(run, owners, pool, k)
+    lexical = _lexical(run, owners, pool, k, {} if cache is None else cache)
     vectors = _vectors(run, owners, pool, k)
     out: dict[str, list[str]] = {}
     for m in owners:
@@ -66,43 +70,64 @@ def neighbours(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dic
     return out
 
 
-def _lexical(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[str, list[str]]:
+class _Index:
+    """The inverted index of one mount's memories of one type (``group``, sorted by id):
+    numpy arrays of postings (``post_doc`` sorted by word, ``starts`` per word), ``df``,
+    ``idf`` and each memory's word ids."""
+
+    def __init__(self, group: list[Mem]) -> None:
+        import numpy as np
+
+        self.group = group
+        self.index = {m.id: i for i, m in enumerate(group)}
+        vocab: dict[str, int] = {}
+        self.doc_words = [[vocab.setdefault(w, len(vocab)) for w in owner_words(m)]
+                          for m in group]
+        post_doc = np.fromiter((d for d, ws in enumerate(self.doc_words) for _ in ws),
+                               dtype=np.int32)
+        post_word = np.fromiter((w for ws in self.doc_words for w in ws), dtype=np.int32)
+        order = np.argsort(post_word, kind="stable")
+        self.post_doc = post_doc[order]
+        self.df = np.bincount(post_word, minlength=len(vocab))
+        self.starts = np.concatenate(([0], np.cumsum(self.df)))
+        n = len(group)
+        self.idf = np.log1p(n / np.maximum(self.df, 1))
+        self.cap = max(MAX_WORD_SHARE_FLOOR, int(n * MAX_WORD_SHARE))
+        self.ids = np.array([m.id for m in group])
+
+
+def _lexical(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int,
+             cache: dict | None = None) -> dict[str, list[str]]:
     """Lexical neighbours per owner: see the module docstring. Per mount and type, an inverted
-    index (numpy arrays of postings) over the pool's words; an owner's score for a memory is
-    the sum of ``ln(1 + N / df)`` over the owner's rare words the memory holds, best first, ties by
-    memory id descending."""
+    index (numpy arrays of postings) over the pool's words, built once per ``cache``; an
+    owner's score for a memory is the sum of ``ln(1 + N / df)`` over the owner's rare words the
+    memory holds, best first, ties by memory id descending."""
     import numpy as np
 
-    groups: dict[tuple[str, str], list[Mem]] = {}
-    for m in pool.values():
-        groups.setdefault((m.mount.id, m.type), []).append(m)
+    cache = {} if cache is None else cache
     wanted: dict[tuple[str, str], list[Mem]] = {}
     for m in owners:
         wanted.setdefault((m.mount.id, m.type), []).append(m)
+    if "groups" not in cache:
+        groups: dict[tuple[str, str], list[Mem]] = {}
+        for m in pool.values():
+            groups.setdefault((m.mount.id, m.type), []).append(m)
+        cache["groups"] = groups
     out: dict[str, list[str]] = {}
     for key, mine in wanted.items():
-        group = sorted(groups.get(key, []), key=lambda m: m.id)
-        if len(group) < 2:
+        if key not in cache:
+            group = sorted(cache["groups"].get(key, []), key=lambda m: m.id)
+            cache[key] = _Index(group) if len(group) >= 2 else None
+        ix = cache[key]
+        if ix is None:
             continue
-        index = {m.id: i for i, m in enumerate(group)}
-        vocab: dict[str, int] = {}
-        doc_words = [[vocab.setdefault(w, len(vocab)) for w in owner_words(m)] for m in group]
-        post_doc = np.fromiter((d for d, ws in enumerate(doc_words) for _ in ws), dtype=np.int32)
-        post_word = np.fromiter((w for ws in doc_words for w in ws), dtype=np.int32)
-        order = np.argsort(post_word, kind="stable")
-        post_doc, post_word = post_doc[order], post_word[order]
-        df = np.bincount(post_word, minlength=len(vocab))
-        starts = np.concatenate(([0], np.cumsum(df)))
-        n = len(group)
-        idf = np.log1p(n / np.maximum(df, 1))
-        cap = max(MAX_WORD_SHARE_FLOOR, int(n * MAX_WORD_SHARE))
-        ids = np.array([m.id for m in group])
+        df, starts, post_doc, idf = ix.df, ix.starts, ix.post_doc, ix.idf
         for m in mine:
-            i = index.get(m.id)
+            i = ix.index.get(m.id)
             if i is None:
                 continue
             rare, budget = [], POSTINGS_BUDGET
-            for w in sorted((w for w in doc_words[i] if 2 <= df[w] <= cap),
+            for w in sorted((w for w in ix.doc_words[i] if 2 <= df[w] <= ix.cap),
                             key=lambda w: (df[w], w))[:RARE_WORDS]:
                 if rare and df[w] > budget:
                     break
@@ -120,7 +145,7 @@ def _lexical(run: Run, owners: list[Mem], pool: dict[str, Mem], k: int) -> dict[
                 continue
             top = np.argpartition(-scores, take - 1)[:take] if take < len(found) else \
                 np.arange(len(found))
-            best = sorted(((float(scores[t]), str(ids[found[t]])) for t in top
+            best = sorted(((float(scores[t]), str(ix.ids[found[t]])) for t in top
                            if scores[t] > 0), key=lambda p: p[1], reverse=True)
             best.sort(key=lambda p: p[0], reverse=True)  # stable: ties keep id descending
             out[m.id] = [memory_id for _, memory_id in best[:k]]

@@ -71,50 +71,65 @@ class DreamInput:
 
 
 class Mem:
-    """A live memory as the passes see it: the folded ``state`` (reference/cli.md §3.3), its
-    ``mount`` and the summary shown for it (derived from the content when the record has
-    none)."""
+    """A live memory as the passes see it: its ``mount``, cache ``rowid``, the summary
+    ``shown`` for it (derived from the content when the record has none) and the columns the
+    passes sort and pair on (id, type, subject, tags, updatedAt, the current content and
+    summary), read from the cache's columns; the folded ``state`` (reference/cli.md §3.3) is
+    parsed from its JSON only when a pass reads it (a brief, a write), so listing 100k live
+    memories parses none."""
 
-    __slots__ = ("mount", "rowid", "shown", "state")
+    __slots__ = ("_raw", "_state", "_tags", "content", "id", "mount", "raw_summary", "rowid",
+                 "shown", "subject", "type", "updated_at")
 
-    def __init__(self, mount: Mount, rowid: int, state: dict[str, Any], shown: str) -> None:
-        self.mount, self.rowid, self.state, self.shown = mount, rowid, state, shown
+    def __init__(self, mount: Mount, rowid: int, state: dict[str, Any] | str, shown: str,
+                 row: tuple[Any, ...] | None = None) -> None:
+        """``state``: the folded state (a dict, or its JSON text, parsed when read); ``row``:
+        ``(memory_id, type, subject, tags JSON, updated_at, current content, current
+        summary)`` from the cache (None: taken from ``state``)."""
+        self.mount, self.rowid, self.shown = mount, rowid, shown
+        if isinstance(state, dict):
+            self._state, self._raw = state, None
+        else:
+            self._state, self._raw = None, state
+        if row is None:
+            s = self.state
+            cur = s["current"]
+            row = (s["memoryId"], s["type"], s.get("subject"), s.get("tags", []),
+                   s["updatedAt"], cur.get("content"), cur.get("summary"))
+        (self.id, self.type, self.subject, self._tags, self.updated_at, content,
+         summary) = row
+        self.content = content or ""
+        self.raw_summary = summary or ""
 
     @property
-    def id(self) -> str:
-        return self.state["memoryId"]
-
-    @property
-    def type(self) -> str:
-        return self.state["type"]
-
-    @property
-    def subject(self) -> str | None:
-        return self.state.get("subject")
+    def state(self) -> dict[str, Any]:
+        if self._state is None:
+            self._state = json.loads(self._raw)
+            self._raw = None
+        return self._state
 
     @property
     def tags(self) -> list[str]:
-        return self.state.get("tags", [])
-
-    @property
-    def updated_at(self) -> str:
-        return self.state["updatedAt"]
+        if isinstance(self._tags, str):
+            self._tags = json.loads(self._tags)
+        return self._tags
 
     @property
     def current(self) -> dict[str, Any]:
         return self.state["current"]
 
-    @property
-    def content(self) -> str:
-        return self.current.get("content") or ""
-
     def brief(self) -> dict[str, Any]:
         """What a judge or writer sees of the memory (§4.5): ``{summary, content (first 2000
         characters), type, namespace, subject, updatedAt}``."""
-        return {"summary": self.current.get("summary") or "",
-                "content": self.content[:CONTENT_BRIEF], "type": self.type,
-                "namespace": self.state["namespace"], "subject": self.subject,
-                "updatedAt": self.updated_at}
+        return {"summary": self.raw_summary, "content": self.content[:CONTENT_BRIEF],
+                "type": self.type, "namespace": self.state["namespace"],
+                "subject": self.subject, "updatedAt": self.updated_at}
+
+
+# What :class:`Mem` reads from a ``memories`` row besides the state (see Mem.__init__).
+_MEM_COLUMNS = ("memory_id, type, subject, tags, updated_at, "
+                "json_extract(state, '$.current.content'), "
+                "json_extract(state, '$.current.summary')")
 
 
 def version_of(current_id: str, subject: str | None, judge_name: str) -> str:
@@ -208,10 +223,11 @@ class Run:
             cond, args = self._scope_sql(self.inp.namespace)
             self.live = {}
             for mount in self.ynm.mounts:
-                for rowid, state, shown in mount.fresh_cache().conn.execute(
-                        f"SELECT rowid, state, summary FROM memories m WHERE {cond}", args):
-                    mem = Mem(mount, rowid, json.loads(state), shown)
-                    self.live.setdefault(mem.id, mem)
+                for rowid, state, shown, *row in mount.fresh_cache().conn.execute(
+                        f"SELECT rowid, state, summary, {_MEM_COLUMNS} FROM memories m "
+                        f"WHERE {cond}", args):
+                    if row[0] not in self.live:
+                        self.live[row[0]] = Mem(mount, rowid, state, shown, tuple(row))
         return self.live
 
     def by_order(self, mems: Iterable[Mem]) -> list[Mem]:
@@ -228,17 +244,15 @@ class Run:
         for memory_id in ids:
             self.live.pop(memory_id, None)
         for mount in self.ynm.mounts:
-            for rowid, state, shown, tomb in mount.fresh_cache().conn.execute(
-                    "SELECT rowid, state, summary, tombstoned FROM memories "
-                    "WHERE memory_id IN (SELECT value FROM json_each(?))",
+            for rowid, state, shown, tomb, namespace, *row in mount.fresh_cache().conn.execute(
+                    f"SELECT rowid, state, summary, tombstoned, namespace, {_MEM_COLUMNS} "
+                    "FROM memories m WHERE memory_id IN (SELECT value FROM json_each(?))",
                     (json.dumps(sorted(ids)),)):
-                obj = json.loads(state)
-                if tomb or obj["memoryId"] in self.live:
+                if tomb or row[0] in self.live:
                     continue
-                if self.inp.namespace and not namespace_matches(obj["namespace"],
-                                                                self.inp.namespace):
+                if self.inp.namespace and not namespace_matches(namespace, self.inp.namespace):
                     continue
-                self.live[obj["memoryId"]] = Mem(mount, rowid, obj, shown)
+                self.live[row[0]] = Mem(mount, rowid, state, shown, tuple(row))
 
     # -- judging ----------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ PROMOTE_TARGETS = ("semantic", "procedural", "reference")
 MAX_EVIDENCE = 12  # episodes a reflection is written from and links to
 EPISODE_CONTENT = 800  # characters of each episode the writer sees
 DEDUPE_TEXT = 400  # characters of content the neighbour search starts from
+DEDUPE_BLOCK = 64  # fewest owners whose neighbours dedupe looks up at once
 
 RELATIVE = re.compile(r"\b(today|yesterday|tomorrow|last week|next week|this week|last month|"
                       r"next month|(\d+) days? ago)\b", re.IGNORECASE)
@@ -231,6 +232,14 @@ def dedupe(run: Run) -> PassReport:
       is annotated with the link, a's tags and the judgment (``duplicate merged``). Then a is
       tombstoned (``duplicate of <b>``).
     - review: both are flagged ``possible duplicate`` with ``{judgments, pair: [a, b]}``.
+
+    Deviation from the reference, which lists every owner's pairs before judging any: pairs
+    are listed a block of owners at a time, while the pair cap (§4.5) still allows a judgment.
+    Once ``maxPairs`` judgments were made, each owner not reached is deferred (fresh next run)
+    and counted as one candidate and one ``skipped``, its neighbours never looked up, so a
+    first run over 100k fresh memories costs the pairs it judges, not the whole store. The
+    pairs judged, and their order, are the reference's. A run that does not judge (a dry run
+    without ``judge``) lists every pair, so its ``candidates`` is the reference's count.
     """
     from ynm.dream.candidates import neighbours
 
@@ -238,45 +247,62 @@ def dedupe(run: Run) -> PassReport:
     cfg = run.config
     live = run.memories()
     pool = {i: m for i, m in live.items() if m.type in DEDUPE_TYPES and not _is_occurrence(m)}
-    owners = [m for m in run.by_order(pool.values()) if run.is_fresh(m.id)]
+    owners = run.by_order(m for m in pool.values() if run.is_fresh(m.id))
     k = min(cfg.candidates_per_memory, run.max_pairs)
-    near = neighbours(run, owners, pool, k)
+    index: dict[Any, Any] = {}  # the neighbour search's index, built once for the pass
     seen: set[tuple[str, str]] = set()
-    pairs: list[tuple[Mem, Mem, Mem]] = []
-    for m in owners:
-        for other_id in near.get(m.id, []):
-            other = pool.get(other_id)
-            if other is None or other_id == m.id:
-                continue
-            key = (min(m.id, other_id), max(m.id, other_id))
-            if key in seen:
-                continue
-            seen.add(key)
-            a, b = (m, other) if m.updated_at <= other.updated_at else (other, m)
-            pairs.append((a, b, m))
-    report.candidates = len(pairs)
+
+    def pairs_of(block: list[Mem]):
+        near = neighbours(run, block, pool, k, index)
+        for m in block:
+            for other_id in near.get(m.id, []):
+                other = pool.get(other_id)
+                if other is None or other_id == m.id:
+                    continue
+                key = (min(m.id, other_id), max(m.id, other_id))
+                if key in seen:
+                    continue
+                seen.add(key)
+                a, b = (m, other) if m.updated_at <= other.updated_at else (other, m)
+                yield a, b, m
+
     if not run.judging:
+        report.candidates = sum(1 for _ in pairs_of(owners))
         return report
     gone: set[str] = set()
-    for a, b, owner in pairs:
-        if a.id in gone or b.id in gone or run.capped(report, owner.id):
-            continue
-        j = run.ask(report, {"a": a.brief(), "b": b.brief()}, PAIR, owner.id)
-        if j is None:
-            continue
-        contradicts = j.answers["contradicts"].noul or 0.0
-        if contradicts >= cfg.thresholds.contradict.review:
-            run.handoffs.append((a.id, b.id, owner.id))
-        decision = run.band(j.answers["sameFact"].noul or 0.0, cfg.thresholds.dedupe, j)
-        data = {"judgments": [run.stored("dedupe", j, PAIR, decision)], "pair": [a.id, b.id]}
-        if decision == "act":
-            if not run.dry_run:
-                _merge(run, report, a, b, data)
-            gone.add(a.id)
-            report.changed.append(a.id)
-        elif decision == "review":
-            run.flag([a, b], data, "possible duplicate")
-            report.flagged.extend([a.id, b.id])
+    start, size = 0, 0
+    while start < len(owners):
+        # owners a block at a time, each block about what the rest of the cap can judge
+        size = max(DEDUPE_BLOCK, -(-(run.max_pairs - run.pairs_judged) // k), 2 * size)
+        block = owners[start:start + size]
+        start += len(block)
+        for a, b, owner in pairs_of(block):
+            report.candidates += 1
+            if a.id in gone or b.id in gone or run.capped(report, owner.id):
+                continue
+            j = run.ask(report, {"a": a.brief(), "b": b.brief()}, PAIR, owner.id)
+            if j is None:
+                continue
+            contradicts = j.answers["contradicts"].noul or 0.0
+            if contradicts >= cfg.thresholds.contradict.review:
+                run.handoffs.append((a.id, b.id, owner.id))
+            decision = run.band(j.answers["sameFact"].noul or 0.0, cfg.thresholds.dedupe, j)
+            data = {"judgments": [run.stored("dedupe", j, PAIR, decision)],
+                    "pair": [a.id, b.id]}
+            if decision == "act":
+                if not run.dry_run:
+                    _merge(run, report, a, b, data)
+                gone.add(a.id)
+                report.changed.append(a.id)
+            elif decision == "review":
+                run.flag([a, b], data, "possible duplicate")
+                report.flagged.extend([a.id, b.id])
+        if run.pairs_judged >= run.max_pairs:
+            rest = owners[start:]  # not reached: one candidate and one skip each, deferred
+            report.candidates += len(rest)
+            report.skipped += len(rest)
+            run.deferred.update(m.id for m in rest)
+            break
     return report
 
 
@@ -370,6 +396,11 @@ def contradict(run: Run) -> PassReport:
         pairs = list(handoffs.get(owner_id, []))
         group = owners.get(owner_id)
         left = counts[owner_id]
+        if run.pairs_judged >= run.max_pairs:  # capped: count the owner's pairs, list none
+            if left:
+                report.skipped += left
+                run.deferred.add(owner_id)
+            continue
         for a, b in _chain(pairs, _owner_pairs(group, run.max_pairs, seen)):
             if run.pairs_judged >= run.max_pairs:  # the pair cap (§4.5), for the rest at once
                 report.skipped += left
@@ -486,7 +517,7 @@ def reflect(run: Run) -> PassReport:
             continue
         group.sort(key=lambda m: m.updated_at)
         evidence = group[-MAX_EVIDENCE:]
-        sample = [{"date": m.updated_at[:10], "summary": m.current.get("summary") or "",
+        sample = [{"date": m.updated_at[:10], "summary": m.raw_summary,
                    "content": m.content[:EPISODE_CONTENT]} for m in evidence]
         try:
             written = run.writer.write(REFLECT_INSTRUCTIONS,
@@ -582,9 +613,9 @@ def normalise(run: Run) -> PassReport:
     content, it is superseded with the fixed content and its current summary, nothing else
     added. Importance is not re-scored."""
     report = PassReport()
-    for m in run.by_order(run.memories().values()):
-        if not run.is_fresh(m.id) or not RELATIVE.search(m.content):
-            continue
+    search = RELATIVE.search
+    for m in run.by_order(m for m in run.memories().values()
+                          if m.id in run.fresh and search(m.content)):
         report.candidates += 1
         fixed = absolutise(m.content, m.current["recordedAt"])
         if fixed == m.content:

@@ -422,7 +422,7 @@ class MountCache:
             else:
                 folded.append(m)
         for memory_id in gone:
-            rowid = self._fts_delete(memory_id)
+            rowid, _ = self._fts_delete(memory_id)
             if rowid is not None:
                 conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self._upsert_memories(folded)
@@ -448,7 +448,8 @@ class MountCache:
         conn = self.conn
         for m in memories:
             row = _memory_row(m)
-            rowid = self._fts_delete(m.memory_id)
+            text = (row[15], row[16], row[4], row[5])  # summary, content, subject, tags
+            rowid, kept = self._fts_delete(m.memory_id, keep=text)
             if rowid is not None:
                 conn.execute(
                     "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
@@ -466,29 +467,38 @@ class MountCache:
                     row,
                 )
                 rowid = cur.lastrowid
+            if kept:
+                continue
             conn.execute(
                 "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
                 (rowid, *fts_values(row[15], row[16], row[4], m.tags)),
             )
 
-    def _fts_delete(self, memory_id: str) -> int | None:
-        """Remove a memory's FTS row with the values it was indexed with; returns its rowid."""
+    def _fts_delete(self, memory_id: str,
+                    keep: tuple[str, str, str | None, str] | None = None) -> tuple[int | None, bool]:
+        """Remove a memory's FTS row with the values it was indexed with, unless they equal
+        ``keep`` (``(summary, content, subject, tags JSON)`` about to be indexed: a record that
+        changed none of them, such as a dream mark or a flag, leaves its FTS row as it is,
+        which FTS5's secure-delete made most of the cost of such a write). Returns its rowid
+        (None: no row) and whether the FTS row was kept."""
         got = self.conn.execute(
             "SELECT rowid, summary, content, subject, tags FROM memories WHERE memory_id = ?",
             (memory_id,),
         ).fetchone()
         if got is None:
-            return None
+            return None, False
         rowid, summary, content, subject, tags = got
-        self.conn.execute(
-            "INSERT INTO fts(fts, rowid, summary, content, subject, tags) "
-            "VALUES ('delete', ?, ?, ?, ?, ?)",
-            (rowid, *fts_values(summary, content, subject, json.loads(tags))),
-        )
+        kept = keep is not None and (summary, content, subject, tags) == keep
+        if not kept:
+            self.conn.execute(
+                "INSERT INTO fts(fts, rowid, summary, content, subject, tags) "
+                "VALUES ('delete', ?, ?, ?, ?, ?)",
+                (rowid, *fts_values(summary, content, subject, json.loads(tags))),
+            )
         if self.has_vectors:
             self.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
             self.conn.execute("DELETE FROM vector_codes WHERE rowid = ?", (rowid,))
-        return rowid
+        return rowid, kept
 
     def _bump(self) -> None:
         """Count a change to the memories table (vector sync compares against it)."""
