@@ -41,7 +41,8 @@ not from the report:
 
 Judges (reference/algorithms.md §4.17, ours in ``ynm.dream``): ``heuristic`` (writer
 ``none``); ``similarity`` (writer ``none``, vectors from the local model, ``YNM_EMBEDDER=auto``);
-``writer-emulated:openai-compatible`` over a fake OpenAI-compatible ``/chat/completions`` server
+``writer-emulated:openai-compatible`` (vectors on as well, so that dedupe's candidates are
+lexical plus vector neighbours) over a fake OpenAI-compatible ``/chat/completions`` server
 this script starts on 127.0.0.1, which answers every question from the labels, wrong with
 probability ``--noise`` (deterministic per question), so the pipeline is what is measured. A
 row whose judge or engine is not available prints ``n/a`` and why.
@@ -100,6 +101,10 @@ JUDGE_NAMES = {"heuristic": "heuristic", "similarity": "similarity",
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
 FAKE_MODEL = "ground-truth-fake"
+# rows run with vector search on (YNM_EMBEDDER=auto, the local model): dedupe's candidates
+# are lexical plus vector neighbours, as in a store with vectors; the heuristic row keeps
+# vectors off (the no-model floor)
+VECTOR_JUDGES = ("similarity", "writer-emulated")
 # dream.maxPairsPerRun (default 2,000 judged pairs per pass) defers the rest of a large store
 # to later runs; lifted here so that one run is a full dream and the next has nothing fresh.
 UNCAPPED = 1_000_000_000
@@ -864,7 +869,7 @@ def run_judge(labelled: LabelledSet, judge: str, noise: float = 0.1, seed: int =
         if judge == "writer-emulated":
             dream = {"judge": judge, "writer": "openai-compatible", "maxPairsPerRun": UNCAPPED,
                      "openai": {"baseUrl": base_url, "model": FAKE_MODEL}}
-        elif judge == "similarity":
+        if judge in VECTOR_JUDGES:
             embedder = "auto"
         if dedupe_review is not None:
             dream["thresholds"] = {"dedupe": {"act": 0.85, "review": dedupe_review}}
@@ -890,8 +895,8 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
             row.why.append(f"the store does not open with judge {judge}: {err}")
             return
         try:
-            if judge == "similarity":
-                y.reindex()  # embeds every memory: the judge compares vectors
+            if judge in VECTOR_JUDGES:
+                y.reindex()  # embeds every memory: vector neighbours (and the judge's cosine)
             t = time.perf_counter()
             try:
                 report = y.consolidate()
@@ -901,7 +906,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
             seconds = time.perf_counter() - t
             records = [json.loads(line) for line in y.export(ExportQuery())]
             states = y.list(ListQuery(include_tombstoned=True))
-            vector_problem = _vector_problem(y) if judge == "similarity" else None
+            vector_problem = _vector_problem(y) if judge in VECTOR_JUDGES else None
         finally:
             y.close()
     used = ((report.get("full") or {}).get("judge") or {}).get("name")
@@ -909,7 +914,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
         row.why.append(f"the run used judge {used}, not {JUDGE_NAMES[judge]}")
         return
     if vector_problem:
-        row.why.append(f"no vectors for the similarity judge: {vector_problem}")
+        row.why.append(f"no vectors for the {judge} row: {vector_problem}")
         return
     if not _unavailable(report, "dedupe"):  # an expire-only run times nothing of interest
         row.seconds = seconds
