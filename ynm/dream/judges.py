@@ -369,8 +369,8 @@ def numbers_of(text: str) -> set[float | str]:
     """The numbers ``text`` states, normalised: ``50,000`` and ``50k`` are 50000.0, ``45s``
     is 45.0, ``3.12`` is 3.12; a date or version joined by ``-``, ``/`` or ``:`` is one value
     (``2026-09-07`` is ``"2026-9-7"``), except a whole hour (``02:00`` is 2.0, as ``2am``).
-    Digits inside a word (``S3``, ``eu-west-1``'s ``1`` is kept: it follows a hyphen) count
-    as written."""
+    Digits that follow a letter or a dot inside a word are no number (``S3``, ``r6g``), digits
+    after a hyphen are (``eu-west-1`` states 1)."""
     out: set[float | str] = set()
     for match in _NUMBER.finditer(text):
         token = match.group(0).lower()
