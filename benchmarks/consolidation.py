@@ -41,7 +41,8 @@ not from the report:
 
 Judges (reference/algorithms.md §4.17, ours in ``ynm.dream``): ``heuristic`` (writer
 ``none``); ``similarity`` (writer ``none``, vectors from the local model, ``YNM_EMBEDDER=auto``);
-``writer-emulated:openai-compatible`` over a fake OpenAI-compatible ``/chat/completions`` server
+``writer-emulated:openai-compatible`` (vectors on as well, so that dedupe's candidates are
+lexical plus vector neighbours) over a fake OpenAI-compatible ``/chat/completions`` server
 this script starts on 127.0.0.1, which answers every question from the labels, wrong with
 probability ``--noise`` (deterministic per question), so the pipeline is what is measured. A
 row whose judge or engine is not available prints ``n/a`` and why.
@@ -50,8 +51,13 @@ Cost rows: a full heuristic dream over the seeded corpus of benchmarks/corpus.py
 ``--sizes`` (default 10,000), and the second run right after it, when nothing is fresh (only
 expire runs, no judge is asked).
 
+The similarity judge runs a second time with ``dream.thresholds.dedupe.review`` lowered to
+``--sweep`` (default 0.05): every pair whose ``sameFact`` reaches it is flagged with its stored
+judgment, which gives dedupe's precision and recall at each ``sameFact`` threshold (what that
+``review`` value would flag) and the precision where recall first reaches 0.9.
+
 Usage: python benchmarks/consolidation.py [--judges heuristic,similarity,writer-emulated]
-       [--noise 0.1] [--seed 7] [--sizes 10000,100000] [--no-sizes]
+       [--noise 0.1] [--seed 7] [--sizes 10000,100000] [--no-sizes] [--sweep 0.05]
 """
 
 from __future__ import annotations
@@ -95,6 +101,10 @@ JUDGE_NAMES = {"heuristic": "heuristic", "similarity": "similarity",
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
 FAKE_MODEL = "ground-truth-fake"
+# rows run with vector search on (YNM_EMBEDDER=auto, the local model): dedupe's candidates
+# are lexical plus vector neighbours, as in a store with vectors; the heuristic row keeps
+# vectors off (the no-model floor)
+VECTOR_JUDGES = ("similarity", "writer-emulated")
 # dream.maxPairsPerRun (default 2,000 judged pairs per pass) defers the rest of a large store
 # to later runs; lifted here so that one run is a full dream and the next has nothing fresh.
 UNCAPPED = 1_000_000_000
@@ -778,6 +788,39 @@ def precision_recall(found: set[frozenset[str]], truth: set[frozenset[str]]
     return (hit / len(found) if found else None, hit / len(truth) if truth else None)
 
 
+def dedupe_curve(records: Sequence[Mapping[str, Any]], outcome: Outcome,
+                 truth: set[frozenset[str]]) -> list[tuple[float, float, float]]:
+    """``(threshold, precision, recall)`` of dedupe for each ``sameFact`` value a flagged
+    pair's stored dedupe judgment holds, highest first: the pairs at or above the threshold
+    (not joined by ``contradicts``, as :func:`read_outcome`) against ``truth``. What a run
+    with ``dream.thresholds.dedupe.review`` at that threshold would have flagged."""
+    score: dict[frozenset[str], float] = {}
+    for r in records:
+        data = r.get("data") if isinstance(r.get("data"), dict) else {}
+        pair = data.get("pair")
+        if not (isinstance(pair, list) and len(pair) == 2):
+            continue
+        key = frozenset(pair)
+        if key not in outcome.dedupe:
+            continue
+        for j in data.get("judgments") or []:
+            p = ((j.get("answers") or {}).get("sameFact") or {}).get("noul")
+            if j.get("pass") == "dedupe" and isinstance(p, int | float):
+                score[key] = max(score.get(key, 0.0), float(p))
+    out = []
+    for t in sorted(set(score.values()), reverse=True):
+        found = {k for k, p in score.items() if p >= t}
+        hit = len(found & truth)
+        out.append((t, hit / len(found), hit / len(truth) if truth else 0.0))
+    return out
+
+
+def at_recall(curve: Sequence[tuple[float, float, float]], recall: float = 0.9
+              ) -> tuple[float, float, float] | None:
+    """The highest threshold of ``curve`` whose recall reaches ``recall``, or None."""
+    return next((c for c in curve if c[2] >= recall), None)
+
+
 # --- running a judge ----------------------------------------------------------------------------
 
 
@@ -798,6 +841,7 @@ class Row:
     judged: int | None = None
     model_calls: int | None = None
     seconds: float | None = None
+    curve: list[tuple[float, float, float]] | None = None
     why: list[str] = field(default_factory=list)
 
 
@@ -808,10 +852,16 @@ def _unavailable(report: Mapping[str, Any], name: str) -> str | None:
     return None
 
 
-def run_judge(labelled: LabelledSet, judge: str, noise: float = 0.1, seed: int = 7) -> Row:
+def run_judge(labelled: LabelledSet, judge: str, noise: float = 0.1, seed: int = 7,
+              dedupe_review: float | None = None) -> Row:
     """Import ``labelled`` into a fresh store configured for ``judge`` (one of :data:`JUDGES`),
-    run one full consolidation and score what the store holds afterwards."""
+    run one full consolidation and score what the store holds afterwards. With
+    ``dedupe_review``, ``dream.thresholds.dedupe.review`` is set to it (so every pair whose
+    ``sameFact`` reaches it is flagged with its judgment) and :attr:`Row.curve` holds the
+    precision and recall of dedupe at each ``sameFact`` threshold from there up."""
     row = Row(JUDGE_NAMES[judge], memories=len(labelled.records))
+    if dedupe_review is not None:
+        row.judge += f" (dedupe review swept from {dedupe_review:g})"
     model = GroundTruthModel(labelled, noise=noise, seed=seed)
     with fake_openai(model) as base_url:
         dream: dict[str, Any] = {"judge": judge, "writer": "none", "maxPairsPerRun": UNCAPPED}
@@ -819,8 +869,10 @@ def run_judge(labelled: LabelledSet, judge: str, noise: float = 0.1, seed: int =
         if judge == "writer-emulated":
             dream = {"judge": judge, "writer": "openai-compatible", "maxPairsPerRun": UNCAPPED,
                      "openai": {"baseUrl": base_url, "model": FAKE_MODEL}}
-        elif judge == "similarity":
+        if judge in VECTOR_JUDGES:
             embedder = "auto"
+        if dedupe_review is not None:
+            dream["thresholds"] = {"dedupe": {"act": 0.85, "review": dedupe_review}}
         try:
             with imported_store(labelled.jsonl(), dream, embedder) as (repo, env):
                 _measure(row, labelled, repo, env, judge)
@@ -843,8 +895,8 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
             row.why.append(f"the store does not open with judge {judge}: {err}")
             return
         try:
-            if judge == "similarity":
-                y.reindex()  # embeds every memory: the judge compares vectors
+            if judge in VECTOR_JUDGES:
+                y.reindex()  # embeds every memory: vector neighbours (and the judge's cosine)
             t = time.perf_counter()
             try:
                 report = y.consolidate()
@@ -854,7 +906,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
             seconds = time.perf_counter() - t
             records = [json.loads(line) for line in y.export(ExportQuery())]
             states = y.list(ListQuery(include_tombstoned=True))
-            vector_problem = _vector_problem(y) if judge == "similarity" else None
+            vector_problem = _vector_problem(y) if judge in VECTOR_JUDGES else None
         finally:
             y.close()
     used = ((report.get("full") or {}).get("judge") or {}).get("name")
@@ -862,7 +914,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
         row.why.append(f"the run used judge {used}, not {JUDGE_NAMES[judge]}")
         return
     if vector_problem:
-        row.why.append(f"no vectors for the similarity judge: {vector_problem}")
+        row.why.append(f"no vectors for the {judge} row: {vector_problem}")
         return
     if not _unavailable(report, "dedupe"):  # an expire-only run times nothing of interest
         row.seconds = seconds
@@ -879,6 +931,7 @@ def _measure(row: Row, labelled: LabelledSet, repo: Path, env: dict[str, str],
         if name == "dedupe":
             row.dedupe = precision_recall(outcome.dedupe, labelled.duplicates)
             row.dedupe_found = len(outcome.dedupe)
+            row.curve = dedupe_curve(records, outcome, labelled.duplicates)
         elif name == "contradict":
             truth = set(labelled.contradictions)
             row.contradict = precision_recall(outcome.contradict, truth)
@@ -979,6 +1032,16 @@ def _pr(pr: tuple[float | None, float | None] | None, found: int) -> str:
     return f"{_f(pr[0])} / {_f(pr[1])} ({found})"
 
 
+def _sample(curve: Sequence[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """The curve's points at the thresholds nearest 0.9, 0.8, ..., 0.1 (each once)."""
+    out: list[tuple[float, float, float]] = []
+    for want in (0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1):
+        below = [c for c in curve if c[0] <= want]
+        if below and below[0] not in out:
+            out.append(below[0])
+    return out
+
+
 def table(labelled: LabelledSet, rows: Sequence[Row], costs: Sequence[CostRow],
           noise: float) -> str:
     """The markdown tables: one row per judge, one per store size, then the reasons for any
@@ -1006,6 +1069,18 @@ def table(labelled: LabelledSet, rows: Sequence[Row], costs: Sequence[CostRow],
             f"{row.model_calls if row.model_calls is not None else '-'} | "
             f"{_f(row.seconds, 1)} |")
         notes += [f"- {row.judge}: {why}" for why in row.why]
+    swept = [row for row in rows if "swept" in row.judge and row.curve]
+    for row in swept:
+        point = at_recall(row.curve)
+        lines += ["", (f"{row.judge}: dedupe precision / recall at sameFact >= t "
+                       "(what dedupe.review = t flags)"),
+                  "| t | " + " | ".join(f"{t:.2f}" for t, _, _ in _sample(row.curve)) + " |",
+                  "|---|" + "---|" * len(_sample(row.curve)),
+                  "| P / R | " + " | ".join(f"{p:.2f} / {r:.2f}" for _, p, r in
+                                           _sample(row.curve)) + " |"]
+        lines.append("precision at recall >= 0.9: " + (
+            "not reached" if point is None else
+            f"{point[1]:.2f} (recall {point[2]:.2f}, sameFact >= {point[0]:.2f})"))
     if costs:
         header = ("| full heuristic dream | fresh | pairs judged | flagged | first run s | "
                   "fresh next | second run s |")
@@ -1034,6 +1109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000",
                         help="comma list of store sizes for the cost rows")
     parser.add_argument("--no-sizes", action="store_true", help="skip the cost rows")
+    parser.add_argument("--sweep", type=float, default=0.05,
+                        help="also run the similarity judge with dream.thresholds.dedupe.review "
+                             "at this value and print dedupe precision / recall per sameFact "
+                             "threshold (0: no sweep)")
     args = parser.parse_args(argv)
     judges = [j.strip() for j in args.judges.split(",") if j.strip()]
     unknown = [j for j in judges if j not in JUDGES]
@@ -1046,6 +1125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t = time.perf_counter()
     labelled = generate_set(seed=args.seed)
     rows = [run_judge(labelled, j, noise=args.noise, seed=args.seed) for j in judges]
+    if args.sweep and "similarity" in judges:
+        rows.append(run_judge(labelled, "similarity", seed=args.seed, dedupe_review=args.sweep))
     costs = [run_cost(n) for n in sizes]
     print(table(labelled, rows, costs, args.noise))
     print(f"\n({time.perf_counter() - t:.1f}s; dream clock {_iso(NOW_MS)})")

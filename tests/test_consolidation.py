@@ -21,6 +21,9 @@ from benchmarks.consolidation import (
     NOW_MS,
     Fact,
     GroundTruthModel,
+    Outcome,
+    at_recall,
+    dedupe_curve,
     fake_openai,
     generate_set,
     label_pairs,
@@ -157,6 +160,26 @@ def test_outcome_is_read_from_records_and_folded_state():
     assert precision_recall({frozenset("ab"), frozenset("cd")},
                             {frozenset("ab"), frozenset("xy"), frozenset("uv")}) == (0.5, 1 / 3)
     assert precision_recall(set(), {frozenset("ab")}) == (None, 0.0)
+
+
+def _judged(a: str, b: str, same_fact: float, pass_name: str = "dedupe") -> dict:
+    return {"memoryId": a, "op": "annotate", "data": {"pair": [a, b], "judgments": [
+        {"pass": pass_name, "answers": {"sameFact": {"type": "noul", "noul": same_fact}}}]}}
+
+
+def test_dedupe_curve_gives_precision_and_recall_per_same_fact_threshold():
+    truth = {frozenset("ab"), frozenset("cd"), frozenset("gh")}
+    records = [_judged("a", "b", 0.9), _judged("b", "a", 0.7),  # one pair, its best answer
+               _judged("c", "d", 0.5), _judged("e", "f", 0.6),
+               _judged("x", "y", 0.95),  # joined by contradicts: no dedupe finding
+               _judged("g", "h", 0.99, pass_name="contradict")]  # no dedupe judgment
+    outcome = Outcome(dedupe={frozenset("ab"), frozenset("cd"), frozenset("ef"),
+                              frozenset("gh")})
+    curve = dedupe_curve(records, outcome, truth)
+    assert curve == [(0.9, 1.0, 1 / 3), (0.6, 0.5, 1 / 3), (0.5, 2 / 3, 2 / 3)]
+    assert at_recall(curve, 0.6) == (0.5, 2 / 3, 2 / 3)
+    assert at_recall(curve, 0.3) == (0.9, 1.0, 1 / 3)
+    assert at_recall(curve, 0.9) is None
 
 
 def _body(labelled, question: str, state: dict) -> dict:

@@ -23,6 +23,8 @@ from ynm.dream.judges import (
     StateTooLarge,
     TypesafeJudge,
     WriterEmulatedJudge,
+    claim_mismatch,
+    numbers_of,
     same_fact_probability,
 )
 from ynm.dream.seams import Answer, Judge, JudgeLimits, Judgment, ModelUnavailable, Question, Usage
@@ -249,7 +251,7 @@ def unit(deg: float) -> list[float]:
 
 @pytest.mark.parametrize("deg, same_fact, level", [
     (0, 0.99, 2),     # cosine 1: the same fact
-    (60, 0.0, 1),     # cosine 0.5: same subject
+    (60, 0.29, 1),    # cosine 0.5: more likely the same subject with another claim
     (90, 0.0, 0),     # cosine 0: different things
 ])
 def test_similarity_answers_pair_questions_from_the_cosine(deg, same_fact, level):
@@ -269,8 +271,10 @@ def test_similarity_answers_pair_questions_from_the_cosine(deg, same_fact, level
 def test_similarity_calibration_is_monotone_and_centred():
     ps = [same_fact_probability(c / 20) for c in range(-20, 21)]
     assert ps == sorted(ps) and ps[0] < 0.01 and ps[-1] > 0.99
-    assert same_fact_probability(0.9) > 0.9
-    assert same_fact_probability(0.6) < 0.1
+    assert same_fact_probability(0.9) > 0.99
+    # dedupe's review threshold (0.6) is crossed at a centred cosine of 0.59
+    assert same_fact_probability(0.58) < 0.6 <= same_fact_probability(0.60)
+    assert same_fact_probability(0.45) == pytest.approx(0.16, abs=0.01)
     # two vectors near a shared centre are not similar once it is taken away
     center = [1.0, 0.0, 0.0]
     a, b = [1.0, 0.1, 0.0], [1.0, 0.0, 0.1]
@@ -316,3 +320,91 @@ def test_similarity_from_embedder_embeds_each_text_once():
     out = j.judge(other, {"sameFact": PAIR["sameFact"]})
     assert out.answers["sameFact"].noul < 0.01 and out.model == "similarity:fake-embedder"
     assert e.calls[-1] == ["Lunch is at noon."]
+
+
+def brief(content: str, subject: str | None = None) -> dict:
+    return {"summary": "", "content": content, "subject": subject}
+
+
+@pytest.mark.parametrize("a, b, why", [
+    # a changed number, a date, a time of day
+    ("The ledger client timeout is 30 seconds.", "Requests to ledger give up after 90s.",
+     ["numbers"]),
+    ("The billing deploy on 2026-09-07 ran long.", "The billing deploy on 2026-09-09 ran long.",
+     ["numbers", "swap"]),
+    # one side negated (any case, curly apostrophe)
+    ("Media deploys to the red-kite cluster.",
+     "Media doesn’t deploy to the red-kite cluster any more; its pods were moved.",
+     ["negation"]),
+    ("Media deploys to the red-kite cluster.", "Media DOESN'T deploy to the red-kite cluster.",
+     ["negation", "swap"]),
+    # names on both sides that the other lacks
+    ("The analytics backend persists everything to Cassandra.",
+     "Analytics stores its data in DynamoDB.", ["names"]),
+    # one frame, another value in it (no number, no name)
+    ("The magpie scheduler reads its settings from config/magpie.toml at startup.",
+     "The magpie cli reads its settings from config/magpie.toml at startup.", ["swap"]),
+    ("Step one of every media release: update the changelog.",
+     "Step one of every media release: get two approvals.", ["swap"]),
+    ("Records written by identity end up in Cassandra. Seen in the incident channel.",
+     "Records written by identity end up in MongoDB.", ["names", "swap"]),
+])
+def test_claim_mismatch_finds_what_a_cosine_cannot_see(a, b, why):
+    assert claim_mismatch(brief(a), brief(b)) == why
+    assert claim_mismatch(brief(b), brief(a)) == why
+
+
+def test_claim_mismatch_on_different_subjects():
+    same = "Omar owns the imports service."
+    assert claim_mismatch(brief(same, "service:imports"), brief(same, "service:billing")) \
+        == ["subject"]
+    assert claim_mismatch(brief(same, "service:imports"), brief(same, " Service:Imports")) == []
+    assert claim_mismatch(brief(same, "service:imports"), brief(same)) == []
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Omar owns the imports service. Noted during the retro.",
+     "The imports service is maintained by Omar. Double-checked against the docs."),
+    ("The staging database is reset every night at 02:00 UTC.",
+     "Every night at 2am UTC the staging DB gets wiped and reseeded."),
+    ("The CSV export is limited to 50,000 rows.", "Exports to CSV stop at 50k rows."),
+    # more detail on one side is a fuller restatement, not another claim
+    ("Search listens on port 8081.", "In dev, search comes up on :8081 behind the proxy on 443."),
+    ("Use pnpm, not npm, in the web repository.", "In the web repository we use pnpm; never npm."),
+    ("Questions about payouts should go to Priya, its owner.",
+     "Priya is the code owner for everything under payouts/."),
+])
+def test_claim_mismatch_lets_restatements_through(a, b):
+    assert claim_mismatch(brief(a), brief(b)) == []
+    assert claim_mismatch(brief(b), brief(a)) == []
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("after 45s, then 50,000 rows or 50k", {45.0, 50000.0}),
+    ("on 2026-09-07 at 02:00 and 14:30", {"2026-9-7", 2.0, "14-30"}),
+    ("Python 3.12 on port :8081", {3.12, 8081.0}),
+    ("S3 in eu-west-1, MySQL 8", {1.0, 8.0}),
+    ("no numbers here", set()),
+])
+def test_numbers_of_normalises(text, numbers):
+    assert numbers_of(text) == numbers
+
+
+@pytest.mark.parametrize("a, b", [
+    ("The ledger client timeout is 30 seconds.", "The ledger client timeout is 90 seconds."),
+    ("Our storage service runs in the copper-wren cluster.",
+     "Our storage service runs in the silver-crane cluster."),
+    ("Media deploys to the red-kite cluster.", "Media no longer deploys to the red-kite cluster."),
+])
+def test_similarity_caps_same_fact_when_the_claims_differ(a, b):
+    fallback = StandIn()
+    state = {"a": brief(a), "b": brief(b)}
+    out = SimilarityJudge(lambda s: (unit(0), unit(0)), fallback).judge(state, PAIR)
+    assert out.answers["sameFact"].noul == pytest.approx(0.1)  # cosine 1, claims differ
+    assert out.answers["relation"].score == 1  # same subject, different claims
+    assert out.answers["relation"].probabilities[2] == pytest.approx(0.1)
+    # the same vectors on a restatement: the same fact
+    same = {"a": brief(a), "b": brief(a.replace("The ", "Our ", 1) if a.startswith("The ")
+                                       else "Indeed: " + a)}
+    out = SimilarityJudge(lambda s: (unit(0), unit(0)), fallback).judge(same, PAIR)
+    assert out.answers["sameFact"].noul > 0.99 and out.answers["relation"].score == 2

@@ -17,6 +17,7 @@ reference/algorithms.md §4.16, §4.17.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -45,6 +46,8 @@ __all__ = [
     "StateTooLarge",
     "TypesafeJudge",
     "WriterEmulatedJudge",
+    "claim_mismatch",
+    "numbers_of",
     "same_fact_probability",
 ]
 
@@ -317,22 +320,162 @@ class WriterEmulatedJudge:
 # --------------------------------------------------------------------------------------------
 
 SIMILARITY_CALIBRATION: dict[str, tuple[float, float]] = {
-    "sameFact": (21.81, -16.97),
-    "sameSubject": (29.18, -9.36),
+    "sameFact": (14.71, -8.27),
+    "sameSubject": (18.37, -6.04),
 }
 """Logistic maps from the centred cosine ``c`` of two memories to a probability,
-``1 / (1 + exp(-(a * c + b)))``, as ``(a, b)``: ``sameFact`` (the two state the same fact;
-0.5 at c = 0.78) and ``sameSubject`` (they are at least about the same thing; 0.5 at
-c = 0.32). Fitted by benchmarks/similarity_calibration.py with all-MiniLM-L6-v2 on 30 pairs
-stating one fact twice (centred cosine 0.74..0.96, median 0.89), 30 pairs of one subject with
-different or opposite claims (0.26..0.94, median 0.57) and 120 unrelated pairs (-0.13..0.42,
-median 0.05), in a store of 1,000 other memories. At dedupe's review threshold (0.6) it flags
-28 of the 30 restatements, 4 of the 30 different claims (an opposite claim worded alike, such
-as "prefers squash merges" / "prefers rebase merges", is as near as a restatement: cosine
-cannot see a negation, which is why this judge only flags) and none of the unrelated pairs.
+``1 / (1 + exp(-(a * c + b)))``, as ``(a, b)``: ``sameFact`` (the two state the same fact,
+given that :func:`claim_mismatch` finds no difference; 0.5 at c = 0.56, dedupe's review
+threshold 0.6 at c = 0.59) and ``sameSubject`` (at least about the same thing; 0.5 at
+c = 0.33). Fitted by benchmarks/similarity_calibration.py with all-MiniLM-L6-v2 on written
+pairs (30 close restatements, 20 looser ones with the sentence turned and an incidental remark,
+30 same-subject different claims, 10 changed values, 120 unrelated; in a store of 1,000 other
+memories) and, for ``sameFact``, on the near pairs of a store from
+benchmarks/consolidation.py's generator at seed 1 (its table uses seed 7): each memory with its
+5 nearest of its type. At 0.6 it flags 29 of 30 close and 18 of 20 loose restatements, 20 of
+30 generated duplicates, 5 of 30 same-subject different claims and 1 of 679 generated
+non-duplicates; :func:`claim_mismatch` tells apart all 10 changed values, 72 of 91 generated
+same-subject pairs and 537 of 558 others, and wrongly 1 close and 2 loose restatements.
 Another embedding model needs its own fit."""
 
+MISMATCH_CAP = 0.1
+"""``sameFact`` at most this when :func:`claim_mismatch` finds a difference (below every
+dedupe band: such a pair is never flagged as a duplicate)."""
+
 PAIR_QUESTIONS = ("sameFact", "relation")
+
+# -- claim mismatch: what a cosine cannot see --------------------------------------------------
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[-/:]\d+)*(?:k\b)?", re.IGNORECASE)
+_TOKEN = re.compile(r"[#@$]?[^\W_](?:[\w'’./#-]*[^\W_])?|[.!?;]")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at",
+    "by", "for", "with", "from", "into", "onto", "over", "under", "about", "as", "is", "are",
+    "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have", "had",
+    "it", "its", "this", "that", "these", "those", "there", "here", "their", "they", "them",
+    "we", "us", "our", "you", "your", "he", "she", "his", "her", "i", "me", "my", "so", "than",
+    "too", "very", "can", "could", "should", "would", "may", "might", "must", "will", "shall",
+    "just", "also", "only", "any", "some", "all", "each", "every", "both", "either", "per",
+    "via", "up", "down", "out", "off", "once", "s", "t",
+))
+SWAP_SPAN = 4
+"""A swapped span is at most this many tokens on each side."""
+SWAP_FRAME = 0.6
+"""The tokens two sentences share, in order, are at least this share of each."""
+
+
+def numbers_of(text: str) -> set[float | str]:
+    """The numbers ``text`` states, normalised: ``50,000`` and ``50k`` are 50000.0, ``45s``
+    is 45.0, ``3.12`` is 3.12; a date or version joined by ``-``, ``/`` or ``:`` is one value
+    (``2026-09-07`` is ``"2026-9-7"``), except a whole hour (``02:00`` is 2.0, as ``2am``).
+    Digits that follow a letter or a dot inside a word are no number (``S3``, ``r6g``), digits
+    after a hyphen are (``eu-west-1`` states 1)."""
+    out: set[float | str] = set()
+    for match in _NUMBER.finditer(text):
+        token = match.group(0).lower()
+        scale = 1000.0 if token.endswith("k") else 1.0
+        token = token.rstrip("k")
+        if re.search(r"\d[-/:]\d", token):
+            parts = [int(x) for x in re.split(r"[-/:]", token)]
+            if len(parts) == 2 and ":" in token and parts[1] == 0:
+                out.add(float(parts[0]))
+            else:
+                out.add("-".join(map(str, parts)))
+            continue
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", token):
+            token = token.replace(",", "")
+        else:
+            token = token.split(",")[0]
+        out.add(float(token) * scale)
+    return out
+
+
+def _sentences(text: str) -> list[list[str]]:
+    return [[t.lower() for t in _TOKEN.findall(s)] for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _names(text: str) -> set[str]:
+    """Words capitalised inside a sentence (not its first word): names such as ``Priya``,
+    ``DynamoDB``, ``Kubernetes``, lowercased."""
+    out: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        words = sentence.split()
+        for word in words[1:]:
+            word = word.strip("\"'`()[]{},;:!?.")
+            if any(c.isupper() for c in word) and any(c.isalpha() for c in word):
+                out.add(word.lower())
+    return out
+
+
+def _swapped(a: list[str], b: list[str]) -> bool:
+    """Whether sentences ``a`` and ``b`` (tokens) are one frame with a value swapped: the
+    tokens they share in order (difflib) are at least :data:`SWAP_FRAME` of each, and one
+    replaced span of at most :data:`SWAP_SPAN` tokens on each side holds a word that is no
+    function word on both sides (``the magpie scheduler reads ...`` / ``the magpie cli reads
+    ...``; ``... end up in Cassandra.`` / ``... end up in MongoDB.``)."""
+    from difflib import SequenceMatcher
+
+    if not a or not b or a == b:
+        return False
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    shared = sum(i2 - i1 for op, i1, i2, _, _ in ops if op == "equal")
+    if shared < SWAP_FRAME * len(a) or shared < SWAP_FRAME * len(b):
+        return False
+
+    def meaningful(span: list[str]) -> bool:
+        return any(t[0].isalnum() and t not in _FUNCTION_WORDS for t in span)
+
+    return any(op == "replace" and i2 - i1 <= SWAP_SPAN and j2 - j1 <= SWAP_SPAN
+               and meaningful(a[i1:i2]) and meaningful(b[j1:j2])
+               for op, i1, i2, j1, j2 in ops)
+
+
+def claim_mismatch(a: Any, b: Any) -> list[str]:
+    """Why two memory briefs (``{summary, content, subject, ...}``) cannot state the same
+    fact however near their vectors are, as reasons (empty: nothing found). An embedding
+    cosine sees topic and wording, not the values a claim turns on, so "the timeout is 30
+    seconds" and "the timeout is 90 seconds" are nearer than most restatements. In order:
+
+    - ``subject``: both have a subject and they differ (case aside);
+    - ``numbers``: each states a number the other does not (:func:`numbers_of`; one side
+      holding more numbers than the other is a more detailed restatement, not a mismatch);
+    - ``negation``: exactly one is negated (the heuristic judge's negation words,
+      :func:`ynm.dream.heuristic.negated`): a negated restatement is a contradiction;
+    - ``names``: each holds a capitalised name inside a sentence that the other does not hold
+      in any case (``... persists to Cassandra`` / ``... stores its data in DynamoDB``);
+    - ``swap``: a sentence of each is one frame with a value swapped (:func:`_swapped`).
+
+    Known misses: a paraphrase that swaps a verb inside an otherwise equal sentence ("built
+    with Vite and deployed to" / "build ... with Vite and host it on") counts as a swap, and a
+    negation paraphrased without a negation word ("avoid Fridays" / "don't deploy on
+    Fridays") as a mismatch; a changed value with no number, name or shared frame is not
+    seen. Source: ours (the similarity judge), measured by benchmarks/consolidation.py.
+    """
+    from ynm.dream.heuristic import negated
+
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return []
+    ta = f"{a.get('content') or ''}"
+    tb = f"{b.get('content') or ''}"
+    why: list[str] = []
+    sa, sb = a.get("subject"), b.get("subject")
+    if isinstance(sa, str) and isinstance(sb, str) and sa.strip() and sb.strip() \
+            and sa.strip().lower() != sb.strip().lower():
+        why.append("subject")
+    na, nb = numbers_of(ta), numbers_of(tb)
+    if na - nb and nb - na:
+        why.append("numbers")
+    if negated(ta) != negated(tb):
+        why.append("negation")
+    la, lb = ta.lower(), tb.lower()
+    if any(n not in lb for n in _names(ta)) and any(n not in la for n in _names(tb)):
+        why.append("names")
+    if any(_swapped(x, y) for x in _sentences(ta) for y in _sentences(tb)):
+        why.append("swap")
+    return why
+
+
 
 
 def _logistic(c: float, ab: tuple[float, float]) -> float:
@@ -345,11 +488,14 @@ def same_fact_probability(cosine: float) -> float:
     return _logistic(cosine, SIMILARITY_CALIBRATION["sameFact"])
 
 
-def _relation(cosine: float) -> Answer:
+def _relation(cosine: float, mismatch: bool = False) -> Answer:
     """The 3-level ``relation`` answer (0 different things, 1 same subject with different
-    claims, 2 the same thing) from the two calibrated curves."""
+    claims, 2 the same thing) from the two calibrated curves; with a claim mismatch the
+    "same thing" share (capped at :data:`MISMATCH_CAP`) goes to level 1."""
     same = same_fact_probability(cosine)
     subject = max(same, _logistic(cosine, SIMILARITY_CALIBRATION["sameSubject"]))
+    if mismatch:
+        same = min(same, MISMATCH_CAP)
     probs = [1.0 - subject, subject - same, same]
     level = max(range(3), key=lambda i: probs[i])
     return Answer(type="score", score=level, probabilities=probs, confidence=probs[level])
@@ -365,7 +511,10 @@ class SimilarityJudge:
     holds ``summary`` and ``content`` and no memory id) it answers ``sameFact`` and
     ``relation`` from the cosine of the two memories' vectors after both are moved by the
     mount's centroid (as recall's vector search moves them, ynm.index.search.centroid), mapped
-    to probabilities by :data:`SIMILARITY_CALIBRATION`. Every other question, and every
+    to probabilities by :data:`SIMILARITY_CALIBRATION`. When :func:`claim_mismatch` finds
+    that the two claims differ (subject, numbers, negation, names or a swapped value),
+    ``sameFact`` is at most :data:`MISMATCH_CAP` and ``relation`` at most "same subject,
+    different claims". Every other question, and every
     question when there are no vectors (another state shape, vectors off, the embedder
     failing), goes to ``fallback`` (the heuristic judge).
 
@@ -462,11 +611,14 @@ class SimilarityJudge:
             judged = self.fallback.judge(state, questions)
             return judged.model_copy(update={"calibrated": False})
         c = self.cosine(*vectors)
+        mismatch = bool(claim_mismatch(state.get("a"), state.get("b")))
         answers: dict[str, Answer] = {}
         if "sameFact" in questions:
-            answers["sameFact"] = Answer(type="noul", noul=same_fact_probability(c))
+            p = same_fact_probability(c)
+            answers["sameFact"] = Answer(type="noul",
+                                         noul=min(p, MISMATCH_CAP) if mismatch else p)
         if "relation" in questions:
-            answers["relation"] = _relation(c)
+            answers["relation"] = _relation(c, mismatch)
         rest = {qid: q for qid, q in questions.items() if qid not in answers}
         usage = Usage(input_tokens=estimate_tokens(state))
         model = self.model
