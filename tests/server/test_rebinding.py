@@ -67,3 +67,17 @@ def test_health_answers_allowed_hosts_and_origins_without_a_token(app, headers):
         200, {"status": "ok", "name": "ynm", "auth": "bearer", "scheduler": None})
     assert _request(app, "OPTIONS", "/mcp", headers)[0] == 204
     assert _request(app, "POST", "/mcp", headers)[0] == 401  # the token is still needed
+
+
+def test_a_port_in_use_is_refused_before_listening(project, cli_run):
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = cli_run("serve", "--http", "--host", "127.0.0.1", "--port", port,
+                         "--token", "t")
+    assert result.exit_code == 1
+    assert "listening" not in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.stderr

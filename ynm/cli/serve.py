@@ -100,9 +100,11 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
         from ynm.server.scheduler import Scheduler
 
         assert settings is not None and schedule is not None
-        serve_http(service, settings.door, settings.host, settings.port,
-                   Scheduler(service, schedule) if schedule else None)
-    except KeyboardInterrupt:
+        try:
+            serve_http(service, settings.door, settings.host, settings.port,
+                       Scheduler(service, schedule) if schedule else None)
+        except KeyboardInterrupt:
+            pass  # uvicorn re-raises the signal it stopped on, or returns: stopped either way
         log("stopped")
     finally:
         service.close()

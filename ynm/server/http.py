@@ -435,6 +435,32 @@ def _with_scheduler(scheduler: Scheduler, receive: Any, send: Any) -> tuple[Any,
     return lifespan_receive, lifespan_send
 
 
+def _check_bindable(host: str, port: int) -> None:
+    """Refuse to start, before saying "listening", when ``host:port`` cannot be bound (a port
+    in use, an address not on this machine): uvicorn would log the error after our banner and
+    exit 3, a code ynm does not document.
+
+    Raises:
+        YnmError: the address cannot be bound (exit 1), with the system's reason."""
+    import socket
+
+    from ynm.errors import YnmError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as err:
+        raise YnmError(f"cannot listen on {host}:{port}: {err}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as err:
+            reason = err.strerror or str(err)
+            raise YnmError(f"cannot listen on {host}:{port}: {reason} "
+                           "(choose another --port, or stop what is using it)") from None
+
+
 def _sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -454,6 +480,7 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
 
     from ynm.server.app import log
 
+    _check_bindable(host, port)
     app = build_http_app(service, door, scheduler)
     shown = f"[{host}]" if ":" in host else host
     log(f"ynm-mcp listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)")
