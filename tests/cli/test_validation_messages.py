@@ -126,3 +126,30 @@ def test_the_formatter_drops_union_members_and_keeps_one_failure_per_field():
     with pytest.raises(ValidationError) as info:
         M.model_validate({"when": "soon", "name": None, "extra_ok": 1})
     assert validation_message(info.value) == "when: must be a whole number; name: must be text (a string)"
+
+
+EMOJI = "\U0001F600"  # outside the Basic Multilingual Plane: two UTF-16 code units
+
+
+@pytest.mark.parametrize(("args", "field", "limit"), [
+    (("remember", "--content", "x", "--summary", EMOJI * 141), "summary", 280),
+    (("remember", "--content", EMOJI * 32769), "content", 65536),
+    (("remember", "--content", "x", "--subject", EMOJI * 101), "subject", 200),
+    (("recall", "x", "--subject", EMOJI * 101), "subject", 200),
+])
+def test_limits_count_utf16_units_and_refuse_with_exit_2(project, cli_run, args, field, limit):
+    # The store counts lengths in UTF-16 code units as the reference does; the input check
+    # counted characters, so 141 emoji passed it and failed when the record was built (exit 1)
+    extra = ("--type", "semantic", "--level", "distributed") if args[0] == "remember" else ()
+    result = cli_run(*args, *extra)
+    assert result.exit_code == 2, result.stderr
+    assert f"invalid input: {field}: must be at most {limit} characters" in clean(result.stderr)
+
+
+def test_emoji_within_the_limits_are_written(project, cli_run):
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                     "--content", EMOJI * 10, "--summary", EMOJI * 140, "--tags", EMOJI * 32)
+    assert result.exit_code == 0, result.stderr
+    long_tag = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                       "--content", "x", "--tags", EMOJI * 33)
+    assert long_tag.exit_code == 2 and "each tag must be 1..64 characters" in long_tag.stderr

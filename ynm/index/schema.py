@@ -56,7 +56,7 @@ import sqlean as sqlite3
 
 from ynm.model.text import fts_text
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7  # 7: caches written as 6 by development builds lacked expires_at
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """

@@ -32,6 +32,7 @@ from ynm.model.records import (
     Level,
     Link,
     MemoryType,
+    js_length,
     normalize_datetime,
     validation_message,
 )
@@ -85,9 +86,24 @@ class _Input(OneOrManyInput):
 
 def _check_tags(v: list[str]) -> list[str]:
     for tag in v:
-        if not 1 <= len(tag) <= TAG_MAX_CHARS:
+        if not 1 <= js_length(tag) <= TAG_MAX_CHARS:
             raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
     return v
+
+
+def _js_limit(limit: int) -> Any:
+    """An after-validator refusing a string longer than ``limit`` UTF-16 code units, the unit
+    of the store's limits (ynm.model.records.js_length): pydantic's ``max_length`` counts
+    characters, so text of emoji or other characters outside the Basic Multilingual Plane
+    passed it and failed later, when the record was built, as an unexpected error."""
+
+    def check(v: str | None) -> str | None:
+        if v is not None and not v.isascii() and js_length(v) > limit:
+            raise ValueError(f"must be at most {limit} characters (characters outside the "
+                             "Basic Multilingual Plane, such as emoji, count twice)")
+        return v
+
+    return check
 
 
 def _check_content(v: Any) -> Any:
@@ -123,6 +139,14 @@ class _Content(_Input):
     links: list[Link] = Field(default_factory=list)
 
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _content_units = field_validator("content")(
+        classmethod(lambda cls, v: _js_limit(CONTENT_MAX_CHARS)(v)))
+    _summary_units = field_validator("summary")(
+        classmethod(lambda cls, v: _js_limit(SUMMARY_MAX_CHARS)(v)))
+    _subject_units = field_validator("subject")(
+        classmethod(lambda cls, v: _js_limit(SUBJECT_MAX_CHARS)(v)))
+    _schema_units = field_validator("data_schema")(
+        classmethod(lambda cls, v: _js_limit(DATA_SCHEMA_MAX_CHARS)(v)))
     _content = field_validator("content", mode="before")(
         classmethod(lambda cls, v: _check_content(v))
     )
@@ -210,6 +234,8 @@ class RecallQuery(_Input):
     )
     # A filter a write would refuse could never match: refused with the write's words.
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _subject_units = field_validator("subject")(
+        classmethod(lambda cls, v: _js_limit(SUBJECT_MAX_CHARS)(v)))
 
 
 class ListQuery(_Input):
