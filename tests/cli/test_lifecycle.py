@@ -172,7 +172,12 @@ def test_promote_purge_and_review_take_lower_case_ids(project, cli_run):
     out = js(cli_run("purge", copy["memoryId"].lower(), "--reason", "r", "--yes", "--json"))
     assert out["memoryId"] == copy["memoryId"]
     r = cli_run("review", "clear")
-    assert r.exit_code == 2 and "memoryId required" in r.stderr
+    assert r.exit_code == 2 and "missing the memory id" in r.stderr
+    # two different ids are refused as every other command refuses them; list takes none
+    r = cli_run("review", "clear", "--memory-id", copy["memoryId"], mid)
+    assert r.exit_code == 2 and "two memory ids given" in r.stderr
+    r = cli_run("review", "list", mid)
+    assert r.exit_code == 2 and "review list takes no memory id" in r.stderr
     r = cli_run("session", "end")
     assert r.exit_code == 2 and "session end needs a sessionId" in r.stderr
 

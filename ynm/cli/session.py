@@ -138,20 +138,21 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
       ynm review list
       ynm review clear 01K...
     """
-    from ynm.errors import Refused
     from ynm.model.inputs import check_memory_id
 
     if action == "clear":
-        memory_id = memory_id or memory_id_flag
-        if not memory_id:
-            raise Refused("memoryId required")
-        memory_id = check_memory_id(memory_id)
+        from ynm.cli.edit import one_id
+
+        memory_id = check_memory_id(one_id(memory_id, memory_id_flag))
         with open_ynm(cwd) as ynm:
             result = ynm.review_clear(memory_id)
         from ynm.cli.edit import or_unchanged
 
         emit(result, as_json, or_unchanged(lambda r: f"cleared review flag on {r['memoryId']}"))
         return
+    if memory_id or memory_id_flag:
+        raise click.UsageError("review list takes no memory id (to clear a flag: "
+                               "ynm review clear <id>)")
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
         memories = ynm.review_list(mount)
