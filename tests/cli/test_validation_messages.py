@@ -154,12 +154,3 @@ def test_emoji_within_the_limits_are_written(project, cli_run):
                        "--content", "x", "--tags", EMOJI * 33)
     assert long_tag.exit_code == 2 and "each tag must be 1..64 characters" in long_tag.stderr
 
-
-@pytest.mark.parametrize("ttl", ["PT0S", "P0D", "PT0H0M", "P0W"])
-def test_a_zero_ttl_is_refused(project, cli_run, ttl):
-    result = cli_run("remember", "--type", "working", "--session", "x", "--content", "note",
-                     "--ttl", ttl)
-    assert result.exit_code == 2
-    assert "invalid input: ttl: must be longer than zero" in clean(result.stderr)
-    started = cli_run("session", "start", "s1", "--ttl", ttl)
-    assert started.exit_code == 2 and "must be longer than zero" in started.stderr

@@ -47,18 +47,3 @@ def ensure_duration(value: str | None) -> str | None:
         raise ValueError(f"must be an ISO 8601 duration such as {DURATION_EXAMPLES}")
     return value
 
-
-def ensure_ttl(value: str | None) -> str | None:
-    """:func:`ensure_duration` for a ttl given as input, which must also be longer than zero:
-    a working memory written with ``PT0S`` or ``P0D`` would be expired as it is written and
-    never served (the server's ``--dream-every`` refuses a zero interval alike). Records
-    already stored keep whatever ttl they hold.
-
-    Raises:
-        ValueError: not a duration, or a zero one.
-    """
-    ensure_duration(value)
-    if value is not None and duration_ms(value) == 0:
-        raise ValueError("must be longer than zero (a working memory with a zero ttl is "
-                         f"expired as it is written); e.g. {DURATION_EXAMPLES}")
-    return value

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from ynm.errors import InvalidInput
-from ynm.model.durations import ensure_ttl
+from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import (
     normalize_filter_namespace,
@@ -153,7 +153,7 @@ class _Content(_Input):
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_ttl(v)))
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
@@ -424,4 +424,4 @@ class SessionStartInput(_Input):
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
 
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_ttl(v)))
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
