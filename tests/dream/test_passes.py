@@ -3,6 +3,8 @@ a calibrated judge and a writer that answer known verdicts."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.dream.conftest import (
     FakeJudge,
     FakeWriter,
@@ -290,3 +292,17 @@ def test_a_distributed_promotion_lands_in_common_of_the_project(project, monkeyp
         assert (new_mount.id, new["level"], new["namespace"], new["type"]) == (
             "project", "distributed", "common", "episodic")
         assert new["tags"] == [] and ("derives-from", w) in links(y, new_id)
+
+
+@pytest.mark.parametrize(("summary", "expected"), [
+    ("Yesterday we decided to pin Node", "2026-09-28 we decided to pin Node"),
+    ("Review next week", "Review the week of 2026-10-06"),
+    ("Pinned Node 20", "Pinned Node 20"),  # nothing relative: kept as it is
+])
+def test_normalise_absolutises_a_relative_summary_too(y, summary, expected):
+    (m,) = load(y, rec(0, content="Yesterday we decided to pin Node 20 in CI.", summary=summary,
+                       recordedAt="2026-09-29T12:00:00.000Z"))
+    y.consolidate(passes=["normalise"])
+    s = state(y, m)
+    assert s["current"]["content"] == "2026-09-28 we decided to pin Node 20 in CI."
+    assert s["current"]["summary"] == expected

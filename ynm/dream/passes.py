@@ -611,7 +611,12 @@ def normalise(run: Run) -> PassReport:
     """Normalise (§4.12): each fresh live memory in scope whose content holds a relative date
     is a candidate; when :func:`absolutise` (from its current ``recordedAt``) changes the
     content, it is superseded with the fixed content and its current summary, nothing else
-    added. Importance is not re-scored."""
+    added. Importance is not re-scored.
+
+    Unlike the reference, which keeps the summary as it was, a summary holding a relative date
+    is absolutised the same way: list, recall and context show the summary, and "Yesterday we
+    decided ..." next to content saying "2026-11-30 we decided ..." would be wrong from the
+    day after."""
     report = PassReport()
     search = RELATIVE.search
     for m in run.by_order(m for m in run.memories().values()
@@ -623,8 +628,11 @@ def normalise(run: Run) -> PassReport:
         if not run.dry_run:
             ttl = m.current.get("ttl") if m.type == "working" else None
             try:
+                summary = m.current.get("summary")
+                if summary:
+                    summary = absolutise(summary, m.current["recordedAt"])
                 run.edit(m, {"op": "supersede", "content": fixed,
-                             "summary": m.current.get("summary"), "subject": m.subject,
+                             "summary": summary, "subject": m.subject,
                              "ttl": ttl, "links": [{"rel": "supersedes", "to": m.id}]})
             except Refused as err:
                 report.notes.append(f"{m.id} not normalised: {err}")
