@@ -29,12 +29,9 @@ Percentiles are nearest-rank over the samples; the machine is what it is (2 core
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,7 +40,6 @@ sys.path.insert(0, str(HERE))
 
 from corpus import generate_corpus  # noqa: E402
 
-from ynm.index.cache import MountCache  # noqa: E402
 from ynm.model.fold import fold  # noqa: E402
 from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
 from ynm.model.jsonl import dumps_record, parse_jsonl  # noqa: E402
@@ -306,7 +302,7 @@ def main() -> None:
         rows.extend(bench_size(size, args.samples, root))
     print("measuring sync ...", file=sys.stderr)
     rows.extend(bench_sync(root, max(5, args.samples // 2)))
-    print(f"| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
+    print("| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
     for r in rows:
         print(f"| {' | '.join(r)} |")
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .conftest import jsonl, make_record
+from .conftest import make_record
 
 
 def js(result):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from tests.server.conftest import text
-from ynm.server.tools import TOOL_SPECS
 
 # (tool, field): covered below; the schema test checks this is every array field.
 ARRAY_FIELDS = {

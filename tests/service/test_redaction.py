@@ -5,7 +5,6 @@ by pattern, and personal writes are never gated (ynm/service/redaction.py)."""
 from __future__ import annotations
 
 import json
-import string
 
 import pytest
 
