@@ -24,7 +24,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
-from ynm.model.text import is_word_phrase, phrase_words
+from ynm.model.text import fts_text, is_word_phrase, phrase_words
 
 # Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
@@ -317,13 +317,16 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     held = dict.fromkeys(rowids, 0.0)
     total = sum(_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits)
     table = _candidate_table(conn, list(held))
+    idfs = []
     for phrase in phrases:
         n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
-        idf = _bm25_idf(rows, n)
-        total += idf
-        for (rowid,) in conn.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?",
-                                     (phrase,)):
-            held[rowid] += idf
+        idfs.append(_bm25_idf(rows, n))
+    total += sum(idfs)
+    # one statement for every phrase: which candidates hold phrase i
+    sql = " UNION ALL ".join(f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ?"
+                             for i in range(len(phrases)))
+    for i, rowid in conn.execute(sql, list(phrases)):
+        held[rowid] += idfs[i]
     return {rowid: value / total for rowid, value in held.items()} if total else {}
 
 
@@ -335,9 +338,11 @@ def _candidate_table(conn: sqlite3.Connection, rowids: Sequence[int]) -> str:
     tokenizer, rows from :func:`ynm.index.schema.fts_values`), emptied and filled with the
     memories ``rowids`` under their own rowids; returns its name. Created on first use per
     connection; it lives in the ``temp`` schema, so a read-only cache file is never written."""
-    from ynm.index.schema import fts_values
-
-    rows = [(rowid, *fts_values(summary, content, subject, json_loads(tags)))
+    # tags are passed as their JSON array text (stored with ensure_ascii off): unicode61
+    # splits at the quotes, brackets and commas as it does at the spaces fts_values joins
+    # them with, so the tokens are the same; an escape (backslash) is decoded first
+    rows = [(rowid, fts_text(summary), fts_text(content), fts_text(subject or ""),
+             fts_text(" ".join(json_loads(tags)) if "\\" in tags else tags))
             for rowid, summary, content, subject, tags in conn.execute(
                 "SELECT rowid, summary, content, subject, tags FROM memories "
                 "WHERE rowid IN (SELECT value FROM json_each(?))", (json_dumps(list(rowids)),))]
