@@ -236,8 +236,8 @@ def is_expired(row: dict[str, Any], now_ms: int) -> bool:
     return not row["tombstoned"] and row["expires_at"] is not None and row["expires_at"] <= now_ms
 
 
-def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None
-                  ) -> list[tuple[Any, dict[str, Any], str]]:
+def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
+                  weigh_words: bool = True) -> list[tuple[Any, dict[str, Any], str]]:
     """The candidates of every ``(mount, search query)`` for ``text``, scored on one scale:
     ``(score, row, mount id)``, each mount's list by score descending, then memoryId
     descending (the lists follow one another; callers sort the whole).
@@ -254,7 +254,7 @@ def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None
     one mount, or a filter-only query, nothing changes.
     """
     weigh = len(searches) > 1
-    found = [candidates(y, mount, sq, text, weigh) for mount, sq in searches]
+    found = [candidates(y, mount, sq, text, weigh, weigh_words) for mount, sq in searches]
     strongest = max((f.evidence for f in found if f.evidence is not None), default=0.0)
     now = y._now_ms()
     out: list[tuple[Any, dict[str, Any], str]] = []
@@ -282,12 +282,14 @@ def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None
     return out
 
 
-def candidates(y: Ynm, mount: Mount, sq: Any, text: str | None, weigh: bool = False
-               ) -> Found:
+def candidates(y: Ynm, mount: Mount, sq: Any, text: str | None, weigh: bool = False,
+               weigh_words: bool = True) -> Found:
     """One mount's candidates for ``sq`` (text from ``text``) with their relevance in the
     mount (best 1) and the mount's evidence (see :func:`ranked_across`; full-text recall
     measures it only when asked to ``weigh`` mounts, as it costs a query per word).
-    Nothing for a text with no word to search (ynm.model.text.has_no_search_words)."""
+    Nothing for a text with no word to search (ynm.model.text.has_no_search_words).
+    ``weigh_words=False`` leaves full-text candidates in BM25 order without the word share
+    and its no-answer rule (hybrid recall needs the share to fuse and keeps it)."""
     from ynm.index.search import by_coverage, coverage, search
 
     if has_no_search_words(text):
@@ -326,7 +328,7 @@ def candidates(y: Ynm, mount: Mount, sq: Any, text: str | None, weigh: bool = Fa
         # answer: its hits share only words that say little of the subject ("what is the
         # capital of Australia" against notes holding "is" and "the"). Otherwise partial
         # matches stay, ranked lower, as full-text search is expected to list them.
-        if sq.match is not None and lexical and words:
+        if sq.match is not None and lexical and words and weigh_words:
             held = coverage(cache.conn, words, [c.rowid for c in lexical],
                             sq.extra.get("hits", {}), unsearched)
             if all(held.get(c.rowid, 0.0) < MIN_SHARE for c in lexical):

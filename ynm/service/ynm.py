@@ -272,7 +272,9 @@ class Ynm:
         """The note a write gets when similar memories already exist, or None.
 
         Recall with the first 200 characters of the content (limit 4), drop the memory itself,
-        never reranked (a judge call per hit on every write would buy nothing here), and
+        never reranked (a judge call per hit on every write would buy nothing here) and, in
+        full text, ranked by BM25 alone (the overlap below is the test; the word share would
+        cost a third of the write), and
         keep hits whose word overlap coefficient with the content is at least 0.6 (words:
         lowercase ``[a-z0-9]`` runs of 3+ characters minus a few stop words, and the character
         pairs of Han, kana and Hangul: :func:`ynm.model.text.overlap_words`). Never blocks a
@@ -280,7 +282,8 @@ class Ynm:
         """
         words = overlap_words(content)
         similar = [
-            h for h in self.recall(RecallQuery(text=content[:200], limit=4, rerank=False))
+            h for h in self.recall(RecallQuery(text=content[:200], limit=4, rerank=False),
+                                   weigh_words=False)
             if h["memoryId"] != memory_id
             and overlap_coefficient(words, overlap_words(h["content"] or h["summary"])) >= SIMILAR_AT
         ]
@@ -768,7 +771,7 @@ class Ynm:
 
     # -- recall ----------------------------------------------------------------------------
 
-    def recall(self, q: RecallQuery) -> list[dict[str, Any]]:
+    def recall(self, q: RecallQuery, *, weigh_words: bool = True) -> list[dict[str, Any]]:
         """Ranked recall across the selected mounts (reference/algorithms.md §2).
 
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
@@ -777,6 +780,8 @@ class Ynm:
         mounts. A text that is not blank but holds no word to search ("C++", "?!") finds nothing
         (ynm.model.text.has_no_search_words); the reference runs it as a filter-only query with
         the text weights, algorithms.md §8.4, returning every memory at one relevance.
+        ``weigh_words=False`` ranks full-text candidates by BM25 alone, without the word share
+        (:func:`ynm.service.recall.candidates`); for callers that test the hits themselves.
         """
         from ynm.index.search import SearchQuery
 
@@ -787,7 +792,7 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        ranked = self._ranked_across(searches, q.text)
+        ranked = self._ranked_across(searches, q.text, weigh_words)
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
@@ -799,13 +804,13 @@ class Ynm:
         return rerank_recall(self, q, hits)
         # -- end rerank --
 
-    def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None
-                       ) -> list[tuple[Any, dict[str, Any], str]]:
+    def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
+                       weigh_words: bool = True) -> list[tuple[Any, dict[str, Any], str]]:
         """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
         :func:`ynm.service.recall.ranked_across`)."""
         from ynm.service.recall import ranked_across
 
-        return ranked_across(self, searches, text)
+        return ranked_across(self, searches, text, weigh_words)
 
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
