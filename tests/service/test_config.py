@@ -206,15 +206,27 @@ def test_mounts_are_replaced_wholesale(repo: Path, env: dict[str, str], home: Pa
 
 
 def test_ynm_mounts_not_json(repo: Path, env: dict[str, str]) -> None:
-    with pytest.raises(ConfigError, match=r"^YNM_MOUNTS is not valid JSON: "):
+    with pytest.raises(ConfigError, match=r"^invalid input: YNM_MOUNTS: not valid JSON: ") as info:
         load_config(repo, {**env, "YNM_MOUNTS": "[{"})
+    assert info.value.exit_code == 2  # refused input, like a bad value
+
+
+@pytest.mark.parametrize("text", ["{", '{"hooks": ', "[1, 2]", '"x"'])
+def test_a_config_file_that_is_no_json_object_is_refused_input(repo: Path, env: dict[str, str],
+                                                               text: str) -> None:
+    path = repo / ".ynm" / "config.local.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=rf"^invalid input: {path}: ") as info:
+        load_config(repo, env)
+    assert info.value.exit_code == 2
 
 
 @pytest.mark.parametrize("value", ['{"id": "x"}', '"org"', "[1, 2]", "null"])
 def test_ynm_mounts_not_an_array_of_mounts(repo: Path, env: dict[str, str], value: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(repo, {**env, "YNM_MOUNTS": value})
-    assert str(info.value) == "YNM_MOUNTS must be a JSON array of mounts"
+    assert str(info.value) == "invalid input: YNM_MOUNTS: must be a JSON array of mounts"
 
 
 def test_ynm_mounts_entry_invalid(repo: Path, env: dict[str, str]) -> None:
@@ -309,14 +321,15 @@ def test_file_must_hold_an_object(home: Path, tmp_path: Path, env: dict[str, str
     (home / "config.json").write_text("[1]\n", encoding="utf-8")
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, env)
-    assert str(info.value) == f"{home / 'config.json'}: expected a JSON object"
+    assert str(info.value) == f"invalid input: {home / 'config.json'}: expected a JSON object"
 
 
 def test_invalid_json_names_the_file(repo: Path, env: dict[str, str]) -> None:
     path = repo / ".ynm" / "config.local.json"
     path.parent.mkdir()
     path.write_text("{oops", encoding="utf-8")
-    with pytest.raises(ConfigError, match="^" + re.escape(f"{path}: invalid JSON: ")):
+    with pytest.raises(ConfigError,
+                       match="^" + re.escape(f"invalid input: {path}: not valid JSON: ")):
         load_config(repo, env)
 
 

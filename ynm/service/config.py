@@ -577,9 +577,9 @@ def _read_config_file(path: Path) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON: {exc}") from exc
+        raise InvalidConfig(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
+        raise InvalidConfig(f"{path}: expected a JSON object")
     _validate_layer(data, str(path))
     return data
 
@@ -594,9 +594,9 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
         try:
             mounts = json.loads(raw_mounts)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"YNM_MOUNTS is not valid JSON: {exc}") from exc
+            raise InvalidConfig(f"YNM_MOUNTS: not valid JSON: {exc}") from exc
         if not isinstance(mounts, list) or not all(isinstance(m, dict) for m in mounts):
-            raise ConfigError("YNM_MOUNTS must be a JSON array of mounts")
+            raise InvalidConfig("YNM_MOUNTS: must be a JSON array of mounts")
         layer["mounts"] = mounts
     try:
         Config.model_validate(layer, by_name=False)
