@@ -38,7 +38,8 @@ def test_status_list_and_flush(project, tmp_path, cli_run):
     rows = json.loads(cli_run("outbox", "list", "--store", path, "--json").stdout)
     assert [r["record"]["content"] for r in rows][:3] == ["item 0", "item 1", "item 2"]
     assert {r["state"] for r in rows} == {"queued"}
-    assert set(rows[0]) == {"key", "state", "record", "queued", "attempts"}
+    assert set(rows[0]) == {"key", "state", "record", "queued", "attempts", "target"}
+    assert rows[0]["target"] == f"repo:{project}"
     lines = cli_run("outbox", "list", "--store", path).stdout.splitlines()
     assert len(lines) == 4 and "queued" in lines[0] and lines[0].endswith("Item 0")
 

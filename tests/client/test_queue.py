@@ -106,7 +106,7 @@ def test_queued_while_down_then_flushed_oldest_first(store):
     doc = json.loads(store.get(keys[0])[0])
     # each remember flushed first: the oldest was tried (and its claim given back) four times
     assert doc == {"record": rec(0).to_json(), "queued": "2026-12-01T08:00:00.000000Z",
-                   "attempts": 4}
+                   "attempts": 4, "target": q.target}
     assert json.loads(store.get(keys[4])[0])["attempts"] == 0
     mem.up, mem.fail_after = True, 2
     assert q.flush() == 3  # stops at the first failure
@@ -269,3 +269,29 @@ def test_bad_url_is_a_clear_error():
         SQLQueueStore("postgresql+psycopg://u@h:port/db")
     with pytest.raises(ValueError, match="cannot open"):
         SQLQueueStore("nosuchdb+nodriver://x/y")
+
+
+def test_a_shared_queue_sends_each_record_only_to_the_store_it_was_meant_for(store):
+    # One queue file (the user's default) serves every repository: a record queued while
+    # ynm was away in repository A must not be written into B by a worker running there.
+    in_a = Queue(FakeMemory(up=False), store, owner="a", target="repo:/src/a")
+    assert in_a.remember(rec(0)) == "queued" and in_a.remember(rec(1)) == "queued"
+    up_in_b = FakeMemory()
+    in_b = Queue(up_in_b, store, owner="b", target="repo:/src/b")
+    assert in_b.flush() == 0  # nothing of B's is left; A's two stay queued for A
+    assert in_b.remember(rec(2)) == "sent"  # and B's own record is not held behind them
+    assert up_in_b.took == ["record 2"]
+    assert in_b.pending()[0] == 2
+    back_in_a = FakeMemory()
+    assert Queue(back_in_a, store, owner="a2", target="repo:/src/a").flush() == 0
+    assert back_in_a.took == ["record 0", "record 1"]
+    assert store.keys(QUEUE_PREFIX) == []
+
+
+def test_the_target_is_the_repository_of_the_memory(tmp_path, git_repo):
+    from ynm.client import YnmCLI
+
+    sub = git_repo / "src"
+    sub.mkdir()
+    assert YnmCLI(cwd=sub).target == f"repo:{git_repo}"
+    assert YnmCLI(cwd=tmp_path / "nowhere").target in ("user", f"repo:{tmp_path}")

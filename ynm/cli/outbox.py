@@ -144,7 +144,10 @@ def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | N
     owner = f"outbox-{socket.gethostname()}-{os.getpid()}"
     try:
         queue = Queue(memory, qs, owner=owner)
-        left = queue.flush()
+        queue.flush()
+        # every record still queued counts, those meant for another store (Queue's target)
+        # included: they are left for a flush run where they belong
+        left = queue.pending()[0]
     except YnmError:
         raise
     except Exception as err:  # noqa: BLE001
@@ -156,6 +159,7 @@ def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | N
     emit(result, as_json, lambda r: f"sent {r['sent']}, refused {r['refused']}, "
          f"{r['left']} left queued")
     if left:
-        click.echo(f"Error: {left} record(s) left queued (ynm unavailable, or claimed by "
-                   "another worker)", err=True)
+        click.echo(f"Error: {left} record(s) left queued (ynm unavailable, claimed by "
+                   "another worker, or meant for another store: see `ynm outbox list`)",
+                   err=True)
         raise click.exceptions.Exit(1)

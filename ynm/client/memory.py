@@ -66,6 +66,17 @@ class YnmCLI:
     def __repr__(self) -> str:
         return f"YnmCLI(bin={self.bin!r}, cwd={self.cwd!r})"
 
+    @property
+    def target(self) -> str:
+        """Where this memory writes, as a queued record remembers it: ``repo:<root>`` for the
+        git repository ``cwd`` is in (its main work tree), else ``user`` (the user's store).
+        A queue shared by several repositories sends each record only through a memory of
+        the same target (:meth:`ynm.client.queue.Queue.flush`)."""
+        from ynm.client.detect import repository_root
+
+        root = repository_root(self.cwd if self.cwd is not None else os.getcwd())
+        return f"repo:{root}" if root is not None else "user"
+
     def remember(self, record: Record) -> dict[str, Any]:
         """Write ``record``; return ynm's WriteResult (``memoryId``, ``recordId``, ``mount``...).
 
@@ -115,6 +126,8 @@ class YnmHTTP:
         self.token = token
         self.transport = transport
         self.timeout = timeout
+        self.target = f"http:{endpoint}"
+        """Where this memory writes (see :attr:`YnmCLI.target`): ``http:<endpoint>``."""
 
     def __repr__(self) -> str:
         return f"YnmHTTP(endpoint={self.endpoint!r})"

@@ -54,6 +54,9 @@ class Queued:
         attempts: sends tried, including one in flight.
         claimed_by: the owner of the worker sending it now, or "".
         claimed_at: when that worker claimed it, or None.
+        target: the store it is meant for (``repo:<root>``, ``user``, ``http:<endpoint>``:
+            see :attr:`ynm.client.memory.YnmCLI.target`), stored as ``target`` (ours, not in
+            the seed's document); "" for a document without one, which any memory may send.
     """
 
     record: Record
@@ -61,11 +64,14 @@ class Queued:
     attempts: int = 0
     claimed_by: str = ""
     claimed_at: datetime | None = None
+    target: str = ""
 
     def to_json(self) -> str:
         """The document's JSON text."""
         doc: dict[str, Any] = {"record": self.record.to_json(), "queued": _iso(self.queued),
                                "attempts": self.attempts}
+        if self.target:
+            doc["target"] = self.target
         if self.claimed_by:
             doc["claimedBy"] = self.claimed_by
         if self.claimed_at is not None:
@@ -87,7 +93,8 @@ class Queued:
         claimed_at = doc.get("claimedAt")
         return cls(record=Record.from_json(doc["record"]), queued=_parse_time(doc["queued"]),
                    attempts=int(doc.get("attempts", 0)), claimed_by=doc.get("claimedBy") or "",
-                   claimed_at=_parse_time(claimed_at) if claimed_at else None)
+                   claimed_at=_parse_time(claimed_at) if claimed_at else None,
+                   target=doc.get("target") or "")
 
 
 def _new_ulid() -> Callable[[], str]:
@@ -113,13 +120,18 @@ class Queue:
         new_id: returns a new ULID for each queued record (default: strictly increasing
             within the process).
         log: the logger for dropped and refused records (default ``ynm.client``).
+        target: the store the records are meant for (default ``memory.target``; without a
+            memory, ``repo:<root>`` of the current directory's repository, else ``user``).
+            Each queued record keeps it, and :meth:`flush` sends a record only through a
+            memory of the same target, so one queue file shared by several repositories
+            never delivers a record into the wrong one.
     """
 
     def __init__(self, memory: Memory | None, store: QueueStore, owner: str, *,
                  cap: int = QUEUE_CAP, claim_ttl: timedelta = CLAIM_TTL,
                  now: Callable[[], datetime] | None = None,
                  new_id: Callable[[], str] | None = None,
-                 log: logging.Logger | None = None) -> None:
+                 log: logging.Logger | None = None, target: str | None = None) -> None:
         if not owner:
             raise ValueError("owner must name this worker")
         if cap < 1:
@@ -132,6 +144,7 @@ class Queue:
         self.now = now or (lambda: datetime.now(UTC))
         self.new_id = new_id or _new_ulid()
         self.log = log or _LOG
+        self.target = target or _target_of(memory)
         self.sent = 0  # records this queue delivered, directly or from the store
         self.refused = 0  # records ynm refused as invalid, moved aside
 
@@ -160,13 +173,14 @@ class Queue:
                 self.log.info("ynm is unavailable, queuing the record: %s", err)
             except Rejected as err:
                 key = REFUSED_PREFIX + self.new_id()
-                doc = Queued(record=record, queued=self.now(), attempts=1)
+                doc = Queued(record=record, queued=self.now(), attempts=1, target=self.target)
                 self.store.create(key, _with_error(doc.to_json(), str(err)))
                 self.refused += 1
                 self.log.warning("ynm refused a record, kept as %s: %s", key, err)
                 return "refused"
         key = QUEUE_PREFIX + self.new_id()
-        if not self.store.create(key, Queued(record=record, queued=self.now()).to_json()):
+        if not self.store.create(key, Queued(record=record, queued=self.now(),
+                                             target=self.target).to_json()):
             raise RuntimeError(f"queue key {key} already exists: new_id must give unique ids")
         self._trim()
         return "queued"
@@ -192,8 +206,12 @@ class Queue:
         another worker less than ``claim_ttl`` ago are left to it. With nothing queued it costs
         one key listing.
 
+        Records meant for another store (their ``target``, see :class:`Queue`) are left
+        queued for a worker writing there and not counted.
+
         Returns:
-            How many records are left queued, those other workers have claimed included.
+            How many records for this queue's target are left queued, those other workers
+            have claimed included.
 
         Raises:
             Exception: whatever the store raises.
@@ -203,6 +221,7 @@ class Queue:
             return 0
         if self.memory is None:
             return len(keys)
+        foreign = 0  # records meant for another store, left queued for it
         for key in keys:
             got = self.store.get(key)
             if got is None:
@@ -214,6 +233,9 @@ class Queue:
                 self._move_aside(key, text, version, f"unreadable queued document: {err}")
                 continue
             now = self.now()
+            if doc.target and doc.target != self.target:
+                foreign += 1  # meant for another store: left for a worker writing there
+                continue
             if self._claimed_by_other(doc, now):
                 continue
             doc.claimed_by, doc.claimed_at, doc.attempts = self.owner, now, doc.attempts + 1
@@ -232,7 +254,7 @@ class Queue:
                 continue
             self.store.delete(key)
             self.sent += 1
-        return len(self.store.keys(QUEUE_PREFIX))
+        return max(0, len(self.store.keys(QUEUE_PREFIX)) - foreign)
 
     def _move_aside(self, key: str, text: str, version: int, error: str) -> None:
         aside = REFUSED_PREFIX + key[len(QUEUE_PREFIX):]
@@ -254,6 +276,15 @@ class Queue:
             except (ValueError, KeyError, TypeError):
                 continue
         return len(keys), None
+
+
+def _target_of(memory: Memory | None) -> str:
+    """``memory.target``, or for no memory the target a ``YnmCLI`` here would have."""
+    if memory is not None and getattr(memory, "target", None):
+        return str(memory.target)
+    from ynm.client.memory import YnmCLI
+
+    return YnmCLI().target
 
 
 def _with_error(text: str, error: str) -> str:
