@@ -96,6 +96,10 @@ def test_a_focus_text_without_search_words_is_no_focus(project, cli_run):
     assert set(unfocused["included"]) == {plain, other}
     for text in ("C++", "?!", "--"):
         assert json.loads(cli_run("context", "--text", text, "--json").stdout) == unfocused
+    # a focus no memory answers (recall: no matches) leaves the overview too, not an empty block
+    for text in ("what is the capital of Australia", "zzzqqq"):
+        assert cli_run("recall", text).stdout.strip() == "no matches"
+        assert json.loads(cli_run("context", "--text", text, "--json").stdout) == unfocused
 
 
 def test_a_promoted_copy_and_its_original_are_not_both_in_the_block(project, cli_run):

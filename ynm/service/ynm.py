@@ -560,6 +560,10 @@ class Ynm:
         # a topic with no word to search adds nothing: the block is then unfocused
         topic = None if has_no_search_words(q.text) else q.text
         ranked = [(s, row) for s, row, _ in self._ranked_across(searches, topic)]
+        if topic is not None and not ranked:
+            # a topic no memory answers (recall would say "no matches") leaves the block
+            # unfocused rather than empty: the newest and most important memories still help
+            ranked = [(s, row) for s, row, _ in self._ranked_across(searches, None)]
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
