@@ -11,6 +11,7 @@ import pytest
 
 from tests.client.conftest import listed
 from ynm.client import Queue, Record, SQLQueueStore
+from ynm.client.queue import WITHHELD
 
 
 def _queue(path: Path, n: int, *contents: str) -> None:
@@ -51,6 +52,11 @@ def test_status_list_and_flush(project, tmp_path, cli_run):
         "item 0", "item 1", "item 2"]
     rows = json.loads(cli_run("outbox", "list", "--store", path, "--json").stdout)
     assert [(r["state"], r["error"][:8]) for r in rows] == [("refused", "refused:")]
+    # the refused secret is neither kept in the queue file nor shown; which write it was is
+    assert rows[0]["record"]["content"] == WITHHELD
+    assert rows[0]["record"]["type"] == "semantic"
+    assert "AKIAIOSFODNN7EXAMPLE" not in cli_run("outbox", "list", "--store", path).stdout
+    assert b"AKIAIOSFODNN7EXAMPLE" not in path.read_bytes()
     assert json.loads(cli_run("outbox", "status", "--store", path, "--json").stdout)[
         "refused"] == 1
 

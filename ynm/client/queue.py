@@ -287,14 +287,32 @@ def _target_of(memory: Memory | None) -> str:
     return YnmCLI().target
 
 
+WITHHELD = "[withheld: ynm refused this record as holding a secret]"
+"""What a record refused by the redaction gate keeps of its text fields (see
+:func:`_with_error`)."""
+
+_SECRET_FIELDS = ("content", "summary", "subject", "data")
+
+
 def _with_error(text: str, error: str) -> str:
     """A queued document's text with ``"error": <message>`` added (kept as text when it is not
-    a JSON object)."""
+    a JSON object). When ynm refused the record as holding a secret (``refused: ...``, the
+    redaction gate), its content, summary, subject and data are replaced by
+    :data:`WITHHELD`: the record can never be written, and a queue file and ``ynm outbox
+    list`` must not keep or show the secret; its namespace, tags and times stay, so an
+    operator can still tell which write it was."""
     try:
         doc = json.loads(text)
     except ValueError:
         doc = None
     if not isinstance(doc, dict):
         doc = {"raw": text}
+    if error.startswith("refused:"):
+        record = doc.get("record") if isinstance(doc.get("record"), dict) else None
+        for name in _SECRET_FIELDS:
+            if record is not None and record.get(name) is not None:
+                record[name] = WITHHELD
+        if "raw" in doc:
+            doc["raw"] = WITHHELD
     doc["error"] = error
     return json.dumps(doc, ensure_ascii=False, sort_keys=True)
