@@ -649,6 +649,14 @@ class Ynm:
         from ynm.dream.resolve import resolve_for
 
         inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
+        if (judge_model is None or writer is None) and set(passes or ()) <= {"expire"} \
+                and passes:
+            # expire (and retention) ask no model: no writer probe (a `claude --version`) and
+            # no embedder for a session's end
+            from ynm.dream.heuristic import HeuristicJudge
+            from ynm.dream.writers_none import NoneWriter
+
+            judge_model, writer = judge_model or HeuristicJudge(), writer or NoneWriter()
         if judge_model is None or writer is None:
             mount = self.mount("project") or (self.mounts[0] if self.mounts else None)
             resolved = resolve_for(self, mount)
