@@ -10,13 +10,12 @@ is logged in ``seen``.
 from __future__ import annotations
 
 import hashlib
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
+from tests.support.http_fake import FakeServer
 
 
 def hash_vector(text: str, dim: int) -> list[float]:
@@ -29,8 +28,9 @@ def hash_vector(text: str, dim: int) -> list[float]:
     return [b + 1.0 for b in digest[:dim]]
 
 
-class EmbeddingsServer:
-    """The server, started on a free port of 127.0.0.1 by :meth:`start`.
+class EmbeddingsServer(FakeServer):
+    """The server, started on a free port of 127.0.0.1 by :meth:`start`
+    (tests.support.http_fake.FakeServer answering ``POST /v1/embeddings``).
 
     Attributes:
         dim: the length of the vectors it returns (switch it at any time).
@@ -39,60 +39,22 @@ class EmbeddingsServer:
         seen: the JSON bodies of the requests, in order.
     """
 
+    path = "/v1/embeddings"
+
     def __init__(self, dim: int = 8) -> None:
         self.dim = dim
         self.fail: int | None = None
         self.delay = 0.0
-        self.seen: list[dict[str, Any]] = []
-        owner = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.seen.append(body)
-                if owner.delay:
-                    time.sleep(owner.delay)
-                if self.path != "/v1/embeddings" or owner.fail is not None:
-                    code = 404 if self.path != "/v1/embeddings" else owner.fail
-                    payload = json.dumps({"error": {"message": "model not found"}}).encode()
-                else:
-                    code = 200
-                    data = [{"index": i, "embedding": hash_vector(text, owner.dim)}
-                            for i, text in enumerate(body["input"])]
-                    payload = json.dumps({"data": data, "model": body["model"]}).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: Any, client_address: Any) -> None:
-                pass  # a client that gave up (timeout) closed the socket: nothing to report
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> EmbeddingsServer:
-        """Serve in a daemon thread; returns self."""
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and free the port (a later request is refused)."""
-        self._server.shutdown()
-        self._server.server_close()
+    def _answer(self, body: dict[str, Any]) -> dict[str, Any] | tuple[int, Any]:
+        if self.delay:
+            time.sleep(self.delay)
+        if self.fail is not None:
+            return self.fail, {"error": {"message": "model not found"}}
+        return {"data": [{"index": i, "embedding": hash_vector(text, self.dim)}
+                         for i, text in enumerate(body["input"])],
+                "model": body["model"]}
 
 
 @pytest.fixture
