@@ -9,17 +9,16 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.support.serve import free_port, serve_http
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "client-token"
@@ -27,40 +26,11 @@ TOKEN = "client-token"
 DATABASE_URL = os.environ.get("YNM_TEST_DATABASE_URL")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def serving(project: Path, port: int) -> Iterator[str]:
     """``ynm serve --http --token TOKEN`` on 127.0.0.1:``port``; yields the MCP endpoint."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ynm", "serve", "--http", "--host", "127.0.0.1", "--port",
-         str(port), "--cwd", str(project), "--token", TOKEN],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
+    with serve_http(project, "--token", TOKEN, port=port) as base:
         yield base + "/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
 
 
 def listed(project: Path) -> list[dict]:

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.server.conftest import run, text
+from tests.support.serve import free_port, serve_http
 from ynm.errors import ShareRequired
 
 TOKEN = "s3cret-token"
@@ -68,12 +67,6 @@ def test_stdio_no_personal(project):
 # -- HTTP ----------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
     req = urllib.request.Request(url, headers=headers or {})
     try:
@@ -94,36 +87,11 @@ def _post(url: str, body: dict, headers: dict[str, str] | None = None) -> tuple[
         return e.code, dict(e.headers), e.read()
 
 
-@contextmanager
 def _serving(project: Path, *args: str, env: dict[str, str] | None = None,
-             host: str = "127.0.0.1") -> Iterator[str]:
-    """``ynm serve --http --host <host> --port <free> <args>`` in a subprocess; yields the
-    base URL (always reached on 127.0.0.1)."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
-         str(port), "--cwd", str(project), *args],
-        env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if _get(base + "/health")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.05)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
-            proc.wait()
+             host: str = "127.0.0.1") -> AbstractContextManager[str]:
+    """``ynm serve --http --host <host> --port <free> <args>`` in a subprocess
+    (tests.support.serve.serve_http); yields the base URL (always reached on 127.0.0.1)."""
+    return serve_http(project, *args, env=env, host=host, wait_s=20)
 
 
 @pytest.fixture
@@ -265,7 +233,7 @@ def _refused_start(project: Path, *args: str, env: dict[str, str] | None = None)
     """``ynm serve --http <args>`` in a subprocess that must stop by itself (a server that
     starts instead fails the test at the timeout rather than hanging it)."""
     return subprocess.run(
-        [sys.executable, "-m", "ynm", "serve", "--http", "--port", str(_free_port()),
+        [sys.executable, "-m", "ynm", "serve", "--http", "--port", str(free_port()),
          "--cwd", str(project), *args],
         env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=20)
 
