@@ -28,6 +28,7 @@ from ynm.errors import ConfigError
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGET",
+    "Metered",
     "TokenBudget",
     "estimate_tokens",
     "process_budget",
@@ -135,3 +136,18 @@ def reset_process_budget() -> None:
     global _PROCESS
     with _PROCESS_LOCK:
         _PROCESS = None
+
+
+class Metered:
+    """A model client that books its calls on a :class:`TokenBudget`: the one given to its
+    constructor (``self._budget``), else the process's (:func:`process_budget`), taken on
+    first use so that a test's reset of the process budget is seen."""
+
+    _budget: TokenBudget | None = None
+
+    @property
+    def budget(self) -> TokenBudget:
+        """The spend guard this client books its calls on."""
+        if self._budget is None:
+            self._budget = process_budget()
+        return self._budget

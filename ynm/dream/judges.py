@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from ynm.dream.budget import TokenBudget, estimate_tokens, process_budget
+from ynm.dream.budget import Metered, TokenBudget, estimate_tokens
 from ynm.dream.seams import (
     Answer,
     Judge,
@@ -118,7 +118,7 @@ def _usage_of(raw: Any) -> Usage | None:
                  output_tokens=pick("outputTokens", "output_tokens"))
 
 
-class TypesafeJudge:
+class TypesafeJudge(Metered):
     """TypeSafe's calibrated judge: POST ``<base_url>/v1/systemone`` with ``{state, model,
     questions}`` and a bearer key; 30 s timeout.
 
@@ -156,13 +156,6 @@ class TypesafeJudge:
         self.base_url = (base_url or TYPESAFE_BASE_URL).rstrip("/")
         self.timeout_s = timeout_s
         self._budget = budget
-
-    @property
-    def budget(self) -> TokenBudget:
-        """The spend guard this judge books its calls on."""
-        if self._budget is None:
-            self._budget = process_budget()
-        return self._budget
 
     def limits(self) -> JudgeLimits:
         """32,000 state tokens, 64,000 request tokens, 255 choices."""

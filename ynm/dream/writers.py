@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ynm.dream.budget import TokenBudget, process_budget
+from ynm.dream.budget import Metered, TokenBudget
 from ynm.dream.seams import ModelUnavailable, StructuredOutputError, Usage, Written
 from ynm.errors import YnmError
 
@@ -210,7 +210,7 @@ class ModelWriter:
 # --------------------------------------------------------------------------------------------
 
 
-class OpenAICompatibleWriter(ModelWriter):
+class OpenAICompatibleWriter(ModelWriter, Metered):
     """POST ``<base_url>/chat/completions`` with one user message, ``temperature 0`` and
     ``response_format: {type: json_schema, json_schema: {name, schema}}``; 120 s timeout; a
     bearer header only when ``api_key`` is set. Reads ``choices[0].message.content``,
@@ -236,13 +236,6 @@ class OpenAICompatibleWriter(ModelWriter):
         self.api_key = api_key or None
         self.timeout_s = timeout_s
         self._budget = budget
-
-    @property
-    def budget(self) -> TokenBudget:
-        """The spend guard this writer books metered calls on."""
-        if self._budget is None:
-            self._budget = process_budget()
-        return self._budget
 
     def _call(self, prompt: str, schema: type[BaseModel], schema_name: str
               ) -> tuple[str, Usage | None, str]:
