@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.server.conftest import run, text
-from tests.server.test_transports import _client, _free_port, _get
+from tests.server.test_transports import _client, _get
+from tests.support.serve import free_port
 from ynm.errors import InvalidInput
 from ynm.server.scheduler import (
     Schedule,
@@ -103,7 +104,7 @@ def test_summaries_count_what_ran():
 ])
 def test_bad_schedule_stops_start_up(project, args, env, message):
     result = subprocess.run(
-        [sys.executable, "-m", "ynm", "serve", "--port", str(_free_port()), "--cwd",
+        [sys.executable, "-m", "ynm", "serve", "--port", str(free_port()), "--cwd",
          str(project), *args], env={**os.environ, **env}, capture_output=True, text=True,
         timeout=30, stdin=subprocess.DEVNULL, check=False)
     assert result.returncode == 2
@@ -143,7 +144,7 @@ class Served:
 def serving(project: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
     """``ynm serve --http --host 127.0.0.1 --port <free> <args>`` with consolidate and sync
     traced (``scheduled_serve.py``); stops it on exit (SIGTERM) and keeps its stderr."""
-    port = _free_port()
+    port = free_port()
     trace = project.parent / f"trace-{port}.jsonl"
     proc = subprocess.Popen(
         [sys.executable, str(TRACED), "serve", "--http", "--host", "127.0.0.1", "--port",
