@@ -227,3 +227,30 @@ def test_punctuation_and_case_in_queries(cache, append, words):
     a = rec(content="a quoted word")
     append(a)
     assert run(cache, match=text(words)) == [a["id"]]
+
+
+def test_fts_rows_is_the_index_row_count(cache, append):
+    from ynm.index.search import fts_rows
+
+    assert fts_rows(cache.conn) == 0
+    a, b = rec(content="alpha"), rec(content="beta")
+    append(a, b)
+    assert fts_rows(cache.conn) == 2 == cache.conn.execute("SELECT count(*) FROM fts").fetchone()[0]
+    # a supersede replaces the memory's row: still two
+    append(rec(id=ulid(), memoryId=a["id"], op="supersede", content="alpha two",
+               recordedAt="2026-01-02T00:00:00.000Z", links=[{"rel": "supersedes", "to": a["id"]}]))
+    assert fts_rows(cache.conn) == 2
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 16383, 16384, 20000])
+def test_fts_rows_reads_every_varint_length(n):
+    # the averages record holds the count as an SQLite varint of 1, 2 or 3 bytes here
+    import sqlean
+
+    from ynm.index.search import fts_rows
+
+    conn = sqlean.connect(":memory:", isolation_level=None)  # autocommit, as the cache's
+    conn.execute("CREATE VIRTUAL TABLE fts USING fts5(content, content = '')")
+    conn.executemany("INSERT INTO fts(rowid, content) VALUES (?, ?)",
+                     ((i, f"word{i % 7}") for i in range(1, n + 1)))
+    assert fts_rows(conn) == n
