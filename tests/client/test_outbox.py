@@ -261,3 +261,19 @@ def test_endpoint_only_applies_to_flush(tmp_path, cli_run):
     assert result.exit_code == 2
     assert "--endpoint and --token only apply to flush" in result.stderr
     assert cli_run("outbox", "drain").exit_code == 2
+
+
+def test_a_postgresql_database_without_the_queue_is_refused(postgres_url, cli_run):
+    result = cli_run("outbox", "list", "--store", postgres_url)
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: invalid input: --store: {postgres_url} is not a queue "
+                             "store (no ynm_client_queue table)\n")
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(postgres_url)
+    assert not sa.inspect(engine).has_table("ynm_client_queue")  # looking created nothing
+    engine.dispose()
+    SQLQueueStore(postgres_url).create("memory/refused/01A", '{"error": "invalid input: x"}')
+    result = cli_run("outbox", "status", "--store", postgres_url, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["lastRefusal"] == "invalid input: x"
