@@ -469,7 +469,8 @@ def test_drop_deletes_refused_records_only(store):
     # by key or by bare ULID, each once
     assert q.drop([refused[1], refused[0][len(REFUSED_PREFIX):], refused[0]]) == refused[:2]
     assert store.keys(REFUSED_PREFIX) == refused[2:]
-    assert q.drop(refused=True) == refused[2:] and q.drop(refused=True) == []
+    assert q.drop(refused[2]) == [refused[2]]  # one id as a plain string
+    assert q.drop(refused=True) == [] and store.keys(REFUSED_PREFIX) == []
     assert store.keys(QUEUE_PREFIX) == [queued]
 
 

@@ -307,7 +307,7 @@ class Queue:
         """
         from ynm.errors import InvalidInput
 
-        ids = list(ids)
+        ids = [ids] if isinstance(ids, str) else list(ids)  # one id given as a string
         if bool(ids) == refused:
             raise ValueError("name the refused records to drop, or drop them all with "
                              "refused=True (not both)")
