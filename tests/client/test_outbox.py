@@ -129,6 +129,11 @@ def test_every_command_refuses_a_store_that_is_not_one(tmp_path, cli_run, projec
             assert result.stderr.startswith("Error: invalid input: --store: "), (action, kind)
             assert message in result.stderr and "Traceback" not in result.stderr, (action, kind)
     assert not (tmp_path / "no").exists() and not (tmp_path / "none.sqlite").exists()
+    result = cli_run("outbox", "status")  # the default store, not created yet
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: invalid input: --store: no queue store at "
+                             f"{tmp_path / 'ynm-home' / 'queue.sqlite'} (the default store: "
+                             "nothing was queued here yet)\n")
 
 
 def test_a_record_no_mount_can_take_is_refused_and_the_reason_shown(tmp_path, cli_run,

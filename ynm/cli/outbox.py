@@ -32,7 +32,9 @@ def _open(store: str | None) -> SQLQueueStore:
     try:
         return SQLQueueStore(store, create=False)
     except StoreUnusable as err:
-        raise InvalidInput(f"--store: {err}") from None
+        default = store is None and str(err).startswith("no queue store at ")
+        note = " (the default store: nothing was queued here yet)" if default else ""
+        raise InvalidInput(f"--store: {err}{note}") from None
 
 
 def _store_error(store: SQLQueueStore, err: Exception) -> Exception:
