@@ -130,6 +130,29 @@ def test_http_transport_is_injectable(project, monkeypatch):
     assert got["content"] == "step 007 outcome"
 
 
+def test_http_refuses_for_good_what_no_mount_of_the_server_can_take(project):
+    """A server without a personal store (``--no-personal``, a hosted one): a personal record,
+    or one without a level, can never be written there; the tool errors say so and the
+    client takes them as refusals, not outages."""
+    pytest.importorskip("mcp")
+    from ynm.server.app import MemoryService, build_server
+
+    service = MemoryService(project, personal=False)
+    service.open()
+    try:
+        memory = YnmHTTP("in-process", transport=lambda: build_server(service))
+        with pytest.raises(Rejected, match="^no personal mount available: "):
+            memory.remember(Record(type="episodic", level="personal", content="mine"))
+        with pytest.raises(Rejected, match="^nothing stored: this store has no personal "):
+            memory.remember(Record(type="episodic", content="no level"))
+        out = memory.remember(Record(type="episodic", level="distributed", content="shared",
+                                     valid_from="2026-11-30T10:00:00Z"))
+    finally:
+        service.close()
+    [got] = [r for r in listed(project) if r["id"] == out["memoryId"]]
+    assert got["validFrom"] == "2026-11-30T10:00:00.000Z"  # the client's time goes through
+
+
 def test_http_from_async_code_still_sends(project):
     import asyncio
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -267,7 +268,7 @@ def test_bad_url_is_a_clear_error():
         SQLQueueStore("not a url://x")
     with pytest.raises(ValueError, match="not a database URL"):
         SQLQueueStore("postgresql+psycopg://u@h:port/db")
-    with pytest.raises(ValueError, match="cannot open"):
+    with pytest.raises(ValueError, match="unknown database scheme 'nosuchdb\\+nodriver'"):
         SQLQueueStore("nosuchdb+nodriver://x/y")
 
 
@@ -295,3 +296,285 @@ def test_the_target_is_the_repository_of_the_memory(tmp_path, git_repo):
     sub.mkdir()
     assert YnmCLI(cwd=sub).target == f"repo:{git_repo}"
     assert YnmCLI(cwd=tmp_path / "nowhere").target in ("user", f"repo:{tmp_path}")
+
+
+# -- refusals for good, and why a flush stops ---------------------------------------------
+
+
+class RecordingMemory(FakeMemory):
+    """A FakeMemory that keeps the records themselves, and refuses for good (``Rejected``)
+    with the message in ``refuse_with``."""
+
+    def __init__(self, up: bool = True) -> None:
+        super().__init__(up)
+        self.records: list[Record] = []
+        self.refuse_with: str | None = None
+
+    def remember(self, record: Record) -> dict:
+        if self.refuse_with is not None:
+            raise Rejected(self.refuse_with)
+        out = super().remember(record)
+        self.records.append(record)
+        return out
+
+
+def test_a_record_refused_in_flight_keeps_its_reason_and_no_claim(store):
+    mem, clock = RecordingMemory(up=False), Clock()
+    q = Queue(mem, store, owner="w1", now=clock)
+    assert q.remember(rec(0)) == "queued" and q.remember(rec(1)) == "queued"
+    mem.up, mem.refuse_with = True, "no distributed mount: run `ynm init` in the project"
+    assert q.flush() == 0 and q.refused == 2 and q.stopped is None
+    keys = store.keys(REFUSED_PREFIX)
+    assert len(keys) == 2 and store.keys(QUEUE_PREFIX) == []
+    for key, attempts in zip(keys, (2, 1), strict=True):
+        doc = json.loads(store.get(key)[0])
+        # it was claimed while in flight; moved aside, nobody holds it any more
+        assert "claimedBy" not in doc and "claimedAt" not in doc
+        assert doc["error"] == "no distributed mount: run `ynm init` in the project"
+        assert doc["attempts"] == attempts  # record 0 was tried by remember(rec(1)) too
+
+
+def test_every_flush_that_stops_says_why(store):
+    mem = RecordingMemory(up=False)
+    q = Queue(mem, store, owner="w1")
+    q.remember(rec(0))
+    assert q.flush() == 1 and q.stopped == "down"
+    assert Queue(None, store, owner="w2").flush() == 1
+    nobody = Queue(None, store, owner="w2")
+    nobody.flush()
+    assert nobody.stopped.startswith("no ynm to send to")
+    mem.up = True
+    assert q.flush() == 0 and q.stopped is None
+
+
+@pytest.mark.parametrize(("code", "message", "kind"), [
+    (2, "invalid input: content: must not be blank", Rejected),
+    (2, "refused: content matches 1 secret detector: AWS Access Key", Rejected),
+    (1, "no distributed mount: run `ynm init` in the project (or configure a mount)", Rejected),
+    (1, "no personal mount available: this store is shared only; set level to distributed",
+     Rejected),
+    (1, "nothing stored: this store has no personal level, so a memory stored here is shared",
+     Rejected),
+    (1, "cannot lock the repository: timed out", Unavailable),
+    (3, "no distributed mount: but a crash code", Unavailable),
+])
+def test_the_cli_sorts_refusals_for_good_from_outages(tmp_path, code, message, kind):
+    from ynm.client import YnmCLI
+
+    fake = tmp_path / "ynm"
+    fake.write_text(f"#!/bin/sh\necho 'Error: {message}' >&2\nexit {code}\n")
+    fake.chmod(0o755)
+    with pytest.raises(kind) as caught:
+        YnmCLI(bin=str(fake), cwd=tmp_path).remember(rec(0))
+    assert message in str(caught.value)
+
+
+def test_the_permanent_messages_are_ynms_own():
+    """The messages :func:`permanent` knows are the ones ynm raises (not copies that drift)."""
+    from ynm.client.memory import permanent
+    from ynm.errors import NoMount, ShareRequired
+    from ynm.service.mounts import route
+
+    assert permanent(ShareRequired().message)
+    for level in ("personal", "distributed"):
+        with pytest.raises(NoMount) as caught:
+            route([], level)
+        assert permanent(caught.value.message)
+    assert not permanent("unknown memory 01ABC") and not permanent("ynm remember exited 1")
+
+
+def test_a_record_no_mount_can_take_is_refused_by_the_real_ynm(tmp_path, monkeypatch):
+    """A distributed record written outside any repository (only the user's personal store
+    there): ynm can never take it, so it is moved aside with ynm's reason, not kept queued."""
+    from ynm.client import YnmCLI
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    q = Queue(YnmCLI(cwd=plain), SQLQueueStore(tmp_path / "q.sqlite"), owner="w1")
+    outcome = q.remember(Record(type="episodic", level="distributed", content="step passed"))
+    assert outcome == "refused" and q.pending() == (0, None)
+    doc = json.loads(q.store.get(q.store.keys(REFUSED_PREFIX)[0])[0])
+    assert doc["error"].startswith("no distributed mount: ")
+    assert q.remember(Record(type="episodic", content="a personal one")) == "sent"
+
+
+# -- the time a record was written ----------------------------------------------------------
+
+
+def test_a_flushed_record_carries_the_time_it_was_queued(store):
+    from ynm.errors import InvalidInput
+
+    mem, clock = RecordingMemory(up=False), Clock()
+    q = Queue(mem, store, owner="w1", now=clock)
+    q.remember(rec(0))
+    clock.t = T0 + timedelta(seconds=90)
+    q.remember(Record(type="episodic", content="own time", valid_from="2026-11-30T10:00:00Z"))
+    clock.t = T0 + timedelta(hours=3)
+    mem.up = True
+    assert q.flush() == 0
+    assert q.remember(rec(2)) == "sent"
+    assert [r.valid_from for r in mem.records] == [
+        "2026-12-01T08:00:00.000Z",  # queued at T0, sent three hours later
+        "2026-11-30T10:00:00Z",  # the record's own time is kept (ynm normalises it)
+        "2026-12-01T11:00:00.000Z",  # sent directly: the time it was handed over
+    ]
+    # what is queued is the record as given: the time is added when it is sent
+    assert "validFrom" not in rec(0).to_json()
+    assert Record(type="episodic", content="x", valid_from="2026-11-30T10:00:00Z").to_json()[
+        "validFrom"] == "2026-11-30T10:00:00Z"
+    with pytest.raises(InvalidInput, match="validFrom|valid_from"):
+        Record(type="episodic", content="x", valid_from="yesterday")
+
+
+def test_the_real_ynm_keeps_the_queued_time_as_valid_from(project, tmp_path):
+    from tests.client.conftest import listed
+    from ynm.client import YnmCLI
+
+    clock = Clock()
+    clock.t = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)  # before any test runs
+    store = SQLQueueStore(tmp_path / "q.sqlite")
+    Queue(None, store, owner="w1", now=clock, target=f"repo:{project}").remember(rec("late"))
+    q = Queue(YnmCLI(cwd=project), store, owner="w2")
+    assert q.flush() == 0 and q.sent == 1
+    [memory] = [m for m in listed(project) if m["content"] == "record late"]
+    assert memory["validFrom"] == "2026-11-30T08:00:00.000Z"
+    assert memory["recordedAt"] > "2026-11-30T08:00:00.000Z"  # ynm's own transaction time
+
+
+# -- drop --------------------------------------------------------------------------------
+
+
+def test_drop_deletes_refused_records_only(store):
+    from ynm.errors import InvalidInput
+
+    mem = RecordingMemory()
+    q = Queue(mem, store, owner="w1")
+    mem.refuse_with = "invalid input: no"
+    for i in range(3):
+        assert q.remember(rec(i)) == "refused"
+    mem.refuse_with, mem.up = None, False
+    assert q.remember(rec("queued")) == "queued"
+    refused = store.keys(REFUSED_PREFIX)
+    queued = store.keys(QUEUE_PREFIX)[0]
+    ulid = queued[len(QUEUE_PREFIX):]
+    for bad, problem in ((ulid, "it is queued"), ("01NOSUCH", "no refused record"),
+                         (queued, "it is queued"), ("other/" + ulid, "not a refused record's"),
+                         ("", "not a refused")):
+        with pytest.raises(InvalidInput, match=problem):
+            q.drop([refused[0], bad])
+        assert store.keys(REFUSED_PREFIX) == refused  # a bad id drops nothing
+    for both_or_neither in ({"ids": [refused[0]], "refused": True}, {}):
+        with pytest.raises(ValueError, match="not both"):
+            q.drop(**both_or_neither)
+    # by key or by bare ULID, each once
+    assert q.drop([refused[1], refused[0][len(REFUSED_PREFIX):], refused[0]]) == refused[:2]
+    assert store.keys(REFUSED_PREFIX) == refused[2:]
+    assert q.drop(refused[2]) == [refused[2]]  # one id as a plain string
+    assert q.drop(refused=True) == [] and store.keys(REFUSED_PREFIX) == []
+    assert store.keys(QUEUE_PREFIX) == [queued]
+
+
+# -- store arguments ----------------------------------------------------------------------
+
+
+def _bad_stores(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """A store argument that can never be a queue store, by kind: (argument, message)."""
+    import sqlite3
+
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "notes.txt").write_text("not a database at all, only some text\n")
+    other = sqlite3.connect(tmp_path / "other.sqlite")
+    other.execute("CREATE TABLE memories (id TEXT)")
+    other.commit()
+    other.close()
+    return {
+        "empty": ("", "empty"),
+        "blank": ("  ", "empty"),
+        "directory": (str(tmp_path / "adir"), "is a directory"),
+        "directory URL": (f"sqlite:///{tmp_path / 'adir'}", "is a directory"),
+        "missing directory": (str(tmp_path / "no" / "dir" / "q.sqlite"), "no directory"),
+        "missing directory URL": (f"sqlite:///{tmp_path / 'no' / 'dir' / 'q.sqlite'}",
+                                  "no directory"),
+        "unknown scheme": ("foo://x/y", "unknown database scheme 'foo'"),
+        "unsupported database": ("mysql://u@h/db", "unknown database scheme 'mysql'"),
+        "no file in URL": ("sqlite:///", "no file named"),
+        "text file": (str(tmp_path / "notes.txt"), "is not a queue store (not a SQLite"),
+        "another program's database": (str(tmp_path / "other.sqlite"),
+                                       "without the ynm_client_queue table"),
+    }
+
+
+def test_store_arguments_that_can_never_be_a_queue_store_are_refused(tmp_path):
+    from ynm.client.stores import StoreUnusable
+
+    for kind, (arg, message) in _bad_stores(tmp_path).items():
+        with pytest.raises(StoreUnusable) as caught:
+            SQLQueueStore(arg)
+        assert message in str(caught.value), kind
+    assert not (tmp_path / "no").exists()  # nothing was created for a missing directory
+    import sqlite3
+
+    tables = sqlite3.connect(tmp_path / "other.sqlite").execute(
+        "SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("memories",)]  # another program's database is left alone
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_an_unreadable_store_file_is_refused(tmp_path):
+    from ynm.client.stores import StoreUnusable
+
+    path = tmp_path / "q.sqlite"
+    s = SQLQueueStore(path)
+    s.create("k", "v")
+    s.close()
+    path.chmod(0)
+    with pytest.raises(StoreUnusable, match="cannot read .*permission denied"):
+        SQLQueueStore(path)
+
+
+def test_an_operators_store_must_exist_in_either_form(tmp_path):
+    from ynm.client.stores import StoreUnusable
+
+    path = tmp_path / "missing" / "dir" / "q.sqlite"
+    for arg in (str(path), f"sqlite:///{path}", path):
+        with pytest.raises(StoreUnusable, match=f"no queue store at {path}$"):
+            SQLQueueStore(arg, create=False)
+    assert not (tmp_path / "missing").exists()
+    here = tmp_path / "q.sqlite"
+    with pytest.raises(StoreUnusable, match="no queue store at"):
+        SQLQueueStore(here, create=False)
+    SQLQueueStore(here).create("k", "v")
+    assert SQLQueueStore(f"sqlite:///{here}", create=False).get("k") == ("v", 1)
+
+
+def test_only_a_queue_write_creates_the_default_store_and_its_directory(ynm_home):
+    path = ynm_home / "queue.sqlite"
+    q = Queue(RecordingMemory(up=False), SQLQueueStore(), owner="w1", target="user")
+    assert q.pending() == (0, None) and q.flush() == 0
+    assert q.store.keys(QUEUE_PREFIX) == [] and q.store.get("k") is None
+    assert not q.store.delete("k") and not q.store.compare_and_set("k", "v", 1)
+    assert not ynm_home.exists()  # looking created nothing
+    assert q.remember(rec(0)) == "queued"
+    assert path.is_file() and q.pending()[0] == 1
+
+
+def test_a_missing_driver_names_the_extra_that_brings_it(monkeypatch):
+    import sys
+    import tomllib
+
+    from ynm.client.stores import _DRIVER_EXTRAS, StoreUnusable
+    from ynm.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(MissingExtra, match=r"needs the client extra: pip install 'ynm\[client\]' "
+                       r"\(psycopg is not installed\)"):
+        SQLQueueStore("postgresql+psycopg://u@h/db")
+    monkeypatch.setitem(sys.modules, "pg8000", None)
+    with pytest.raises(StoreUnusable, match="its driver pg8000 is not installed and no ynm "
+                       "extra brings it; use postgresql\\+psycopg"):
+        SQLQueueStore("postgresql+pg8000://u@h/db")
+    # the extras named are the ones pyproject.toml gives those packages
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())[
+        "project"]["optional-dependencies"]
+    for module, extra in _DRIVER_EXTRAS.items():
+        assert any(req.lower().startswith(module) for req in extras[extra]), (module, extra)

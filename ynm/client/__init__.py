@@ -31,7 +31,7 @@ from ynm.client.queue import (
     Queued,
 )
 from ynm.client.record import Record
-from ynm.client.stores import QueueStore, SQLQueueStore
+from ynm.client.stores import QueueStore, SQLQueueStore, StoreUnusable
 
 __all__ = [
     "CLAIM_TTL",
@@ -45,6 +45,7 @@ __all__ = [
     "Record",
     "Rejected",
     "SQLQueueStore",
+    "StoreUnusable",
     "Unavailable",
     "YnmCLI",
     "YnmHTTP",

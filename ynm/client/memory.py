@@ -18,6 +18,20 @@ if TYPE_CHECKING:
 # Messages of ynm's refused-input errors (exit code 2; reference/cli.md §2).
 _REFUSED_PREFIXES = ("invalid input:", "refused:")
 
+# Messages of ynm's errors (exit code 1; reference/cli.md §2, "Common service errors") that
+# sending the same record to the same store again can never change: no mount of the record's
+# level (``NoMount``), or no level given where the store has no personal one
+# (``ShareRequired``). They are refusals of the record, like exit 2, not outages.
+_PERMANENT_PREFIXES = ("no distributed mount:", "no personal mount available:",
+                       "nothing stored: this store has no personal level")
+
+
+def permanent(message: str) -> bool:
+    """True when ynm's error ``message`` (without ``Error: ``) refuses the record for good:
+    refused input (``invalid input: ...``, ``refused: ...``) or no mount that can ever take
+    it (:data:`_PERMANENT_PREFIXES`). Anything else may pass and is an outage."""
+    return message.startswith(_REFUSED_PREFIXES + _PERMANENT_PREFIXES)
+
 
 class Unavailable(Exception):
     """ynm could not take the record now (not installed, not running, unreachable, timed out,
@@ -25,8 +39,12 @@ class Unavailable(Exception):
 
 
 class Rejected(Exception):
-    """ynm refused the record itself (``invalid input: ...``, ``refused: ...``; exit code 2):
-    sending it again cannot succeed, so a queue moves it aside instead of retrying."""
+    """ynm refused the record for good: refused input (``invalid input: ...``,
+    ``refused: ...``; exit code 2, or the same as an MCP tool error) or no mount of the
+    record's level where it writes (``no distributed mount: ...``, ``no personal mount
+    available: ...``, ``nothing stored: ...``; see :func:`permanent`). Sending it again
+    cannot succeed, so a queue moves it aside, with this message as its reason, instead of
+    retrying."""
 
 
 class Memory(Protocol):
@@ -81,9 +99,11 @@ class YnmCLI:
         """Write ``record``; return ynm's WriteResult (``memoryId``, ``recordId``, ``mount``...).
 
         Raises:
-            Rejected: ynm exited 2 (refused input); the message is ynm's, without ``Error: ``.
+            Rejected: ynm exited 2 (refused input), or 1 with an error that can never pass
+                (no mount for the record's level, :func:`permanent`); the message is ynm's,
+                without ``Error: ``.
             Unavailable: the executable is missing or cannot run, timed out, exited otherwise
-                than 0 or 2, or printed no JSON.
+                (any other error), or printed no JSON.
         """
         argv = [self.bin, "remember", "--json", *record.cli_args()]
         try:
@@ -98,8 +118,11 @@ class YnmCLI:
         if proc.returncode == 2:
             raise Rejected(_error_text(stderr) or "ynm refused the record (exit 2)")
         if proc.returncode != 0:
+            message = _error_text(stderr)
+            if proc.returncode == 1 and permanent(message):
+                raise Rejected(message)
             raise Unavailable(f"ynm remember exited {proc.returncode}: "
-                              f"{_error_text(stderr) or 'no message'}")
+                              f"{message or 'no message'}")
         try:
             return json.loads(proc.stdout)
         except ValueError:
@@ -139,7 +162,8 @@ class YnmHTTP:
 
         Raises:
             Rejected: a tool error for refused input (``invalid input: ...``, ``refused: ...``,
-                reference/server.md §1.3) or a JSON-RPC invalid-params error.
+                reference/server.md §1.3) or for no mount that can take the record
+                (:func:`permanent`), or a JSON-RPC invalid-params error.
             Unavailable: connection errors, 401/403, 5xx, timeouts, any other tool error, and
                 a missing ``mcp`` package.
         """
@@ -205,7 +229,7 @@ class YnmHTTP:
             raise Rejected(refused)
         if result.is_error:
             message = " ".join(getattr(c, "text", "") for c in result.content).strip()
-            if message.startswith(_REFUSED_PREFIXES):
+            if permanent(message):
                 raise Rejected(message)
             raise Unavailable(f"{self.endpoint}: {message or 'tool error'}")
         data = (result.structured_content or {}).get("data")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,8 +28,10 @@ QUEUE_PREFIX = "memory/queue/"
 so the keys sort oldest first."""
 
 REFUSED_PREFIX = "memory/refused/"
-"""Where a record ynm refused as invalid is moved (same ULID, the document plus ``error``):
-kept for an operator, never retried, never blocking the queue."""
+"""Where a record ynm refused for good is moved (same ULID, the document plus ``error``, the
+reason, without a claim): refused input, or no mount of its level where it writes (see
+:class:`~ynm.client.memory.Rejected`). Kept for an operator (``ynm outbox list``, ``drop``),
+never retried, never blocking the queue."""
 
 _LOG = logging.getLogger("ynm.client")
 
@@ -146,7 +148,10 @@ class Queue:
         self.log = log or _LOG
         self.target = target or _target_of(memory)
         self.sent = 0  # records this queue delivered, directly or from the store
-        self.refused = 0  # records ynm refused as invalid, moved aside
+        self.refused = 0  # records ynm refused for good, moved aside
+        self.stopped: str | None = None
+        """Why the last :meth:`flush` stopped with records left (ynm's message for the
+        outage, or that there is no memory); None when it went through the queue."""
 
     def remember(self, record: Record) -> str:
         """Send ``record`` behind anything already queued: flush first, and send directly only
@@ -154,8 +159,9 @@ class Queue:
         be sent.
 
         Returns:
-            ``"sent"``, ``"queued"``, or ``"refused"`` (ynm refused it as invalid; it is kept
-            under :data:`REFUSED_PREFIX` and logged).
+            ``"sent"``, ``"queued"``, or ``"refused"`` (ynm refused it for good; it is kept
+            under :data:`REFUSED_PREFIX` with the reason, and logged). A record without
+            ``valid_from`` is sent with the time of this call, whenever it is sent.
 
         Raises:
             TypeError: ``record`` is not a :class:`Record` (an invalid one cannot be built).
@@ -164,22 +170,23 @@ class Queue:
         """
         if not isinstance(record, Record):
             raise TypeError(f"expected a Record, got {type(record).__name__}")
+        handed = self.now()
         if self.memory is not None and self.flush() == 0:
             try:
-                self.memory.remember(record)
+                self.memory.remember(_with_time(record, handed))
                 self.sent += 1
                 return "sent"
             except Unavailable as err:
                 self.log.info("ynm is unavailable, queuing the record: %s", err)
             except Rejected as err:
                 key = REFUSED_PREFIX + self.new_id()
-                doc = Queued(record=record, queued=self.now(), attempts=1, target=self.target)
+                doc = Queued(record=record, queued=handed, attempts=1, target=self.target)
                 self.store.create(key, _with_error(doc.to_json(), str(err)))
                 self.refused += 1
                 self.log.warning("ynm refused a record, kept as %s: %s", key, err)
                 return "refused"
         key = QUEUE_PREFIX + self.new_id()
-        if not self.store.create(key, Queued(record=record, queued=self.now(),
+        if not self.store.create(key, Queued(record=record, queued=handed,
                                              target=self.target).to_json()):
             raise RuntimeError(f"queue key {key} already exists: new_id must give unique ids")
         self._trim()
@@ -201,8 +208,11 @@ class Queue:
 
     def flush(self) -> int:
         """Send queued records oldest first, deleting each once sent; stop at the first that
-        fails (ynm is still down, so the rest stay queued). A record ynm refuses as invalid is
-        moved to :data:`REFUSED_PREFIX` (logged) and the flush goes on. Records claimed by
+        fails (ynm is still down, so the rest stay queued; :attr:`stopped` keeps why). A record
+        ynm refuses for good (:class:`~ynm.client.memory.Rejected`: refused input, or no mount
+        for its level) is moved to :data:`REFUSED_PREFIX` with the reason (logged) and the flush
+        goes on. Each record is sent with ``valid_from`` set to when it was queued, unless it
+        has its own (see :class:`~ynm.client.record.Record`). Records claimed by
         another worker less than ``claim_ttl`` ago are left to it. With nothing queued it costs
         one key listing.
 
@@ -216,10 +226,12 @@ class Queue:
         Raises:
             Exception: whatever the store raises.
         """
+        self.stopped = None
         keys = self.store.keys(QUEUE_PREFIX)
         if not keys:
             return 0
         if self.memory is None:
+            self.stopped = "no ynm to send to (none was detected)"
             return len(keys)
         foreign = 0  # records meant for another store, left queued for it
         for key in keys:
@@ -243,10 +255,11 @@ class Queue:
             if not self.store.compare_and_set(key, claimed, version):
                 continue  # another worker claimed or sent it first
             try:
-                self.memory.remember(doc.record)
+                self.memory.remember(_with_time(doc.record, doc.queued))
             except Unavailable as err:
                 doc.claimed_by, doc.claimed_at = "", None
                 self.store.compare_and_set(key, doc.to_json(), version + 1)
+                self.stopped = str(err)
                 self.log.info("ynm is unavailable, %s stays queued: %s", key, err)
                 break
             except Rejected as err:
@@ -276,6 +289,59 @@ class Queue:
             except (ValueError, KeyError, TypeError):
                 continue
         return len(keys), None
+
+    def drop(self, ids: Iterable[str] = (), *, refused: bool = False) -> list[str]:
+        """Delete records ynm refused for good (those under :data:`REFUSED_PREFIX`), for good:
+        the ones named in ``ids`` (a key ``memory/refused/<ULID>`` or the bare ULID), or with
+        ``refused=True`` all of them. Every id is checked before anything is deleted, so a bad
+        one deletes nothing. Queued records cannot be dropped: they are still to be sent.
+
+        Returns:
+            The keys deleted, in key order.
+
+        Raises:
+            ValueError: both or neither of ``ids`` and ``refused``.
+            ynm.errors.InvalidInput: ``invalid input: <id>: ...`` for an id that names no
+                refused record (a queued one, or none at all).
+            Exception: whatever the store raises.
+        """
+        from ynm.errors import InvalidInput
+
+        ids = [ids] if isinstance(ids, str) else list(ids)  # one id given as a string
+        if bool(ids) == refused:
+            raise ValueError("name the refused records to drop, or drop them all with "
+                             "refused=True (not both)")
+        if refused:
+            keys = self.store.keys(REFUSED_PREFIX)
+        else:
+            keys = []
+            for given in ids:
+                ulid = given.rsplit("/", 1)[-1]
+                key = REFUSED_PREFIX + ulid
+                if given not in (ulid, key, QUEUE_PREFIX + ulid) or not ulid:
+                    raise InvalidInput(f"{given}: not a refused record's id "
+                                       f"({REFUSED_PREFIX}<id> or <id>)")
+                if self.store.get(key) is None:
+                    where = (" (it is queued: only refused records can be dropped)"
+                             if self.store.get(QUEUE_PREFIX + ulid) is not None else "")
+                    raise InvalidInput(f"{given}: no refused record with this id{where}")
+                if key not in keys:
+                    keys.append(key)
+        dropped = sorted(key for key in keys if self.store.delete(key))
+        if dropped:
+            self.log.warning("dropped %d refused record(s): %s", len(dropped),
+                             ", ".join(dropped))
+        return dropped
+
+
+def _with_time(record: Record, queued: datetime) -> Record:
+    """``record`` with ``valid_from`` set to ``queued`` unless it has its own: ynm stamps
+    ``recordedAt`` when it writes, so this is where the time it was written survives a late
+    send (see :class:`~ynm.client.record.Record`)."""
+    if record.valid_from is not None:
+        return record
+    stamp = queued.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return replace(record, valid_from=stamp)
 
 
 def _target_of(memory: Memory | None) -> str:
@@ -314,5 +380,8 @@ def _with_error(text: str, error: str) -> str:
                 record[name] = WITHHELD
         if "raw" in doc:
             doc["raw"] = WITHHELD
+    # moved aside, nobody holds it: a claim left in the document would show it as being sent
+    doc.pop("claimedBy", None)
+    doc.pop("claimedAt", None)
     doc["error"] = error
     return json.dumps(doc, ensure_ascii=False, sort_keys=True)

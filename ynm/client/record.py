@@ -12,7 +12,8 @@ from ynm.errors import InvalidInput
 # Record field -> the name ynm's remember input (and the queued document) gives it.
 _WIRE = {"type": "type", "namespace": "namespace", "level": "level", "subject": "subject",
          "summary": "summary", "content": "content", "tags": "tags",
-         "data_schema": "dataSchema", "data": "data", "source": "source"}
+         "data_schema": "dataSchema", "data": "data", "source": "source",
+         "valid_from": "validFrom"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +32,12 @@ class Record:
         data_schema: the name of ``data``'s shape (``ynf.step.v1``), at most 100 characters.
         data: a JSON object.
         source: the step (or URL, file, ticket) that wrote it.
+        valid_from: when it happened (ISO 8601 date-time; ynm's ``validFrom``, the event time,
+            reference/storage.md §1.1). ynm stamps ``recordedAt`` itself when it writes (the
+            transaction time, §1.11: no writer can set it), so a record sent late from the
+            queue would otherwise carry no trace of when it was written: when this is None,
+            :class:`~ynm.client.queue.Queue` sends the time the record was handed to
+            ``Queue.remember`` (its ``queued`` time) here.
 
     Raises:
         InvalidInput: ``invalid input: <field>: <problem>`` (exit code 2), at construction, by
@@ -48,6 +55,7 @@ class Record:
     data_schema: str | None = None
     data: dict[str, Any] | None = None
     source: str | None = None
+    valid_from: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.tags, str):
@@ -98,7 +106,8 @@ class Record:
         """The ``ynm remember`` flags for this record; the content goes on standard input
         (``--content -``), so its length is not bounded by the argument limit."""
         args = ["--type", self.type, "--content", "-"]
-        for name in ("namespace", "level", "subject", "summary", "data_schema", "source"):
+        for name in ("namespace", "level", "subject", "summary", "data_schema", "source",
+                     "valid_from"):
             value = getattr(self, name)
             if value is not None:
                 args.append(f"--{name.replace('_', '-')}={value}")
