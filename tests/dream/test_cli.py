@@ -1,5 +1,5 @@
 """``ynm dream``, ``ynm review`` and ``ynm session end`` over the engine (reference/cli.md §4.5,
-§4.21; algorithms.md §4.1), and ``memory_consolidate``'s errors, the CLI's words."""
+§4.21; algorithms.md §4.1), and ``memory_consolidate``'s errors, each in its own words."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def test_review_help_says_how_to_decide(cli_run):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--judge",), "Error: invalid input: judge: judge only applies to a dry run; add dryRun"),
+    (("--judge",), "Error: invalid input: --judge: only applies to a dry run; add --dry-run"),
+    (("--judge", "--no-dry-run"),
+     "Error: invalid input: --judge: only applies to a dry run; add --dry-run"),
     (("--passes", "sleep"), "Invalid value for '--passes': 'sleep' is not one of"),
     (("--passes", "expire,sleep"), "Invalid value for '--passes': 'sleep' is not one of"),
     (("--max-pairs", "0"), "Invalid value for '--max-pairs'"),
@@ -43,11 +45,17 @@ def test_dream_refuses_bad_input_with_exit_2(project, cli_run, args, message):
     assert result.exit_code == 2 and message in result.stderr
 
 
-def test_the_tool_refuses_what_the_cli_refuses_in_the_same_words(project, cli_run):
-    cli = cli_run("dream", "--judge").stderr.strip().removeprefix("Error: ")
+def test_the_cli_and_the_tool_each_name_their_own_flags(project, cli_run):
+    """The same refusal: the CLI says ``--judge``/``--dry-run``, the MCP tool ``judge``/
+    ``dryRun`` (never the other's spelling)."""
+    cli = cli_run("dream", "--judge")
+    assert cli.exit_code == 2
+    assert "--dry-run" in cli.stderr and "dryRun" not in cli.stderr
     with Ynm.open(project) as y, pytest.raises(YnmError) as caught:
         run_tool(y, "memory_consolidate", {"judge": True})
-    assert str(caught.value) == cli
+    assert str(caught.value) == (
+        "invalid input: judge: judge only applies to a dry run; add dryRun")
+    assert caught.value.exit_code == 2
     with Ynm.open(project) as y, pytest.raises(YnmError, match="invalid input: maxPairs"):
         run_tool(y, "memory_consolidate", {"maxPairs": 0})
 
