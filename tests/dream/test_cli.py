@@ -130,9 +130,9 @@ def test_the_text_counts_what_each_pass_flags_as_the_json_lists_it(project, cli_
     assert ok(cli_run("review", "list")) == "nothing to review\n"
     real = ok(cli_run("dream")).splitlines()
     assert "contradict: 0/1 changed, 2 memories flagged for review" in real
+    candidates = dry["passes"]["dedupe"]["candidates"]
     assert [line for line in real if line.startswith("dedupe: ")] == [
-        f"dedupe: 0/{dry['passes']['dedupe']['candidates']} changed, {flagged['dedupe']} "
-        "memories flagged for review"]
+        f"dedupe: 0/{candidates} changed, {flagged['dedupe']} memories flagged for review"]
 
 
 @pytest.mark.parametrize("dry_run, expected", [

@@ -264,7 +264,7 @@ def test_consolidate_of_expire_alone_probes_for_no_writer(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch):
     """Ynm.consolidate hands its passes to resolve_for: ``ynm dream --passes expire`` (and a
     session's end) never runs ``claude --version``; a run with a model pass does."""
-    import ynm.dream.writers as writers
+    from ynm.dream import writers
     from ynm.service.ynm import Ynm
 
     monkeypatch.setenv("YNM_USER", "tester")
