@@ -18,6 +18,7 @@ from tests.dream.fakes import (
 )
 from ynm.dream.budget import TokenBudget
 from ynm.dream.judges import (
+    SIMILARITY_REVIEW,
     MissingAnswer,
     SimilarityJudge,
     StateTooLarge,
@@ -251,7 +252,7 @@ def unit(deg: float) -> list[float]:
 
 @pytest.mark.parametrize("deg, same_fact, level", [
     (0, 0.99, 2),     # cosine 1: the same fact
-    (60, 0.29, 1),    # cosine 0.5: more likely the same subject with another claim
+    (60, 0.38, 1),    # cosine 0.5: more likely the same subject with another claim
     (90, 0.0, 0),     # cosine 0: different things
 ])
 def test_similarity_answers_pair_questions_from_the_cosine(deg, same_fact, level):
@@ -272,15 +273,29 @@ def test_similarity_calibration_is_monotone_and_centred():
     ps = [same_fact_probability(c / 20) for c in range(-20, 21)]
     assert ps == sorted(ps) and ps[0] < 0.01 and ps[-1] > 0.99
     assert same_fact_probability(0.9) > 0.99
-    # dedupe's review threshold (0.6) is crossed at a centred cosine of 0.59
-    assert same_fact_probability(0.58) < 0.6 <= same_fact_probability(0.60)
-    assert same_fact_probability(0.45) == pytest.approx(0.16, abs=0.01)
+    # the reference's review threshold (0.6) is crossed at a centred cosine of 0.54, the
+    # judge's own for dedupe (0.28) at 0.48
+    assert same_fact_probability(0.53) < 0.6 <= same_fact_probability(0.55)
+    assert same_fact_probability(0.47) < SIMILARITY_REVIEW["dedupe"] \
+        <= same_fact_probability(0.49)
+    assert same_fact_probability(0.45) == pytest.approx(0.18, abs=0.01)
     # two vectors near a shared centre are not similar once it is taken away
     center = [1.0, 0.0, 0.0]
     a, b = [1.0, 0.1, 0.0], [1.0, 0.0, 0.1]
     assert SimilarityJudge(lambda s: (a, b), StandIn()).cosine(a, b) > 0.99
     assert SimilarityJudge(lambda s: (a, b), StandIn(), center=center).cosine(a, b) \
         == pytest.approx(0.0, abs=1e-6)
+
+
+def test_similarity_has_its_own_review_threshold_for_dedupe_only():
+    judge = SimilarityJudge(lambda state: (unit(0), unit(60)), StandIn())
+    answered = judge.judge(STATE, PAIR)
+    assert judge.review_threshold("dedupe", answered) == SIMILARITY_REVIEW["dedupe"] == 0.28
+    for other in ("contradict", "promote", "reflect"):
+        assert judge.review_threshold(other, answered) is None
+    # an answer of the fallback (no vectors) is banded as the fallback's
+    fell_back = SimilarityJudge(lambda state: None, StandIn()).judge(STATE, PAIR)
+    assert judge.review_threshold("dedupe", fell_back) is None
 
 
 def test_similarity_without_vectors_is_the_fallback():

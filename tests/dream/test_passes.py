@@ -306,3 +306,65 @@ def test_normalise_absolutises_a_relative_summary_too(y, summary, expected):
     s = state(y, m)
     assert s["current"]["content"] == "2026-09-28 we decided to pin Node 20 in CI."
     assert s["current"]["summary"] == expected
+
+
+# -- the similarity judge's own dedupe review threshold ------------------------------------
+
+
+def _similarity(cosine: float | None, fallback=None):
+    """A similarity judge whose two vectors are ``cosine`` apart (None: no vectors, the
+    fallback answers), its other questions from ``fallback`` (default: contradicts 0)."""
+    import math
+
+    from ynm.dream.judges import SimilarityJudge
+
+    if cosine is None:
+        vectors = None
+    else:
+        s = math.sqrt(1 - cosine * cosine)
+        vectors = ([1.0, 0.0, 0.0], [cosine, s, 0.0])
+    return SimilarityJudge(lambda state: vectors,
+                           fallback or FakeJudge("heuristic", calibrated=False))
+
+
+def _dedupe_flags(y, judge, dedupe_band=None) -> list[str]:
+    from ynm.dream.writers_none import NoneWriter
+    from ynm.service.config import DreamConfig
+
+    if dedupe_band is not None:
+        y.config = y.config.model_copy(update={"dream": DreamConfig.model_validate(
+            {"thresholds": {"dedupe": dedupe_band}})})
+    out = y.consolidate(passes=["dedupe"], judge_model=judge, writer=NoneWriter())
+    return out["full"]["passes"]["dedupe"]["flagged"]
+
+
+@pytest.mark.parametrize("cosine, flagged", [
+    (0.70, True),   # sameFact 0.98
+    (0.53, True),   # 0.54: under the reference's 0.6, over the judge's own 0.28
+    (0.49, True),   # 0.33
+    (0.46, False),  # 0.21
+    (0.30, False),  # 0.01
+])
+def test_similarity_flags_duplicates_at_its_own_review_threshold(y, cosine, flagged):
+    from ynm.dream.judges import SIMILARITY_REVIEW, same_fact_probability
+
+    a, b = load(y, rec(10, content=DUP_A), rec(9, content=DUP_B))
+    assert (same_fact_probability(cosine) >= SIMILARITY_REVIEW["dedupe"]) is flagged
+    assert _dedupe_flags(y, _similarity(cosine)) == ([a, b] if flagged else [])
+    assert all(not state(y, m)["tombstoned"] for m in (a, b))  # it only flags
+
+
+@pytest.mark.parametrize("cosine", [0.49, 0.53])
+def test_a_configured_dedupe_band_overrides_the_similarity_judges_own(y, cosine):
+    load(y, rec(10, content=DUP_A), rec(9, content=DUP_B))
+    assert _dedupe_flags(y, _similarity(cosine), {"act": 0.85, "review": 0.6}) == []
+
+
+@pytest.mark.parametrize("judge", [
+    FakeJudge("other", calibrated=False, nouls={"sameFact": 0.5}),   # another judge
+    _similarity(None, FakeJudge("heuristic", calibrated=False,       # no vectors: the
+                                nouls={"sameFact": 0.5})),           # heuristic answered
+])
+def test_every_other_answer_is_banded_with_the_shared_default(y, judge):
+    load(y, rec(10, content=DUP_A), rec(9, content=DUP_B))
+    assert _dedupe_flags(y, judge) == []

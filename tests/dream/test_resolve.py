@@ -218,3 +218,63 @@ def test_resolve_for_picks_similarity_when_vectors_are_on(server, tmp_path: Path
         same = judge.judge({"a": brief, "b": dict(brief)},
                            {"sameFact": PAIR_SAME_FACT}).answers["sameFact"].noul
         assert same > 0.99
+
+
+@pytest.mark.parametrize("passes, probed, names", [
+    (["expire"], 0, ("heuristic", "none")),
+    (["expire", "expire"], 0, ("heuristic", "none")),
+    (["expire", "dedupe"], 1, ("writer-emulated:claude-cli", "claude-cli")),
+    (["normalise"], 1, ("writer-emulated:claude-cli", "claude-cli")),
+    (None, 1, ("writer-emulated:claude-cli", "claude-cli")),
+    ([], 1, ("writer-emulated:claude-cli", "claude-cli")),
+])
+def test_resolve_for_an_expire_only_run_asks_for_no_model(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          passes, probed, names):
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    where = tmp_path / "outside"
+    where.mkdir()
+    probe = Probe(True)
+    with Ynm.open(where) as y:
+        judge, writer = resolve_for(y, y.mounts[0], probe=probe, passes=passes)
+    assert (judge.name, writer.name) == names
+    assert probe.calls == probed
+
+
+def test_an_expire_only_run_needs_no_key_for_a_configured_typesafe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:
+        y.config = y.config.model_copy(
+            update={"dream": y.config.dream.model_copy(update={"judge": "typesafe"})})
+        judge, writer = resolve_for(y, passes=["expire"], probe=Probe(False))
+        assert (judge.name, writer.name) == ("heuristic", "none")
+        with pytest.raises(ConfigError):
+            resolve_for(y, passes=["expire", "promote"], probe=Probe(False))
+
+
+def test_consolidate_of_expire_alone_probes_for_no_writer(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch):
+    """Ynm.consolidate hands its passes to resolve_for: ``ynm dream --passes expire`` (and a
+    session's end) never runs ``claude --version``; a run with a model pass does."""
+    from ynm.dream import writers
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_USER", "tester")
+    probe = Probe(False)
+    monkeypatch.setattr(writers, "claude_available", probe)
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:
+        out = y.consolidate(["expire"])
+        assert probe.calls == 0 and out["full"]["writer"] == "none"
+        assert list(out["passes"]) == ["expire", "retention"]
+        y.consolidate(["expire", "dedupe"])
+        assert probe.calls == 1

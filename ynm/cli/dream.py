@@ -11,6 +11,10 @@ import click
 from ynm.cli._common import common_options, emit, open_ynm
 
 PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
+JUDGE_NEEDS_DRY_RUN = "--judge: only applies to a dry run; add --dry-run"
+"""The refusal of ``ynm dream --judge`` without ``--dry-run`` (exit 2). The reference prints
+the MCP tool's words (``judge: ... add dryRun``, reference/cli.md §2); the CLI names its own
+flags, ``memory_consolidate`` its own fields (ynm.server.tools.ConsolidateInput)."""
 
 
 def format_dream(r: dict[str, Any]) -> str:
@@ -68,8 +72,8 @@ def dream(as_json: bool, cwd: Path | None, passes: list[str], namespace: str | N
     from ynm.errors import InvalidInput
     from ynm.model.namespaces import normalize_filter_namespace
 
-    if judge and not dry_run:
-        raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
+    if judge and not dry_run:  # the CLI names its own flags (the MCP tool says dryRun)
+        raise InvalidInput(JUDGE_NEEDS_DRY_RUN)
     try:
         namespace = normalize_filter_namespace(namespace)
     except ValueError as err:  # the write rule's refusal, before any store is opened

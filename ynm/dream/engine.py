@@ -295,6 +295,22 @@ class Run:
         """:func:`ynm.dream.seams.band` with the judgment's calibration (§4.3)."""
         return band(p, thresholds.act, thresholds.review, j.calibrated)
 
+    def thresholds(self, pass_name: str, j: Judgment) -> Any:
+        """The band ``j`` is read with in ``pass_name``: ``dream.thresholds.<pass>``, unless
+        the configuration leaves it at its default and the judge has a review threshold of
+        its own for the pass and this judgment (``judge.review_threshold(pass, judgment) ->
+        float | None``, e.g. :meth:`ynm.dream.judges.SimilarityJudge.review_threshold`):
+        then the default's ``act`` with that ``review`` (at most ``act``). Ours; the
+        reference bands every judge with the same thresholds (§4.3)."""
+        configured = getattr(self.config.thresholds, pass_name)
+        own = getattr(self.judge, "review_threshold", None)
+        if own is None or pass_name in self.config.thresholds.model_fields_set:
+            return configured
+        review = own(pass_name, j)
+        if review is None:
+            return configured
+        return configured.model_copy(update={"review": min(review, configured.act)})
+
     def stored(self, pass_name: str, j: Judgment, questions: dict[str, Question],
                decision: str | None = None) -> dict[str, Any]:
         """A StoredJudgment (§4.13): ``{pass, model, calibrated, at, questions, answers,

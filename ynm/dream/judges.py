@@ -40,6 +40,7 @@ from ynm.errors import ConfigError
 __all__ = [
     "DEFAULT_TYPESAFE_MODEL",
     "SIMILARITY_CALIBRATION",
+    "SIMILARITY_REVIEW",
     "TYPESAFE_BASE_URL",
     "MissingAnswer",
     "SimilarityJudge",
@@ -313,23 +314,37 @@ class WriterEmulatedJudge:
 # --------------------------------------------------------------------------------------------
 
 SIMILARITY_CALIBRATION: dict[str, tuple[float, float]] = {
-    "sameFact": (14.71, -8.27),
+    "sameFact": (21.16, -11.06),
     "sameSubject": (18.37, -6.04),
 }
 """Logistic maps from the centred cosine ``c`` of two memories to a probability,
 ``1 / (1 + exp(-(a * c + b)))``, as ``(a, b)``: ``sameFact`` (the two state the same fact,
-given that :func:`claim_mismatch` finds no difference; 0.5 at c = 0.56, dedupe's review
-threshold 0.6 at c = 0.59) and ``sameSubject`` (at least about the same thing; 0.5 at
-c = 0.33). Fitted by benchmarks/similarity_calibration.py with all-MiniLM-L6-v2 on written
-pairs (30 close restatements, 20 looser ones with the sentence turned and an incidental remark,
-30 same-subject different claims, 10 changed values, 120 unrelated; in a store of 1,000 other
-memories) and, for ``sameFact``, on the near pairs of a store from
-benchmarks/consolidation.py's generator at seed 1 (its table uses seed 7): each memory with its
-5 nearest of its type. At 0.6 it flags 29 of 30 close and 18 of 20 loose restatements, 20 of
-30 generated duplicates, 5 of 30 same-subject different claims and 1 of 679 generated
-non-duplicates; :func:`claim_mismatch` tells apart all 10 changed values, 72 of 91 generated
-same-subject pairs and 537 of 558 others, and wrongly 1 close and 2 loose restatements.
-Another embedding model needs its own fit."""
+given that :func:`claim_mismatch` finds no difference; 0.5 at c = 0.52, the reference's review
+threshold 0.6 at c = 0.54, :data:`SIMILARITY_REVIEW`'s 0.28 at c = 0.48) and ``sameSubject``
+(at least about the same thing; 0.5 at c = 0.33). Fitted by benchmarks/similarity_calibration.py
+with all-MiniLM-L6-v2. ``sameFact`` on the population dedupe hands the judge, candidate pairs
+that are near neighbours: written pairs (30 close restatements, 20 looser ones with the
+sentence turned and an incidental remark, 30 same-subject different claims, 10 changed values;
+in a store of 1,000 other memories) and the near pairs of stores from
+benchmarks/consolidation.py's generator at seeds 1, 2, 4, 5 and 6 (its table is read at 7, and
+at 3, 11, 23: none of them), each memory with its 5 nearest of its type (148 duplicates, 3,450
+others); shuffled unrelated pairs, which dedupe never judges, are left out of it.
+``sameSubject`` on the written pairs against 120 unrelated ones. At 0.28 ``sameFact`` flags 29
+of 30 close and 18 of 20 loose restatements, 132 of 148 generated duplicates, 14 of 30
+same-subject different claims and 22 of 3,450 generated non-duplicates; :func:`claim_mismatch`
+tells apart all 10 changed values, 411 of 530 generated same-subject pairs and 2,798 of 2,920
+others, and wrongly 1 close and 2 loose restatements. Another embedding model needs its own
+fit."""
+
+SIMILARITY_REVIEW: dict[str, float] = {"dedupe": 0.28}
+"""The similarity judge's own review thresholds, per pass, used while
+``dream.thresholds.<pass>`` is left at its default (:meth:`SimilarityJudge.review_threshold`;
+the reference's 0.6 stays for every other judge and pass). ``dedupe``: the ``sameFact`` that
+90% of the calibration's duplicates reach (benchmarks/similarity_calibration.py, on the pairs
+:data:`SIMILARITY_CALIBRATION` is fitted on; those :func:`claim_mismatch` tells apart count as
+missed). The judge only flags (reference/algorithms.md §4.3), and a flag costs a person a
+look: at the reference's 0.6, set for a calibrated judge's review band below its act band, it
+missed a third of the duplicates of the consolidation benchmark."""
 
 MISMATCH_CAP = 0.1
 """``sameFact`` at most this when :func:`claim_mismatch` finds a difference (below every
@@ -498,7 +513,8 @@ Vectors = Callable[[Any], "tuple[Any, Any] | None"]
 
 
 class SimilarityJudge:
-    """Our embedding judge (uncalibrated: it flags, never acts).
+    """Our embedding judge (uncalibrated: it flags, never acts; dedupe flags at its own review
+    threshold, :data:`SIMILARITY_REVIEW`, unless ``dream.thresholds.dedupe`` is configured).
 
     For a pair state ``{"a": brief, "b": brief}`` (reference/algorithms.md §4.5; a brief
     holds ``summary`` and ``content`` and no memory id) it answers ``sameFact`` and
@@ -580,6 +596,16 @@ class SimilarityJudge:
     def limits(self) -> JudgeLimits:
         """The fallback's limits (a pair of briefs is far below any of them)."""
         return self.fallback.limits()
+
+    def review_threshold(self, pass_name: str, judgment: Judgment) -> float | None:
+        """This judge's review threshold for ``pass_name`` (:data:`SIMILARITY_REVIEW`) when
+        ``judgment`` was answered from the vectors, else None (the configured band applies;
+        an answer of the fallback is the heuristic's word overlap, banded as the heuristic's).
+        The dream engine asks it while ``dream.thresholds.<pass>`` is left at its default
+        (ynm.dream.engine.Run.thresholds)."""
+        if not judgment.model.startswith(self.model):
+            return None
+        return SIMILARITY_REVIEW.get(pass_name)
 
     def cosine(self, va: Any, vb: Any) -> float:
         """The cosine of ``va`` and ``vb`` after subtracting :attr:`center` (0 for a zero

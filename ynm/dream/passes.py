@@ -225,7 +225,8 @@ def dedupe(run: Run) -> PassReport:
     (``dream.candidatesPerMemory``; found without any model: :mod:`ynm.dream.candidates`).
     Each pair (a older, b newer) is judged on ``sameFact``, ``relation`` and ``contradicts``;
     ``contradicts`` at or above the contradict review threshold hands the pair to contradict.
-    ``sameFact`` banded with ``dream.thresholds.dedupe``:
+    ``sameFact`` banded with ``dream.thresholds.dedupe`` (or the judge's own review threshold
+    while that is left at its default: :meth:`ynm.dream.engine.Run.thresholds`):
 
     - act: the writer merges the two (``merged_memory``) and b is superseded with the merged
       text, a's tags and a ``derives-from`` link to a; without a writer (or when it fails) b
@@ -286,7 +287,8 @@ def dedupe(run: Run) -> PassReport:
             contradicts = j.answers["contradicts"].noul or 0.0
             if contradicts >= cfg.thresholds.contradict.review:
                 run.handoffs.append((a.id, b.id, owner.id))
-            decision = run.band(j.answers["sameFact"].noul or 0.0, cfg.thresholds.dedupe, j)
+            decision = run.band(j.answers["sameFact"].noul or 0.0,
+                                run.thresholds("dedupe", j), j)
             data = {"judgments": [run.stored("dedupe", j, PAIR, decision)],
                     "pair": [a.id, b.id]}
             if decision == "act":

@@ -75,10 +75,17 @@ def format_report(r: dict[str, Any]) -> str:
     without ``--judge``, a model pass with candidates reads ``<pass>: <n> candidates (not
     judged; add --judge)`` plus ``, <n> would change`` when it lists changes; then ``nothing new
     since the last run; only expiry ran`` when nothing was fresh; ``no passes ran`` when no
-    pass ran."""
+    pass ran.
+
+    Ours adds to a pass's line what it flagged for review, as in the JSON's
+    ``full.passes.<pass>.flagged`` (the reference's text leaves it out, so a run of an
+    uncalibrated judge, which only flags, read as if it had found nothing): ``, <n> memories
+    flagged for review`` (``would be flagged`` in a dry run), ``<n>`` counting each memory once
+    (a memory in several flagged pairs, or both sides of one), nothing when none was."""
     full = r.get("full") or {}
     judged = full.get("judged", True)
     verb = "would change" if r["dryRun"] else "changed"
+    flag_verb = "would be flagged" if r["dryRun"] else "flagged"
     lines = []
     for name, p in r["passes"].items():
         n = len(p["changed"])
@@ -86,9 +93,13 @@ def format_report(r: dict[str, Any]) -> str:
             line = f"{name}: {p['candidates']} candidates (not judged; add --judge)"
             if n:
                 line += f", {n} would change"
-            lines.append(line)
         else:
-            lines.append(f"{name}: {n}/{p['candidates']} {verb}")
+            line = f"{name}: {n}/{p['candidates']} {verb}"
+        flagged = len(set((full.get("passes") or {}).get(name, {}).get("flagged") or ()))
+        if flagged:
+            line += (f", {flagged} {'memory' if flagged == 1 else 'memories'} {flag_verb} "
+                     "for review")
+        lines.append(line)
     if lines and full.get("fresh", 1) == 0:
         lines.append("nothing new since the last run; only expiry ran")
     return "\n".join(lines) or "no passes ran"

@@ -31,7 +31,7 @@ judge: :func:`calibrated_judge` finds it without probing for a writer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ynm.dream.budget import TokenBudget
@@ -159,9 +159,13 @@ def resolve(dream: Any, env: Mapping[str, str] | None = None, *, embedder: Any =
                          budget=budget), writer
 
 
+NO_MODEL_RUN = ("expire",)
+"""Passes whose run alone needs no judge or writer resolved (see :func:`resolve_for`)."""
+
+
 def resolve_for(ynm: Any, mount: Any = None, *,
-                probe: Callable[[Mapping[str, str]], bool] | None = None
-                ) -> tuple[Judge, Writer]:
+                probe: Callable[[Mapping[str, str]], bool] | None = None,
+                passes: Sequence[str] | None = None) -> tuple[Judge, Writer]:
     """:func:`resolve` for a :class:`ynm.service.ynm.Ynm`: its ``dream`` config, its
     environment (``.env`` files included), its embedder when vector search is on (so ``auto``
     can pick ``similarity``) and, when ``mount`` is given, that mount's centroid for the
@@ -169,9 +173,18 @@ def resolve_for(ynm: Any, mount: Any = None, *,
     every memory's already is). The embedder is opened only when the judge could be
     ``similarity``.
 
+    ``passes`` names the passes of the run (None: all six). A run of expire alone (with its
+    retention; reference/algorithms.md §4.6, §4.7: no model), such as the one a session's end
+    runs, gets the heuristic judge and the ``none`` writer whatever is configured: no
+    ``claude --version`` probe, no embedder opened, no key needed. Normalise asks no model
+    either but is not included: which memories are fresh, and so whether it runs at all,
+    depends on the judge's name (§4.4), so it keeps the configured judge.
+
     Raises:
-        ConfigError: ``typesafe`` chosen explicitly without its key.
+        ConfigError: ``typesafe`` chosen explicitly without its key (not for expire alone).
     """
+    if passes and set(passes) <= set(NO_MODEL_RUN):
+        return _heuristic_judge(), _none_writer()
     dream = ynm.config.dream
     env = ynm.loaded.env or None
     writer = resolve_writer(dream, env, probe=probe)

@@ -83,7 +83,8 @@ class ConsolidateInput(_ToolInput):
 
     @model_validator(mode="after")
     def _judge_needs_dry_run(self) -> ConsolidateInput:
-        # the CLI's words for `ynm dream --judge` without --dry-run (reference/cli.md §2)
+        # the reference's words (cli.md §2), in this tool's field names (`ynm dream` says
+        # --judge and --dry-run)
         if self.judge and not self.dry_run:
             raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
         return self

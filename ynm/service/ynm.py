@@ -639,7 +639,8 @@ class Ynm:
         """A dream run (``ynm dream``, ``memory_consolidate``): see
         :func:`ynm.dream.engine.run_dream`. ``judge`` (only with ``dry_run``) judges without
         writing; ``judge_model``/``writer`` replace what :func:`ynm.dream.resolve.resolve_for`
-        picks for ``dream.judge``/``dream.writer`` (``auto``: reference/algorithms.md §4.17). Returns the ConsolidateReport
+        picks for ``dream.judge``/``dream.writer`` (``auto``: reference/algorithms.md §4.17;
+        a run of expire alone asks no model). Returns the ConsolidateReport
         ``{dryRun, passes: {<pass>: {candidates, changed}}, full}`` (reference/algorithms.md
         §4.14).
 
@@ -649,17 +650,9 @@ class Ynm:
         from ynm.dream.resolve import resolve_for
 
         inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
-        if (judge_model is None or writer is None) and set(passes or ()) <= {"expire"} \
-                and passes:
-            # expire (and retention) ask no model: no writer probe (a `claude --version`) and
-            # no embedder for a session's end
-            from ynm.dream.heuristic import HeuristicJudge
-            from ynm.dream.writers_none import NoneWriter
-
-            judge_model, writer = judge_model or HeuristicJudge(), writer or NoneWriter()
         if judge_model is None or writer is None:
             mount = self.mount("project") or (self.mounts[0] if self.mounts else None)
-            resolved = resolve_for(self, mount)
+            resolved = resolve_for(self, mount, passes=inp.passes)
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
         return run_dream(self, inp, judge_model, writer)
 
