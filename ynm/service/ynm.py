@@ -97,6 +97,13 @@ class Ynm:
         self.clock = clock or _CLOCK
         self._now_ms = now_ms or (lambda: time.time_ns() // 1_000_000)
         self.mounts, self.mount_problems = open_mounts(loaded, personal=personal)
+        # hosted stores (provider mcp), reached over MCP by reads (ynm.service.remote)
+        from ynm.service.remote import remote_mounts
+
+        self.remotes = remote_mounts(loaded)
+        # Hosted stores the last read could not include (ynm.service.remote.LeftOut): the CLI
+        # names each on stderr, the MCP tools in the guidance, context's JSON as ``leftOut``.
+        self.left_out: list[Any] = []
         self._embedder: Any = None
         self._embedder_opened = False
         self.embedder_problem: str | None = None
@@ -159,6 +166,14 @@ class Ynm:
             m for m in self.mounts
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
         ]
+
+    def _select_remotes(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()
+                        ) -> list[Any]:
+        """The hosted stores a read includes: every one, or the one ``mount_id`` names, when
+        ``levels`` is empty or holds ``distributed`` (reference/algorithms.md §2.7)."""
+        return [r for r in self.remotes
+                if (mount_id is None or r.id == mount_id)
+                and (not levels or "distributed" in levels)]
 
     def _stamp(self, fields: dict[str, Any], *, session: str | None = None,
                source: str | None = None) -> Record:
@@ -234,6 +249,9 @@ class Ynm:
             namespace = f"user/{self.config.user_id}"
         elif namespace is None:
             namespace = COMMON
+        hosted = self._hosted_target(level, inp.mount)
+        if hosted is not None:
+            return self._remember_hosted(hosted, inp, level, namespace)
         mount = route(self.mounts, level, inp.mount)
         mark = len(self.warnings)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
@@ -267,6 +285,55 @@ class Ynm:
         if guidance:
             result["guidance"] = guidance
         return self._with_warnings(result, mark)
+
+    def _hosted_target(self, level: str, mount_id: str | None) -> Any:
+        """The hosted store a new record goes to, or None for a local mount: the one
+        ``mount_id`` names, else for a distributed record the first hosted store when no local
+        distributed mount is open (reference/storage.md §5.3).
+
+        Raises:
+            MountLevelMismatch: a personal record named a hosted (distributed) store.
+        """
+        from ynm.errors import MountLevelMismatch
+
+        if mount_id is not None:
+            if any(m.id == mount_id for m in self.mounts):
+                return None
+            for r in self.remotes:
+                if r.id == mount_id:
+                    if level != r.level:
+                        raise MountLevelMismatch(r.id, r.level, level)
+                    return r
+            return None
+        if level == "distributed" and self.remotes and not any(
+                m.level == "distributed" for m in self.mounts):
+            return self.remotes[0]
+        return None
+
+    def _remember_hosted(self, remote: Any, inp: RememberInput, level: str,
+                         namespace: str) -> dict[str, Any]:
+        """Forward a remember to a hosted store as ``memory_remember`` (without ``mount``);
+        the store stamps, gates and writes it. Returns its WriteResult with ``mount`` the
+        hosted mount's id. A store that cannot take it fails the write: it never lands
+        elsewhere (reference/storage.md §5.3).
+
+        Raises:
+            YnmError: ``mount <id> (<url>): <why>`` when the store cannot be reached, refuses
+                the token or refuses the write.
+        """
+        from ynm.service.remote import RECALL_TIMEOUT_S, RemoteError, call_tools
+
+        args = inp.model_dump(by_alias=True, exclude_none=True, exclude={"mount"})
+        args["level"] = level
+        if inp.namespace is not None:
+            args["namespace"] = namespace
+        (result,) = call_tools([(remote, "memory_remember", args)], RECALL_TIMEOUT_S)
+        if isinstance(result, RemoteError):
+            raise YnmError(f"mount {remote.id} ({remote.url}): {result}; nothing was written")
+        if not isinstance(result, dict):
+            raise YnmError(f"mount {remote.id} ({remote.url}): the hosted store's answer is "
+                           "not a write result; it may or may not have written")
+        return {**result, "mount": remote.id}
 
     def similar_guidance(self, memory_id: str, content: str) -> str | None:
         """The note a write gets when similar memories already exist, or None.
@@ -546,6 +613,7 @@ class Ynm:
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
 
+        hosted = self._hosted_context(q)
         pinned: list[tuple[float, str, Any]] = []
         searches = []
         now = self._now_ms()
@@ -567,7 +635,58 @@ class Ynm:
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
-        return pack([p[2] for p in pinned], [entry(row) for _, row in ranked], q.budget_tokens)
+        used = sum(int(b.get("tokens", 0)) for b in hosted)
+        block = pack([p[2] for p in pinned], [entry(row) for _, row in ranked],
+                     max(q.budget_tokens - used, 0))
+        if hosted:
+            block = {
+                "markdown": "\n".join([b["markdown"] for b in [block, *hosted]
+                                       if b["markdown"]]),
+                "included": [*block["included"], *(i for b in hosted for i in b["included"])],
+                "tokens": block["tokens"] + used,
+                "truncated": bool(block["truncated"] or any(b["truncated"] for b in hosted)),
+            }
+        if self.left_out:
+            block["leftOut"] = [x.to_obj() for x in self.left_out]
+        return block
+
+    def _hosted_context(self, q: ContextQuery) -> list[dict[str, Any]]:
+        """The sections of the hosted stores for a context block (reference/algorithms.md
+        §3.4): each selected store gets ``floor(budget x 0.4 / stores)`` tokens and 3 s; a
+        non-empty block's ``## Memory`` heading becomes ``## Shared memory (<mount>)``; empty
+        blocks are dropped, failed stores noted in :attr:`left_out`. Returns the blocks
+        ``{markdown, included, tokens, truncated}`` in mount order."""
+        from ynm.service.remote import CONTEXT_SHARE, CONTEXT_TIMEOUT_S, LeftOut, call_tools
+
+        self.left_out = []
+        remotes = self._select_remotes(q.mount, q.level)
+        if not remotes:
+            return []
+        share = int(q.budget_tokens * CONTEXT_SHARE // len(remotes))
+        if share < 1:
+            self.left_out = [LeftOut(r.id, r.url, f"the budget leaves it no tokens "
+                                                  f"({q.budget_tokens} across {len(remotes)} "
+                                                  "hosted stores)") for r in remotes]
+            return []
+        args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
+                            exclude={"mount", "level", "budget_tokens"})
+        args["budgetTokens"] = share
+        results = call_tools([(r, "memory_context", args) for r in remotes], CONTEXT_TIMEOUT_S)
+        blocks = []
+        for r, block in zip(remotes, results):
+            if not isinstance(block, dict) or not isinstance(block.get("markdown"), str):
+                why = str(block) if isinstance(block, Exception) else "not a context block"
+                self.left_out.append(LeftOut(r.id, r.url, why))
+                continue
+            if not block["markdown"]:
+                continue
+            markdown = block["markdown"]
+            if markdown.startswith("## Memory\n"):
+                markdown = f"## Shared memory ({r.id})\n" + markdown[len("## Memory\n"):]
+            blocks.append({"markdown": markdown, "included": list(block.get("included") or []),
+                           "tokens": int(block.get("tokens") or 0),
+                           "truncated": bool(block.get("truncated"))})
+        return blocks
 
     def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
         """Start a session: its id (given, normalised; or a new lowercase ULID), working
@@ -797,6 +916,7 @@ class Ynm:
         """
         from ynm.index.search import SearchQuery
 
+        hosted = self._hosted_recall(q)
         k = max(q.limit * 4, 40)
         searches = [(mount, SearchQuery(
             types=q.type, levels=q.level, namespace=q.namespace,
@@ -804,12 +924,19 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        ranked = self._ranked_across(searches, q.text, weigh_words)
+        report: dict[str, float] = {}
+        ranked = self._ranked_across(searches, q.text, weigh_words,
+                                     outside=[e for _, _, e in hosted], report=report)
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
         keep = max(q.limit, self.config.dream.rerank_top_k)
         hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
+        if hosted:
+            hits.extend(self._hosted_hits(q, hosted, report.get("strongest", 0.0)))
+            hits.sort(key=lambda h: h["updatedAt"], reverse=True)
+            hits.sort(key=lambda h: h["score"], reverse=True)
+            del hits[keep:]
         # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
         from ynm.dream.rerank import rerank_recall
 
@@ -817,12 +944,76 @@ class Ynm:
         # -- end rerank --
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
-                       weigh_words: bool = True) -> list[tuple[Any, dict[str, Any], str]]:
+                       weigh_words: bool = True, outside: list[float | None] | None = None,
+                       report: dict[str, float] | None = None
+                       ) -> list[tuple[Any, dict[str, Any], str]]:
         """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
         :func:`ynm.service.recall.ranked_across`)."""
         from ynm.service.recall import ranked_across
 
-        return ranked_across(self, searches, text, weigh_words)
+        return ranked_across(self, searches, text, weigh_words, outside=outside, report=report)
+
+    def _hosted_recall(self, q: RecallQuery) -> list[tuple[Any, list[dict[str, Any]], float | None]]:
+        """Ask each selected hosted store for ``memory_recall`` with the query less ``mount``
+        and ``level``, with ``explain`` (its relevance weighs it, see
+        :func:`ynm.service.remote.weigh_hosted`). Returns ``(store, hits, evidence)`` for each
+        store that answered; the others go to :attr:`left_out` (reference/algorithms.md §2.7).
+        Nothing is asked for a text with no word to search."""
+        from ynm.service.remote import LeftOut, RECALL_TIMEOUT_S, call_tools, weigh_hosted
+
+        self.left_out = []
+        remotes = self._select_remotes(q.mount, q.level)
+        if not remotes or has_no_search_words(q.text):
+            return []
+        args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
+                            exclude={"mount", "level"})
+        args.update(limit=q.limit, explain=True)
+        out = []
+        for r, hits in zip(remotes, call_tools([(r, "memory_recall", args) for r in remotes],
+                                               RECALL_TIMEOUT_S)):
+            if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+                why = str(hits) if isinstance(hits, Exception) else "not a list of hits"
+                self.left_out.append(LeftOut(r.id, r.url, why))
+                continue
+            out.append((r, hits, weigh_hosted(hits, q.text)))
+        return out
+
+    def _hosted_hits(self, q: RecallQuery, hosted: list[tuple[Any, list[dict[str, Any]],
+                                                             float | None]],
+                     strongest: float) -> list[dict[str, Any]]:
+        """The hosted stores' hits scored on the local scale: seed 001's ranker over the hit's
+        own relevance times its store's evidence over the strongest evidence of every store
+        searched (local or hosted), as :func:`ynm.service.recall.ranked_across` weighs local
+        mounts, with ``mount`` the hosted mount's id. The reference instead fuses the local
+        list and each hosted list by reciprocal rank (k = 60) and replaces every score by the
+        fused one (algorithms.md §2.7, §8.8): a one-word match in one list then ties with a
+        full match in the other, which the ranking across local mounts was built to avoid."""
+        from ynm.model.ranker import iso_to_ms, score
+        from ynm.service.remote import _relevance
+
+        now = self._now_ms()
+        has_text = bool(q.text and q.text.strip())
+        out = []
+        for remote, hits, evidence in hosted:
+            factor = 1.0
+            if evidence is not None and strongest > 0:
+                factor = min(1.0, evidence / strongest)
+            for h in hits:
+                try:
+                    s = score(relevance=_relevance(h) * factor, memory_type=str(h["type"]),
+                              updated_at_ms=iso_to_ms(str(h["updatedAt"])),
+                              importance=float(h.get("importance", 0.5)),
+                              pinned=bool(h.get("pinned")), has_text=has_text, now_ms=now)
+                except (KeyError, TypeError, ValueError):
+                    continue  # not a RecallHit: nothing to rank it by
+                rebuilt: dict[str, Any] = {"memoryId": h.get("memoryId"), "mount": remote.id,
+                                           "score": s.total}
+                if q.explain:
+                    rebuilt["explain"] = s.explain()
+                rebuilt.update((k, v) for k, v in h.items()
+                               if k not in ("memoryId", "mount", "score", "explain"))
+                out.append(rebuilt)
+        return out
 
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
@@ -1209,12 +1400,37 @@ class Ynm:
         for p in self.mount_problems:
             mounts.append({"id": p.id, "level": p.level, "provider": p.provider,
                            "location": p.location, "shards": -1, "error": p.error})
+        mounts.extend(self._hosted_status())
         return {
             "name": "ynm", "version": __version__, "config": list(self.loaded.files),
             "repo": str(self.loaded.repo) if self.loaded.repo else None,
             "mounts": mounts, "index": index, "problems": problems,
             "vectors": vectors,
         }
+
+    def _hosted_status(self) -> list[dict[str, Any]]:
+        """One ``status`` entry per hosted store, asked for ``memory_status`` (5 s each, all
+        at once): ``{id, level, provider: "mcp", location: <url>, signedIn}`` plus
+        ``shards`` (the store's own count) when it answered, or ``shards: -1`` and ``error``
+        (why it cannot be reached) when it did not, as a local mount that cannot be opened."""
+        if not self.remotes:
+            return []
+        from ynm.service.remote import STATUS_TIMEOUT_S, RemoteError, call_tools
+
+        results = call_tools([(r, "memory_status", {}) for r in self.remotes], STATUS_TIMEOUT_S)
+        out = []
+        for r, result in zip(self.remotes, results):
+            entry: dict[str, Any] = {"id": r.id, "level": r.level, "provider": r.provider,
+                                     "location": r.location, "signedIn": r.token is not None}
+            if isinstance(result, RemoteError):
+                entry.update(shards=-1, error=str(result))
+            else:
+                hosted = result.get("mounts") if isinstance(result, dict) else None
+                entry["shards"] = sum(int(m.get("shards", 0)) for m in hosted
+                                      if isinstance(m, dict) and int(m.get("shards", 0)) > 0
+                                      ) if isinstance(hosted, list) else 0
+            out.append(entry)
+        return out
 
     def vector_status(self) -> dict[str, Any]:
         """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "model"?,
