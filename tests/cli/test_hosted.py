@@ -334,3 +334,81 @@ def test_no_token_in_any_output_or_log(team, tmp_path, hosted_repo, server_home,
     log = (tmp_path / "server.log").read_text()
     assert "POST /mcp" in log or "listening" in log  # the server did log
     assert TOKEN not in log
+
+
+def test_edits_of_a_hosted_memory_go_to_the_hosted_store(team, hosted_repo, server_home,
+                                                         cli_run):
+    from ynm.service.ynm import Ynm
+
+    hid = hosted_write(hosted_repo, server_home, "The payments team deploys with helm")
+    result = cli_run("supersede", "--memory-id", hid, "--content",
+                     "The payments team deploys with argo", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["mount"] == "team"
+    result = cli_run("annotate", "--memory-id", hid, "--tags", "deploy", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["mount"] == "team"
+    result = cli_run("forget", "--memory-id", hid, "--json")
+    assert result.exit_code == 0, result.stderr
+    with Ynm.open(hosted_repo, {**os.environ, "YNM_HOME": str(server_home)},
+                  personal=False) as y:
+        _, state = y.find(hid)
+    assert state["current"]["content"] == "The payments team deploys with argo"
+    assert "deploy" in state["tags"] and state["tombstoned"] is True
+    # a memory neither the local mounts nor the hosted store hold is unknown, exit 1
+    missing = "01" + "A" * 24
+    result = cli_run("annotate", "--memory-id", missing, "--tags", "x")
+    assert (result.exit_code, result.stderr) == (1, f"Error: unknown memory {missing}\n")
+
+
+def test_an_edit_that_cannot_ask_the_hosted_store_says_so(serving, ynm_home, cli_run, project):
+    with serving() as base:
+        url = base + "/mcp"
+    mount_team(ynm_home, url)  # stopped: the hosted store cannot be asked
+    missing = "01" + "B" * 24
+    result = cli_run("annotate", "--memory-id", missing, "--tags", "x")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        f"Error: unknown memory {missing} in the mounts that answered; not asked: team ({url}): "
+        "cannot reach it (")
+
+
+def test_the_mcp_tools_name_a_left_out_hosted_store_in_the_guidance(
+        serving, ynm_home, cli_run, project, hosted_repo, server_home):
+    """An agent's local server (stdio) reads the hosted mount too, and its guidance names a
+    hosted store it could not reach (reference/algorithms.md §2.7)."""
+    from tests.server.conftest import run
+    from ynm.server.app import MemoryService, build_server
+
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    with serving() as base:
+        url = base + "/mcp"
+        mount_team(ynm_home, url)
+        assert cli_run("login", "team", "--token", TOKEN).exit_code == 0
+        hid = hosted_write(hosted_repo, server_home, "The payments team deploys with helm")
+        service = MemoryService(project)
+        service.open()
+        from mcp import Client
+
+        async def ask():
+            async with Client(build_server(service)) as c:
+                return (await c.call_tool("memory_recall", {"text": "helm"}),
+                        await c.call_tool("memory_context", {}))
+
+        try:
+            recall, context = run(ask, timeout=60)
+        except BaseException:
+            service.close()
+            raise
+        assert {h["memoryId"] for h in recall.structured_content["data"]} == {lid, hid}
+        assert recall.structured_content["guidance"] is None
+        assert hid in context.structured_content["data"]["included"]
+    try:  # the hosted server stopped
+        recall, context = run(ask, timeout=60)
+    finally:
+        service.close()
+    assert [h["memoryId"] for h in recall.structured_content["data"]] == [lid]
+    assert recall.structured_content["guidance"].startswith(
+        f"Shared memory left out: team ({url}): cannot reach it")
+    assert context.structured_content["data"]["included"] == [lid]
+    assert "Shared memory left out: team" in context.structured_content["guidance"]

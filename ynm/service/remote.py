@@ -58,11 +58,20 @@ _MOUNT_FILE_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
 class RemoteError(YnmError):
     """A hosted store that could not answer: unreachable, no answer in time, the token refused,
     or a tool error. The message says why, never holds the token, and names no mount (callers
-    add ``<mount> (<url>)``)."""
+    add ``<mount> (<url>)``). ``status``: the HTTP status that refused the call, if any;
+    ``answered``: the store ran the tool and answered with an error (``tool_text`` is its
+    message), as opposed to not being reached."""
 
-    def __init__(self, reason: str, *, status: int | None = None) -> None:
+    def __init__(self, reason: str, *, status: int | None = None,
+                 tool_text: str | None = None) -> None:
         super().__init__(reason)
         self.status = status
+        self.tool_text = tool_text
+
+    @property
+    def answered(self) -> bool:
+        """True when the store was reached and the tool itself failed."""
+        return self.tool_text is not None
 
 
 @dataclass(frozen=True)
@@ -254,7 +263,8 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
     except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
         raise _translate(err, refused, remote) from None
     if getattr(result, "is_error", False):
-        raise RemoteError("the hosted store answered with an error: " + _text(result))
+        text = _text(result)
+        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
     structured = getattr(result, "structured_content", None)
     if isinstance(structured, dict) and "data" in structured:
         return structured["data"]

@@ -385,6 +385,55 @@ class Ynm:
         out = self._append(mount, [record])
         return mount, record, out.revision, mark
 
+    def _find_or_hosted(self, memory_id: str) -> tuple[Mount, dict[str, Any]] | None:
+        """:meth:`find`, or None when no local mount holds the memory and hosted mounts exist
+        (the edit is then tried on them, :meth:`_edit_hosted`).
+
+        Raises:
+            UnknownMemory: no local mount holds it and no hosted mount is configured.
+        """
+        try:
+            return self.find(memory_id)
+        except UnknownMemory:
+            if not self.remotes:
+                raise
+            return None
+
+    def _edit_hosted(self, tool: str, inp: Any) -> dict[str, Any]:
+        """An edit (``memory_supersede``, ``memory_annotate``, ``memory_forget``) of a memory
+        no local mount holds, tried on each hosted store in order until one does not answer
+        ``unknown memory`` (reference/cli.md §4.1, storage.md §5.3). Returns that store's
+        WriteResult with ``mount`` its mount id.
+
+        Raises:
+            UnknownMemory: every hosted store answered ``unknown memory``.
+            YnmError: ``unknown memory <id> in the mounts that answered; not asked: <mount>
+                (<url>): <why>`` when a store that could hold it could not be asked, or the
+                store's own refusal (``mount <id> (<url>): <why>``).
+        """
+        from ynm.service.remote import RECALL_TIMEOUT_S, RemoteError, call_tools
+
+        args = inp.model_dump(by_alias=True, exclude_none=True)
+        not_asked = []
+        for remote in self.remotes:
+            (result,) = call_tools([(remote, tool, args)], RECALL_TIMEOUT_S)
+            if isinstance(result, RemoteError):
+                # the reference matches this text too: MCP carries no error type
+                if result.answered and "unknown memory" in (result.tool_text or ""):
+                    continue
+                if result.answered:
+                    raise YnmError(f"mount {remote.id} ({remote.url}): {result}")
+                not_asked.append(f"{remote.id} ({remote.url}): {result}")
+                continue
+            if not isinstance(result, dict):
+                raise YnmError(f"mount {remote.id} ({remote.url}): the hosted store's answer is "
+                               "not a write result; it may or may not have written")
+            return {**result, "mount": remote.id}
+        if not_asked:
+            raise YnmError(f"unknown memory {inp.memory_id} in the mounts that answered; not "
+                           f"asked: {'; '.join(not_asked)}")
+        raise UnknownMemory(inp.memory_id)
+
     def _write_result(self, mount: Mount, record: Record, revision: str,
                       mark: int) -> dict[str, Any]:
         """A WriteResult (reference/cli.md §3.1), with the ``warnings`` since ``mark``."""
@@ -416,7 +465,9 @@ class Ynm:
         Raises:
             UnknownMemory, Refused.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_supersede", inp)
         state = found[1]
         if inp.ttl is not None and state["type"] != "working":
             raise InvalidInput(f"ttl: only working memory expires; a {state['type']} memory "
@@ -450,7 +501,9 @@ class Ynm:
         Raises:
             UnknownMemory, Refused.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_annotate", inp)
         if _annotate_changes_nothing(found[1], inp):
             return self._unchanged(found[0], inp.memory_id, unchanged)
         fields = {
@@ -469,7 +522,9 @@ class Ynm:
         Raises:
             UnknownMemory.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_forget", inp)
         if found[1].get("tombstoned"):
             return self._unchanged(found[0], inp.memory_id, "already forgotten")
         fields = {"op": "tombstone", "reason": inp.reason}
