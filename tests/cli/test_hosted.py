@@ -412,3 +412,18 @@ def test_the_mcp_tools_name_a_left_out_hosted_store_in_the_guidance(
         f"Shared memory left out: team ({url}): cannot reach it")
     assert context.structured_content["data"]["included"] == [lid]
     assert "Shared memory left out: team" in context.structured_content["guidance"]
+
+
+@pytest.mark.parametrize("blocked", ["mcp", "httpx2"])
+def test_without_the_server_extra_recall_answers_and_names_what_to_install(
+        project, ynm_home, cli_run, blocked):
+    from tests.support.blocked import run_without
+
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    result = run_without([blocked], "recall", "helm", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert lid in result.stdout and "Traceback" not in result.stderr
+    assert result.stderr == (
+        "shared memory left out: team (http://127.0.0.1:9/mcp): a hosted (mcp) mount needs the "
+        f"server extra: pip install 'ynm[server]' ({blocked} is not installed)\n")

@@ -198,18 +198,19 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     """Call one MCP tool on each hosted store, all at once, each bounded by ``timeout_s``
     seconds (connecting included). Returns, in the order of ``calls``, the tool's ``data``
     (``structuredContent.data``, else the JSON text before any ``Guidance:``) or the
-    :class:`RemoteError` saying why there is none. Raises nothing for a store's failure.
-
-    Raises:
-        MissingExtra: the ``mcp`` client is not installed (the ``server`` extra).
+    :class:`RemoteError` saying why there is none; without the ``mcp`` client (the
+    ``server`` extra) every call's error says which extra to install. Raises nothing for a
+    store's failure, so a read still answers with the local hits.
     """
     from ynm.errors import missing_extra
 
     try:
         import anyio
-    except ImportError as err:  # pragma: no cover - anyio comes with mcp
-        raise missing_extra(err, "a hosted (mcp) mount", "server") from err
-    _load_client()
+        import httpx2  # noqa: F401
+        from mcp import Client  # noqa: F401
+    except ImportError as err:
+        why = str(missing_extra(err, "a hosted (mcp) mount", "server"))
+        return [RemoteError(why) for _ in calls]
     results: list[Any] = [None] * len(calls)
 
     async def one(i: int, remote: RemoteMount, tool: str, args: dict[str, Any]) -> None:
@@ -229,16 +230,6 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     if calls:
         anyio.run(all_calls)
     return results
-
-
-def _load_client() -> None:
-    from ynm.errors import missing_extra
-
-    try:
-        import httpx2  # noqa: F401
-        from mcp import Client  # noqa: F401
-    except ImportError as err:
-        raise missing_extra(err, "a hosted (mcp) mount", "server") from err
 
 
 async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
