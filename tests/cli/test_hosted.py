@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from tests.support.serve import free_port, serve_http  # noqa: E402
+from tests.support.serve import free_port, serve_http
 
 TOKEN = "hosted-s3cret-7f1d2c9a"
 OTHER_TOKEN = "another-s3cret-0b4e"
@@ -192,11 +192,13 @@ FILLERS = ("Lunch is at noon on Fridays", "The wiki lives in Confluence",
 
 @pytest.mark.parametrize(("local", "hosted", "local_newer", "query", "first"), [
     # the hosted memory holds every word; the newer local one two of three
-    ("The helm release of the ledger is pinned", "Roll back a bad helm release with helm "
-     "rollback", True, ("helm", "release", "rollback"), "hosted"),
+    ("The helm release of the ledger is pinned",
+     "Roll back a bad helm release with helm rollback",
+     True, ("helm", "release", "rollback"), "hosted"),
     # the local memory holds every word; the newer hosted one three of four
-    ("Canary analysis gates every production deploy", "Canary analysis gates use the SLO "
-     "budget", False, ("canary", "analysis", "gates", "deploy"), "local"),
+    ("Canary analysis gates every production deploy",
+     "Canary analysis gates use the SLO budget",
+     False, ("canary", "analysis", "gates", "deploy"), "local"),
 ])
 def test_relevance_across_local_and_hosted_stays_comparable(
         team, hosted_repo, server_home, cli_run, local, hosted, local_newer, query, first):
@@ -257,7 +259,7 @@ def test_with_the_server_stopped_recall_answers_locally_and_names_the_mount(
     assert team["provider"] == "mcp" and team["location"] == url and team["signedIn"] is True
     assert team["shards"] == -1 and team["error"].startswith("cannot reach it")
     result = cli_run("status")
-    assert f"team" in result.stdout and "cannot reach it" in result.stdout
+    assert "team" in result.stdout and "cannot reach it" in result.stdout
 
 
 def test_a_refused_or_missing_sign_in_is_named_not_dropped(team, ynm_home, hosted_repo,

@@ -34,14 +34,22 @@ from ynm.errors import InvalidInput, YnmError
 
 __all__ = [
     "CONTEXT_TIMEOUT_S",
-    "LeftOut",
     "RECALL_TIMEOUT_S",
+    "LeftOut",
     "RemoteError",
     "RemoteMount",
     "auth_path",
     "call_tools",
     "delete_sign_in",
+    "edit_hosted",
+    "hosted_context",
+    "hosted_hits",
+    "hosted_recall",
+    "hosted_status",
+    "hosted_target",
+    "join_context",
     "read_sign_in",
+    "remember_hosted",
     "remote_mounts",
     "save_sign_in",
     "weigh_hosted",
@@ -247,10 +255,12 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
 
     headers = {"Authorization": f"Bearer {remote.token}"} if remote.token else {}
     try:
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout_s),
-                                      event_hooks={"response": [watch]}) as http:
-            async with Client(streamable_http_client(remote.url, http_client=http)) as client:
-                result = await client.call_tool(tool, args)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout_s),
+                               event_hooks={"response": [watch]}) as http,
+            Client(streamable_http_client(remote.url, http_client=http)) as client,
+        ):
+            result = await client.call_tool(tool, args)
     except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
         raise _translate(err, refused, remote) from None
     if getattr(result, "is_error", False):
@@ -364,3 +374,232 @@ def _shares(hits: list[dict[str, Any]], words: list[str]) -> list[float]:
     finally:
         conn.close()
     return [n / len(words) for n in held]
+
+
+# -- the operations on hosted stores (called by ynm.service.ynm.Ynm) -----------------------
+
+
+def hosted_recall(remotes: Sequence[RemoteMount], q: Any
+                  ) -> tuple[list[tuple[RemoteMount, list[dict[str, Any]], float | None]],
+                             list[LeftOut]]:
+    """Ask each of ``remotes`` for ``memory_recall`` with the query ``q``
+    (:class:`ynm.model.inputs.RecallQuery`) less ``mount`` and ``level``, with ``explain``
+    (each hit's relevance weighs it: :func:`weigh_hosted`), all at once, 10 s each. Returns
+    ``(store, hits, evidence)`` per store that answered, and the stores left out
+    (reference/algorithms.md §2.7)."""
+    if not remotes:
+        return [], []
+    args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
+                        exclude={"mount", "level"})
+    args.update(limit=q.limit, explain=True)
+    answered, left_out = [], []
+    results = call_tools([(r, "memory_recall", args) for r in remotes], RECALL_TIMEOUT_S)
+    for r, hits in zip(remotes, results):
+        if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+            why = str(hits) if isinstance(hits, Exception) else "its answer is not a list of hits"
+            left_out.append(LeftOut(r.id, r.url, why))
+            continue
+        answered.append((r, hits, weigh_hosted(hits, q.text)))
+    return answered, left_out
+
+
+def hosted_hits(q: Any, hosted: Sequence[tuple[RemoteMount, list[dict[str, Any]], float | None]],
+                strongest: float, now_ms: int) -> list[dict[str, Any]]:
+    """The hosted stores' hits (:func:`hosted_recall`) scored on the local scale, as
+    RecallHits with ``mount`` the hosted mount's id and ``explain`` only when ``q`` asks:
+    seed 001's ranker (ynm.model.ranker) over the hit's own relevance times its store's
+    evidence over ``strongest``, the strongest evidence of every store searched, local or
+    hosted, as :func:`ynm.service.recall.ranked_across` weighs local mounts. A hit without a
+    type or ``updatedAt`` is dropped (nothing to rank it by).
+
+    The reference instead fuses the local list and each hosted list by reciprocal rank
+    (k = 60) and replaces every score by the fused one (algorithms.md §2.7, §8.8): the first
+    hit of each list then ties, a one-word match with a full one, which is what the weighing
+    across local mounts exists to avoid."""
+    from ynm.model.ranker import iso_to_ms, score
+
+    has_text = bool(q.text and q.text.strip())
+    out = []
+    for remote, hits, evidence in hosted:
+        factor = 1.0
+        if evidence is not None and strongest > 0:
+            factor = min(1.0, evidence / strongest)
+        for h in hits:
+            try:
+                s = score(relevance=_relevance(h) * factor, memory_type=str(h["type"]),
+                          updated_at_ms=iso_to_ms(str(h["updatedAt"])),
+                          importance=float(h.get("importance", 0.5)),
+                          pinned=bool(h.get("pinned")), has_text=has_text, now_ms=now_ms)
+            except (KeyError, TypeError, ValueError):
+                continue
+            rebuilt: dict[str, Any] = {"memoryId": h.get("memoryId"), "mount": remote.id,
+                                       "score": s.total}
+            if q.explain:
+                rebuilt["explain"] = s.explain()
+            rebuilt.update((k, v) for k, v in h.items()
+                           if k not in ("memoryId", "mount", "score", "explain"))
+            out.append(rebuilt)
+    return out
+
+
+def hosted_context(remotes: Sequence[RemoteMount], q: Any
+                   ) -> tuple[list[dict[str, Any]], list[LeftOut]]:
+    """The hosted stores' sections of a context block for ``q``
+    (:class:`ynm.model.inputs.ContextQuery`; reference/algorithms.md §3.4): each store gets
+    ``floor(budget x 0.4 / stores)`` tokens and 3 s; a non-empty block's ``## Memory``
+    heading becomes ``## Shared memory (<mount>)``; empty blocks are dropped. Returns the
+    blocks ``{markdown, included, tokens, truncated}`` in mount order, and the stores left
+    out."""
+    if not remotes:
+        return [], []
+    share = int(q.budget_tokens * CONTEXT_SHARE // len(remotes))
+    if share < 1:
+        return [], [LeftOut(r.id, r.url, f"a budget of {q.budget_tokens} tokens leaves it none")
+                    for r in remotes]
+    args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
+                        exclude={"mount", "level", "budget_tokens"})
+    args["budgetTokens"] = share
+    blocks, left_out = [], []
+    results = call_tools([(r, "memory_context", args) for r in remotes], CONTEXT_TIMEOUT_S)
+    for r, block in zip(remotes, results):
+        if not isinstance(block, dict) or not isinstance(block.get("markdown"), str):
+            why = str(block) if isinstance(block, Exception) else "its answer is not a block"
+            left_out.append(LeftOut(r.id, r.url, why))
+            continue
+        markdown = block["markdown"]
+        if not markdown:
+            continue
+        if markdown.startswith("## Memory\n"):
+            markdown = f"## Shared memory ({r.id})\n" + markdown[len("## Memory\n"):]
+        blocks.append({"markdown": markdown, "included": list(block.get("included") or []),
+                       "tokens": _int(block.get("tokens")),
+                       "truncated": bool(block.get("truncated"))})
+    return blocks, left_out
+
+
+def join_context(local: dict[str, Any], hosted: Sequence[dict[str, Any]],
+                 left_out: Sequence[LeftOut]) -> dict[str, Any]:
+    """The context block: the non-empty local block, then the hosted sections, joined by a
+    newline; ``included`` concatenated, ``tokens`` summed, ``truncated`` OR-ed
+    (reference/algorithms.md §3.4); plus ``leftOut: [{mount, url, reason}]`` when a hosted
+    store was left out (ours: the reference only notes it)."""
+    block = dict(local)
+    if hosted:
+        block = {
+            "markdown": "\n".join(b["markdown"] for b in [local, *hosted] if b["markdown"]),
+            "included": [*local["included"], *(i for b in hosted for i in b["included"])],
+            "tokens": local["tokens"] + sum(b["tokens"] for b in hosted),
+            "truncated": bool(local["truncated"] or any(b["truncated"] for b in hosted)),
+        }
+    if left_out:
+        block["leftOut"] = [x.to_obj() for x in left_out]
+    return block
+
+
+def hosted_status(remotes: Sequence[RemoteMount]) -> list[dict[str, Any]]:
+    """One ``ynm status`` mount entry per hosted store, each asked for ``memory_status`` (5 s,
+    all at once): ``{id, level, provider: "mcp", location: <url>, signedIn, shards}``, shards
+    being the store's own count, or ``shards: -1`` and ``error: <why>`` when it cannot be
+    reached or refuses the sign-in, as a local mount that cannot be opened."""
+    results = call_tools([(r, "memory_status", {}) for r in remotes], STATUS_TIMEOUT_S)
+    out = []
+    for r, result in zip(remotes, results):
+        entry: dict[str, Any] = {"id": r.id, "level": r.level, "provider": r.provider,
+                                 "location": r.location, "signedIn": r.token is not None}
+        if isinstance(result, RemoteError):
+            entry.update(shards=-1, error=str(result))
+        else:
+            mounts = result.get("mounts") if isinstance(result, dict) else None
+            entry["shards"] = sum(max(_int(m.get("shards")), 0) for m in mounts
+                                  if isinstance(m, dict)) if isinstance(mounts, list) else 0
+        out.append(entry)
+    return out
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def hosted_target(mounts: Sequence[Any], remotes: Sequence[RemoteMount], level: str,
+                  mount_id: str | None) -> RemoteMount | None:
+    """The hosted store a new record goes to, or None for a local mount (``mounts``): the one
+    ``mount_id`` names, else, for a distributed record, the first hosted store when no local
+    distributed mount is open (reference/storage.md §5.3).
+
+    Raises:
+        MountLevelMismatch: a personal record named a hosted (always distributed) store.
+    """
+    from ynm.errors import MountLevelMismatch
+
+    if mount_id is not None:
+        if any(m.id == mount_id for m in mounts):
+            return None
+        for r in remotes:
+            if r.id == mount_id:
+                if level != r.level:
+                    raise MountLevelMismatch(r.id, r.level, level)
+                return r
+        return None
+    if level == "distributed" and remotes and not any(m.level == "distributed"
+                                                      for m in mounts):
+        return remotes[0]
+    return None
+
+
+def remember_hosted(remote: RemoteMount, inp: Any, level: str,
+                    namespace: str) -> dict[str, Any]:
+    """Forward a remember (:class:`ynm.model.inputs.RememberInput`) to a hosted store as
+    ``memory_remember`` without ``mount``; the store stamps, gates and writes it. Returns its
+    WriteResult with ``mount`` the hosted mount's id. A store that cannot take it fails the
+    write, which never lands elsewhere (reference/storage.md §5.3).
+
+    Raises:
+        YnmError: ``mount <id> (<url>): <why>; nothing was written``.
+    """
+    args = inp.model_dump(by_alias=True, exclude_none=True, exclude={"mount"})
+    args["level"] = level
+    if inp.namespace is not None:
+        args["namespace"] = namespace
+    (result,) = call_tools([(remote, "memory_remember", args)], RECALL_TIMEOUT_S)
+    return _write_result(remote, result, "; nothing was written")
+
+
+def edit_hosted(remotes: Sequence[RemoteMount], tool: str, inp: Any) -> dict[str, Any]:
+    """An edit (``tool``: ``memory_supersede``, ``memory_annotate``, ``memory_forget``; ``inp``
+    its input) of a memory no local mount holds, tried on each hosted store in order until
+    one does not answer ``unknown memory`` (reference/cli.md §4.1, storage.md §5.3: the
+    reference matches that text too, as MCP carries no error type). Returns that store's
+    WriteResult with ``mount`` its mount id.
+
+    Raises:
+        UnknownMemory: every hosted store answered ``unknown memory``.
+        YnmError: ``unknown memory <id> in the mounts that answered; not asked: <mount>
+            (<url>): <why>`` when a store that may hold it could not be asked; the store's
+            own refusal as ``mount <id> (<url>): <why>``.
+    """
+    from ynm.errors import UnknownMemory
+
+    args = inp.model_dump(by_alias=True, exclude_none=True)
+    not_asked = []
+    for remote in remotes:
+        (result,) = call_tools([(remote, tool, args)], RECALL_TIMEOUT_S)
+        if isinstance(result, RemoteError) and result.answered \
+                and "unknown memory" in (result.tool_text or ""):
+            continue
+        if isinstance(result, RemoteError) and not result.answered:
+            not_asked.append(f"{remote.id} ({remote.url}): {result}")
+            continue
+        return _write_result(remote, result)
+    if not_asked:
+        raise YnmError(f"unknown memory {inp.memory_id} in the mounts that answered; not "
+                       f"asked: {'; '.join(not_asked)}")
+    raise UnknownMemory(inp.memory_id)
+
+
+def _write_result(remote: RemoteMount, result: Any, failed: str = "") -> dict[str, Any]:
+    if isinstance(result, RemoteError):
+        raise YnmError(f"mount {remote.id} ({remote.url}): {result}{failed}")
+    if not isinstance(result, dict):
+        raise YnmError(f"mount {remote.id} ({remote.url}): the hosted store's answer is not a "
+                       "write result; it may or may not have written")
+    return {**result, "mount": remote.id}

@@ -249,9 +249,11 @@ class Ynm:
             namespace = f"user/{self.config.user_id}"
         elif namespace is None:
             namespace = COMMON
-        hosted = self._hosted_target(level, inp.mount)
-        if hosted is not None:
-            return self._remember_hosted(hosted, inp, level, namespace)
+        from ynm.service.remote import hosted_target, remember_hosted
+
+        hosted = hosted_target(self.mounts, self.remotes, level, inp.mount)
+        if hosted is not None:  # a hosted store stamps, gates and writes it
+            return remember_hosted(hosted, inp, level, namespace)
         mount = route(self.mounts, level, inp.mount)
         mark = len(self.warnings)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
@@ -285,55 +287,6 @@ class Ynm:
         if guidance:
             result["guidance"] = guidance
         return self._with_warnings(result, mark)
-
-    def _hosted_target(self, level: str, mount_id: str | None) -> Any:
-        """The hosted store a new record goes to, or None for a local mount: the one
-        ``mount_id`` names, else for a distributed record the first hosted store when no local
-        distributed mount is open (reference/storage.md §5.3).
-
-        Raises:
-            MountLevelMismatch: a personal record named a hosted (distributed) store.
-        """
-        from ynm.errors import MountLevelMismatch
-
-        if mount_id is not None:
-            if any(m.id == mount_id for m in self.mounts):
-                return None
-            for r in self.remotes:
-                if r.id == mount_id:
-                    if level != r.level:
-                        raise MountLevelMismatch(r.id, r.level, level)
-                    return r
-            return None
-        if level == "distributed" and self.remotes and not any(
-                m.level == "distributed" for m in self.mounts):
-            return self.remotes[0]
-        return None
-
-    def _remember_hosted(self, remote: Any, inp: RememberInput, level: str,
-                         namespace: str) -> dict[str, Any]:
-        """Forward a remember to a hosted store as ``memory_remember`` (without ``mount``);
-        the store stamps, gates and writes it. Returns its WriteResult with ``mount`` the
-        hosted mount's id. A store that cannot take it fails the write: it never lands
-        elsewhere (reference/storage.md §5.3).
-
-        Raises:
-            YnmError: ``mount <id> (<url>): <why>`` when the store cannot be reached, refuses
-                the token or refuses the write.
-        """
-        from ynm.service.remote import RECALL_TIMEOUT_S, RemoteError, call_tools
-
-        args = inp.model_dump(by_alias=True, exclude_none=True, exclude={"mount"})
-        args["level"] = level
-        if inp.namespace is not None:
-            args["namespace"] = namespace
-        (result,) = call_tools([(remote, "memory_remember", args)], RECALL_TIMEOUT_S)
-        if isinstance(result, RemoteError):
-            raise YnmError(f"mount {remote.id} ({remote.url}): {result}; nothing was written")
-        if not isinstance(result, dict):
-            raise YnmError(f"mount {remote.id} ({remote.url}): the hosted store's answer is "
-                           "not a write result; it may or may not have written")
-        return {**result, "mount": remote.id}
 
     def similar_guidance(self, memory_id: str, content: str) -> str | None:
         """The note a write gets when similar memories already exist, or None.
@@ -400,39 +353,11 @@ class Ynm:
             return None
 
     def _edit_hosted(self, tool: str, inp: Any) -> dict[str, Any]:
-        """An edit (``memory_supersede``, ``memory_annotate``, ``memory_forget``) of a memory
-        no local mount holds, tried on each hosted store in order until one does not answer
-        ``unknown memory`` (reference/cli.md §4.1, storage.md §5.3). Returns that store's
-        WriteResult with ``mount`` its mount id.
+        """An edit of a memory no local mount holds, tried on the hosted stores
+        (:func:`ynm.service.remote.edit_hosted`)."""
+        from ynm.service.remote import edit_hosted
 
-        Raises:
-            UnknownMemory: every hosted store answered ``unknown memory``.
-            YnmError: ``unknown memory <id> in the mounts that answered; not asked: <mount>
-                (<url>): <why>`` when a store that could hold it could not be asked, or the
-                store's own refusal (``mount <id> (<url>): <why>``).
-        """
-        from ynm.service.remote import RECALL_TIMEOUT_S, RemoteError, call_tools
-
-        args = inp.model_dump(by_alias=True, exclude_none=True)
-        not_asked = []
-        for remote in self.remotes:
-            (result,) = call_tools([(remote, tool, args)], RECALL_TIMEOUT_S)
-            if isinstance(result, RemoteError):
-                # the reference matches this text too: MCP carries no error type
-                if result.answered and "unknown memory" in (result.tool_text or ""):
-                    continue
-                if result.answered:
-                    raise YnmError(f"mount {remote.id} ({remote.url}): {result}")
-                not_asked.append(f"{remote.id} ({remote.url}): {result}")
-                continue
-            if not isinstance(result, dict):
-                raise YnmError(f"mount {remote.id} ({remote.url}): the hosted store's answer is "
-                               "not a write result; it may or may not have written")
-            return {**result, "mount": remote.id}
-        if not_asked:
-            raise YnmError(f"unknown memory {inp.memory_id} in the mounts that answered; not "
-                           f"asked: {'; '.join(not_asked)}")
-        raise UnknownMemory(inp.memory_id)
+        return edit_hosted(self.remotes, tool, inp)
 
     def _write_result(self, mount: Mount, record: Record, revision: str,
                       mark: int) -> dict[str, Any]:
@@ -667,8 +592,9 @@ class Ynm:
         :func:`ynm.model.context_block.pack`)."""
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
+        from ynm.service.remote import hosted_context, join_context
 
-        hosted = self._hosted_context(q)
+        hosted, self.left_out = hosted_context(self._select_remotes(q.mount, q.level), q)
         pinned: list[tuple[float, str, Any]] = []
         searches = []
         now = self._now_ms()
@@ -690,58 +616,11 @@ class Ynm:
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
-        used = sum(int(b.get("tokens", 0)) for b in hosted)
+        # the local block gets what the hosted sections left (algorithms.md §3.4)
+        used = sum(b["tokens"] for b in hosted)
         block = pack([p[2] for p in pinned], [entry(row) for _, row in ranked],
                      max(q.budget_tokens - used, 0))
-        if hosted:
-            block = {
-                "markdown": "\n".join([b["markdown"] for b in [block, *hosted]
-                                       if b["markdown"]]),
-                "included": [*block["included"], *(i for b in hosted for i in b["included"])],
-                "tokens": block["tokens"] + used,
-                "truncated": bool(block["truncated"] or any(b["truncated"] for b in hosted)),
-            }
-        if self.left_out:
-            block["leftOut"] = [x.to_obj() for x in self.left_out]
-        return block
-
-    def _hosted_context(self, q: ContextQuery) -> list[dict[str, Any]]:
-        """The sections of the hosted stores for a context block (reference/algorithms.md
-        §3.4): each selected store gets ``floor(budget x 0.4 / stores)`` tokens and 3 s; a
-        non-empty block's ``## Memory`` heading becomes ``## Shared memory (<mount>)``; empty
-        blocks are dropped, failed stores noted in :attr:`left_out`. Returns the blocks
-        ``{markdown, included, tokens, truncated}`` in mount order."""
-        from ynm.service.remote import CONTEXT_SHARE, CONTEXT_TIMEOUT_S, LeftOut, call_tools
-
-        self.left_out = []
-        remotes = self._select_remotes(q.mount, q.level)
-        if not remotes:
-            return []
-        share = int(q.budget_tokens * CONTEXT_SHARE // len(remotes))
-        if share < 1:
-            self.left_out = [LeftOut(r.id, r.url, f"the budget leaves it no tokens "
-                                                  f"({q.budget_tokens} across {len(remotes)} "
-                                                  "hosted stores)") for r in remotes]
-            return []
-        args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
-                            exclude={"mount", "level", "budget_tokens"})
-        args["budgetTokens"] = share
-        results = call_tools([(r, "memory_context", args) for r in remotes], CONTEXT_TIMEOUT_S)
-        blocks = []
-        for r, block in zip(remotes, results):
-            if not isinstance(block, dict) or not isinstance(block.get("markdown"), str):
-                why = str(block) if isinstance(block, Exception) else "not a context block"
-                self.left_out.append(LeftOut(r.id, r.url, why))
-                continue
-            if not block["markdown"]:
-                continue
-            markdown = block["markdown"]
-            if markdown.startswith("## Memory\n"):
-                markdown = f"## Shared memory ({r.id})\n" + markdown[len("## Memory\n"):]
-            blocks.append({"markdown": markdown, "included": list(block.get("included") or []),
-                           "tokens": int(block.get("tokens") or 0),
-                           "truncated": bool(block.get("truncated"))})
-        return blocks
+        return join_context(block, hosted, self.left_out)
 
     def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
         """Start a session: its id (given, normalised; or a new lowercase ULID), working
@@ -970,8 +849,13 @@ class Ynm:
         (:func:`ynm.service.recall.candidates`); for callers that test the hits themselves.
         """
         from ynm.index.search import SearchQuery
+        from ynm.service.remote import hosted_hits, hosted_recall
 
-        hosted = self._hosted_recall(q)
+        hosted: list[Any] = []
+        if not has_no_search_words(q.text):
+            hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level), q)
+        else:
+            self.left_out = []
         k = max(q.limit * 4, 40)
         searches = [(mount, SearchQuery(
             types=q.type, levels=q.level, namespace=q.namespace,
@@ -988,7 +872,7 @@ class Ynm:
         keep = max(q.limit, self.config.dream.rerank_top_k)
         hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
         if hosted:
-            hits.extend(self._hosted_hits(q, hosted, report.get("strongest", 0.0)))
+            hits.extend(hosted_hits(q, hosted, report.get("strongest", 0.0), self._now_ms()))
             hits.sort(key=lambda h: h["updatedAt"], reverse=True)
             hits.sort(key=lambda h: h["score"], reverse=True)
             del hits[keep:]
@@ -1007,68 +891,6 @@ class Ynm:
         from ynm.service.recall import ranked_across
 
         return ranked_across(self, searches, text, weigh_words, outside=outside, report=report)
-
-    def _hosted_recall(self, q: RecallQuery) -> list[tuple[Any, list[dict[str, Any]], float | None]]:
-        """Ask each selected hosted store for ``memory_recall`` with the query less ``mount``
-        and ``level``, with ``explain`` (its relevance weighs it, see
-        :func:`ynm.service.remote.weigh_hosted`). Returns ``(store, hits, evidence)`` for each
-        store that answered; the others go to :attr:`left_out` (reference/algorithms.md §2.7).
-        Nothing is asked for a text with no word to search."""
-        from ynm.service.remote import LeftOut, RECALL_TIMEOUT_S, call_tools, weigh_hosted
-
-        self.left_out = []
-        remotes = self._select_remotes(q.mount, q.level)
-        if not remotes or has_no_search_words(q.text):
-            return []
-        args = q.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True,
-                            exclude={"mount", "level"})
-        args.update(limit=q.limit, explain=True)
-        out = []
-        for r, hits in zip(remotes, call_tools([(r, "memory_recall", args) for r in remotes],
-                                               RECALL_TIMEOUT_S)):
-            if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
-                why = str(hits) if isinstance(hits, Exception) else "not a list of hits"
-                self.left_out.append(LeftOut(r.id, r.url, why))
-                continue
-            out.append((r, hits, weigh_hosted(hits, q.text)))
-        return out
-
-    def _hosted_hits(self, q: RecallQuery, hosted: list[tuple[Any, list[dict[str, Any]],
-                                                             float | None]],
-                     strongest: float) -> list[dict[str, Any]]:
-        """The hosted stores' hits scored on the local scale: seed 001's ranker over the hit's
-        own relevance times its store's evidence over the strongest evidence of every store
-        searched (local or hosted), as :func:`ynm.service.recall.ranked_across` weighs local
-        mounts, with ``mount`` the hosted mount's id. The reference instead fuses the local
-        list and each hosted list by reciprocal rank (k = 60) and replaces every score by the
-        fused one (algorithms.md §2.7, §8.8): a one-word match in one list then ties with a
-        full match in the other, which the ranking across local mounts was built to avoid."""
-        from ynm.model.ranker import iso_to_ms, score
-        from ynm.service.remote import _relevance
-
-        now = self._now_ms()
-        has_text = bool(q.text and q.text.strip())
-        out = []
-        for remote, hits, evidence in hosted:
-            factor = 1.0
-            if evidence is not None and strongest > 0:
-                factor = min(1.0, evidence / strongest)
-            for h in hits:
-                try:
-                    s = score(relevance=_relevance(h) * factor, memory_type=str(h["type"]),
-                              updated_at_ms=iso_to_ms(str(h["updatedAt"])),
-                              importance=float(h.get("importance", 0.5)),
-                              pinned=bool(h.get("pinned")), has_text=has_text, now_ms=now)
-                except (KeyError, TypeError, ValueError):
-                    continue  # not a RecallHit: nothing to rank it by
-                rebuilt: dict[str, Any] = {"memoryId": h.get("memoryId"), "mount": remote.id,
-                                           "score": s.total}
-                if q.explain:
-                    rebuilt["explain"] = s.explain()
-                rebuilt.update((k, v) for k, v in h.items()
-                               if k not in ("memoryId", "mount", "score", "explain"))
-                out.append(rebuilt)
-        return out
 
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
@@ -1455,37 +1277,16 @@ class Ynm:
         for p in self.mount_problems:
             mounts.append({"id": p.id, "level": p.level, "provider": p.provider,
                            "location": p.location, "shards": -1, "error": p.error})
-        mounts.extend(self._hosted_status())
+        if self.remotes:
+            from ynm.service.remote import hosted_status
+
+            mounts.extend(hosted_status(self.remotes))
         return {
             "name": "ynm", "version": __version__, "config": list(self.loaded.files),
             "repo": str(self.loaded.repo) if self.loaded.repo else None,
             "mounts": mounts, "index": index, "problems": problems,
             "vectors": vectors,
         }
-
-    def _hosted_status(self) -> list[dict[str, Any]]:
-        """One ``status`` entry per hosted store, asked for ``memory_status`` (5 s each, all
-        at once): ``{id, level, provider: "mcp", location: <url>, signedIn}`` plus
-        ``shards`` (the store's own count) when it answered, or ``shards: -1`` and ``error``
-        (why it cannot be reached) when it did not, as a local mount that cannot be opened."""
-        if not self.remotes:
-            return []
-        from ynm.service.remote import STATUS_TIMEOUT_S, RemoteError, call_tools
-
-        results = call_tools([(r, "memory_status", {}) for r in self.remotes], STATUS_TIMEOUT_S)
-        out = []
-        for r, result in zip(self.remotes, results):
-            entry: dict[str, Any] = {"id": r.id, "level": r.level, "provider": r.provider,
-                                     "location": r.location, "signedIn": r.token is not None}
-            if isinstance(result, RemoteError):
-                entry.update(shards=-1, error=str(result))
-            else:
-                hosted = result.get("mounts") if isinstance(result, dict) else None
-                entry["shards"] = sum(int(m.get("shards", 0)) for m in hosted
-                                      if isinstance(m, dict) and int(m.get("shards", 0)) > 0
-                                      ) if isinstance(hosted, list) else 0
-            out.append(entry)
-        return out
 
     def vector_status(self) -> dict[str, Any]:
         """Whether recall uses vectors, and why not: ``{"enabled", "embedder", "model"?,
