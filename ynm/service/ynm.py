@@ -303,7 +303,7 @@ class Ynm:
         words = overlap_words(content)
         similar = [
             h for h in self.recall(RecallQuery(text=content[:200], limit=4, rerank=False),
-                                   weigh_words=False)
+                                   weigh_words=False, hosted=False)
             if h["memoryId"] != memory_id
             and overlap_coefficient(words, overlap_words(h["content"] or h["summary"])) >= SIMILAR_AT
         ]
@@ -836,7 +836,8 @@ class Ynm:
 
     # -- recall ----------------------------------------------------------------------------
 
-    def recall(self, q: RecallQuery, *, weigh_words: bool = True) -> list[dict[str, Any]]:
+    def recall(self, q: RecallQuery, *, weigh_words: bool = True,
+               hosted: bool = True) -> list[dict[str, Any]]:
         """Ranked recall across the selected mounts (reference/algorithms.md §2).
 
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
@@ -847,15 +848,21 @@ class Ynm:
         the text weights, algorithms.md §8.4, returning every memory at one relevance.
         ``weigh_words=False`` ranks full-text candidates by BM25 alone, without the word share
         (:func:`ynm.service.recall.candidates`); for callers that test the hits themselves.
+
+        Hosted (mcp) mounts are asked too (:func:`ynm.service.remote.hosted_recall`; their
+        hits ranked on the same scale, :func:`ynm.service.remote.hosted_hits`); the ones that
+        could not answer are in :attr:`left_out`. ``hosted=False`` asks none: the lookup for
+        similar memories after a local write does not wait on the network (the reference's
+        does, algorithms.md §8.32).
         """
         from ynm.index.search import SearchQuery
         from ynm.service.remote import hosted_hits, hosted_recall
 
-        hosted: list[Any] = []
-        if not has_no_search_words(q.text):
-            hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level), q)
-        else:
-            self.left_out = []
+        found_hosted: list[Any] = []
+        self.left_out = []
+        if hosted and not has_no_search_words(q.text):
+            found_hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level),
+                                                        q)
         k = max(q.limit * 4, 40)
         searches = [(mount, SearchQuery(
             types=q.type, levels=q.level, namespace=q.namespace,
@@ -865,14 +872,15 @@ class Ynm:
         )) for mount in self._select(q.mount, q.level)]
         report: dict[str, float] = {}
         ranked = self._ranked_across(searches, q.text, weigh_words,
-                                     outside=[e for _, _, e in hosted], report=report)
+                                     outside=[e for _, _, e in found_hosted], report=report)
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
         keep = max(q.limit, self.config.dream.rerank_top_k)
         hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
-        if hosted:
-            hits.extend(hosted_hits(q, hosted, report.get("strongest", 0.0), self._now_ms()))
+        if found_hosted:
+            hits.extend(hosted_hits(q, found_hosted, report.get("strongest", 0.0),
+                                    self._now_ms()))
             hits.sort(key=lambda h: h["updatedAt"], reverse=True)
             hits.sort(key=lambda h: h["score"], reverse=True)
             del hits[keep:]
