@@ -54,6 +54,9 @@ def test_a_token_is_only_read_for_the_url_it_was_saved_for(tmp_path: Path):
     assert read_sign_in(tmp_path, "team", URL) == "tok"
     assert read_sign_in(tmp_path, "team", "https://evil.example.com/mcp") is None
     assert read_sign_in(tmp_path, "other", URL) is None
+    for bad in ("tok en", "tok\nX-Evil: 1", ""):  # never sent as a header
+        (tmp_path / "auth" / "team.json").write_text(json.dumps({"url": URL, "token": bad}))
+        assert read_sign_in(tmp_path, "team", URL) is None
     (tmp_path / "auth" / "team.json").write_text("not json")
     assert read_sign_in(tmp_path, "team", URL) is None
     assert delete_sign_in(tmp_path, "team") is True
@@ -172,3 +175,32 @@ def test_a_local_write_does_not_wait_on_a_hosted_store(calls, project):
         y.recall(RecallQuery(text="helm", mount="project"))
         y.recall(RecallQuery(text="C++"))  # nothing to search: nobody is asked
         assert calls == ["memory_recall"] and y.left_out == []
+
+
+def test_a_store_that_never_answers_is_left_out_after_the_timeout():
+    """A server that accepts the connection and says nothing (a hung proxy): the call ends
+    at its timeout with a reason; the context's 3 s of the reference (algorithms.md §3.4)."""
+    import socket
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        start = time.monotonic()
+        (result,) = remote.call_tools([(RemoteMount("team", url, "tok"), "memory_context", {})],
+                                      1.5)
+        took = time.monotonic() - start
+    assert isinstance(result, RemoteError)
+    assert str(result) == "no answer within 1.5 s"
+    assert 1.4 < took < 10
+
+
+def test_a_refused_connection_says_so():
+    from tests.support.serve import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    (result,) = remote.call_tools([(RemoteMount("team", url, "tok"), "memory_status", {})], 5)
+    assert isinstance(result, RemoteError) and not result.answered
+    assert str(result).startswith("cannot reach it (")
+    assert "tok" not in str(result)

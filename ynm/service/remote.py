@@ -162,7 +162,8 @@ def save_sign_in(home: Path, mount_id: str, url: str, token: str) -> Path:
 def read_sign_in(home: Path, mount_id: str, url: str) -> str | None:
     """The token kept for ``mount_id``, only if it was saved for this very ``url`` (a mount
     whose url changed is not signed in: its token is never sent elsewhere). None when there is
-    no sign-in, or the file cannot be read or is not ynm's."""
+    no sign-in, or the file cannot be read, is not ynm's, or holds a token that cannot be a
+    bearer header."""
     try:
         path = auth_path(home, mount_id)
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -171,7 +172,11 @@ def read_sign_in(home: Path, mount_id: str, url: str) -> str | None:
     if not isinstance(data, dict) or data.get("url") != url:
         return None
     token = data.get("token")
-    return token if isinstance(token, str) and token else None
+    # a hand-edited token with a space or control character would be refused by the HTTP
+    # client in an error message that quotes the header: not signed in instead
+    if not isinstance(token, str) or not token.isprintable() or any(c.isspace() for c in token):
+        return None
+    return token or None
 
 
 def delete_sign_in(home: Path, mount_id: str) -> bool:
