@@ -116,7 +116,8 @@ def test_each_layer_overrides_the_previous_key_by_key(
     repo: Path, env: dict[str, str], home: Path
 ) -> None:
     write_json(home / "config.json", {"anchor": A1, "remote": "home-remote", "hooks": False,
-                                      "index": "memory", "userId": "from-home"})
+                                      "redactionDetectors": "entropy",
+                                      "userId": "from-home"})
     write_json(repo / ".ynm" / "config.json", {"anchor": A2, "remote": "repo-remote",
                                                "actor": "agent:repo"})
     write_json(repo / ".ynm" / "config.local.json", {"anchor": A3})
@@ -131,7 +132,7 @@ def test_each_layer_overrides_the_previous_key_by_key(
     assert c.anchor == A3  # local beats repo beats home
     assert c.remote == "env-remote"  # env beats every file
     assert c.actor == "agent:repo"  # only the repo set it
-    assert c.hooks is False and c.index == "memory"  # only home set them
+    assert c.hooks is False and c.redaction_detectors == "entropy"  # only home set them
     assert c.user_id == "from-home"
 
 
@@ -140,17 +141,22 @@ def test_every_env_variable_maps_to_its_key(repo: Path, env: dict[str, str]) -> 
         **env,
         "YNM_ANCHOR": A64,
         "YNM_REMOTE": "up",
-        "YNM_PROVIDER": "sqlite",
+        "YNM_PROVIDER": "git-notes",
         "YNM_PERSONAL_STORE": "/srv/personal.git",
         "YNM_USER": "alice",
         "YNM_ACTOR": "agent:bot",
-        "YNM_INDEX": "memory",
+        "YNM_INDEX": "sqlite-fts",
         "YNM_EMBEDDER": "none",
     })
     c = loaded.config
     assert (c.anchor, c.remote, c.provider, c.personal_store) == (
-        A64, "up", "sqlite", "/srv/personal.git")
-    assert (c.user_id, c.actor, c.index, c.embedder) == ("alice", "agent:bot", "memory", "none")
+        A64, "up", "git-notes", "/srv/personal.git")
+    assert (c.user_id, c.actor, c.index, c.embedder) == ("alice", "agent:bot", "sqlite-fts",
+                                                         "none")
+    # the values ynm does not implement are refused naming the variable (see below)
+    for var, value in (("YNM_PROVIDER", "sqlite"), ("YNM_INDEX", "memory")):
+        with pytest.raises(ConfigError, match=rf"^invalid input: {var}: "):
+            load_config(repo, {**env, var: value})
 
 
 def test_empty_env_values_count_as_unset(repo: Path, env: dict[str, str], home: Path) -> None:
@@ -186,14 +192,14 @@ def test_dream_object_is_replaced_wholesale(repo: Path, env: dict[str, str], hom
 def test_mounts_are_replaced_wholesale(repo: Path, env: dict[str, str], home: Path) -> None:
     home_mounts = [
         {"id": "org", "level": "distributed", "path": "/srv/org.git", "anchor": A1},
-        {"id": "notes", "level": "personal", "provider": "fs", "path": "/srv/notes"},
+        {"id": "notes", "level": "personal", "path": "/srv/notes.git", "anchor": A2},
     ]
     write_json(home / "config.json", {"mounts": home_mounts})
     assert [m.id for m in load_config(repo, env).config.mounts] == ["org", "notes"]
 
     write_json(repo / ".ynm" / "config.json",
-               {"mounts": [{"id": "team", "level": "distributed", "provider": "sqlite",
-                            "path": "/srv/team.sqlite"}]})
+               {"mounts": [{"id": "team", "level": "distributed", "provider": "git-notes",
+                            "path": "/srv/team.git", "anchor": A3}]})
     assert [m.id for m in load_config(repo, env).config.mounts] == ["team"]
 
     hosted = [{"id": "hosted", "level": "distributed", "provider": "mcp",
@@ -230,10 +236,10 @@ def test_ynm_mounts_not_an_array_of_mounts(repo: Path, env: dict[str, str], valu
 
 
 def test_ynm_mounts_entry_invalid(repo: Path, env: dict[str, str]) -> None:
-    value = json.dumps([{"id": "x", "level": "distributed", "provider": "fs"}])
+    value = json.dumps([{"id": "x", "level": "distributed", "provider": "git-notes"}])
     with pytest.raises(ConfigError) as info:
         load_config(repo, {**env, "YNM_MOUNTS": value})
-    assert str(info.value) == "invalid input: YNM_MOUNTS: 0: a fs mount needs a path"
+    assert str(info.value) == "invalid input: YNM_MOUNTS: 0: a git-notes mount needs a path"
 
 
 def test_bad_env_value_names_the_variable(repo: Path, env: dict[str, str]) -> None:
@@ -247,11 +253,9 @@ def test_bad_env_value_names_the_variable(repo: Path, env: dict[str, str]) -> No
     ("entry", "message"),
     [
         ({"id": "a", "level": "distributed"}, "a git-notes mount needs a path"),
-        ({"id": "a", "level": "personal", "provider": "sqlite"}, "a sqlite mount needs a path"),
         ({"id": "a", "level": "distributed", "provider": "mcp"}, "an mcp mount needs a url"),
         ({"id": "a", "level": "personal", "provider": "mcp", "url": "https://h/mcp"},
          "an mcp mount is distributed: a hosted store is shared"),
-        ({"id": "a", "level": "distributed", "provider": "s3"}, "an s3 mount needs a bucket"),
     ],
 )
 def test_mount_cross_field_rules(entry: dict, message: str) -> None:
@@ -260,10 +264,10 @@ def test_mount_cross_field_rules(entry: dict, message: str) -> None:
 
 
 def test_mount_shapes_that_are_valid() -> None:
-    s3 = MountConfig.model_validate(
-        {"id": "b", "level": "distributed", "provider": "s3", "bucket": "mem", "prefix": "p/",
-         "region": "eu-west-1"})
-    assert s3.path is None and s3.bucket == "mem"
+    hosted = MountConfig.model_validate(
+        {"id": "team", "level": "distributed", "provider": "mcp",
+         "url": "https://memory.example.com/mcp"})
+    assert hosted.path is None and hosted.url == "https://memory.example.com/mcp"
     org = MountConfig.model_validate(
         {"id": "org", "level": "distributed", "path": "/srv/org.git", "anchor": A1,
          "remote": "origin"})
@@ -450,7 +454,7 @@ def test_env_files_feed_config_without_overriding(
 ) -> None:
     (home / "env").write_text("YNM_REMOTE=from-home-env\nTOKEN=home\nSHARED=home\n",
                               encoding="utf-8")
-    (repo / ".env").write_text("export YNM_INDEX='memory'\nSHARED=repo\nREPO_ONLY=1\n"
+    (repo / ".env").write_text("export YNM_ACTOR='agent:env'\nSHARED=repo\nREPO_ONLY=1\n"
                                "YNM_REMOTE=from-repo-env\n", encoding="utf-8")
     given = {**env, "TOKEN": "process"}
     snapshot = dict(given)
@@ -461,7 +465,7 @@ def test_env_files_feed_config_without_overriding(
     assert loaded.env["SHARED"] == "home"  # $YNM_HOME/env is read before <repo>/.env
     assert loaded.env["REPO_ONLY"] == "1"
     assert loaded.config.remote == "from-home-env"
-    assert loaded.config.index == "memory"
+    assert loaded.config.actor == "agent:env"
     assert "REPO_ONLY" not in os.environ
 
 
@@ -522,7 +526,7 @@ def test_linked_worktree(repo: Path, run_git, tmp_path: Path, env: dict[str, str
     write_json(repo / ".ynm" / "config.json", {"anchor": A1, "remote": "repo-remote"})
     write_json(linked / ".ynm" / "config.local.json", {"remote": "linked-remote"})
     # a local file in the main work tree is not this worktree's
-    write_json(repo / ".ynm" / "config.local.json", {"index": "memory"})
+    write_json(repo / ".ynm" / "config.local.json", {"actor": "agent:main-tree"})
 
     loaded = load_config(linked / ".", env)
     assert loaded.repo == repo
@@ -532,7 +536,7 @@ def test_linked_worktree(repo: Path, run_git, tmp_path: Path, env: dict[str, str
     assert loaded.files == [str(repo / ".ynm" / "config.json"),
                             str(linked / ".ynm" / "config.local.json")]
     assert loaded.config.anchor == A1 and loaded.config.remote == "linked-remote"
-    assert loaded.config.index == "sqlite-fts"
+    assert loaded.config.actor == "user:tester"
     # same answers as git itself
     common = run_git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=linked)
     assert Path(common).resolve() == loaded.git_common_dir
@@ -598,3 +602,64 @@ def test_index_paths(repo: Path, env: dict[str, str], home: Path, tmp_path: Path
     outside.mkdir()
     with pytest.raises(ConfigError, match="the project mount needs a git repository"):
         index_path(load_config(outside, env), "project")
+
+
+# ------------------------------------------------------------- values ynm does not implement
+
+
+UNSUPPORTED = [
+    ({"provider": "fs"}, "provider",
+     "the fs provider is not supported by this ynm, which keeps memory in git notes: "
+     "use git-notes"),
+    ({"provider": "sqlite"}, "provider", "the sqlite provider is not supported"),
+    ({"provider": "memory"}, "provider", "the memory provider is not supported"),
+    ({"provider": "s3"}, "provider", "the s3 provider is not supported"),
+    ({"provider": "mcp"}, "provider", "the mcp provider is not supported"),
+    ({"provider": "postgres"}, "provider", "unknown provider 'postgres': use git-notes"),
+    ({"index": "memory"}, "index", "the memory index is not supported by this ynm"),
+    ({"index": "elastic"}, "index", "unknown index 'elastic': use sqlite-fts"),
+    ({"mounts": [{"id": "n", "level": "personal", "provider": "fs", "path": "/srv/n"}]},
+     "mounts.0.provider", "the fs provider is not supported by this ynm, which keeps memory "
+     "in git notes: use git-notes or mcp (a hosted store is mounted with provider mcp and a "
+     "url)"),
+    ({"mounts": [{"id": "t", "level": "distributed", "provider": "sqlite",
+                  "path": "/srv/t.sqlite"}]}, "mounts.0.provider",
+     "the sqlite provider is not supported"),
+    ({"mounts": [{"id": "m", "level": "distributed", "provider": "memory", "path": "x"}]},
+     "mounts.0.provider", "the memory provider is not supported"),
+    ({"mounts": [{"id": "org", "level": "distributed", "path": "/o.git", "anchor": A1},
+                 {"id": "b", "level": "distributed", "provider": "s3", "bucket": "mem"}]},
+     "mounts.1.provider", "the s3 provider is not supported"),
+    ({"mounts": [{"id": "x", "level": "distributed", "provider": "nfs", "path": "/x"}]},
+     "mounts.0.provider", "unknown provider 'nfs': use git-notes or mcp"),
+]
+
+
+@pytest.mark.parametrize(("layer", "key", "message"), UNSUPPORTED)
+def test_a_value_ynm_does_not_implement_is_refused_naming_its_key(
+        repo: Path, env: dict[str, str], home: Path, layer: dict, key: str, message: str
+) -> None:
+    """The reference's fs/sqlite/memory/s3 providers and its in-process index were accepted
+    and then ignored (a mount skipped, the value never read): each is now refused input
+    (exit 2) with the file and the key."""
+    path = repo / ".ynm" / "config.local.json"
+    write_json(path, layer)
+    with pytest.raises(ConfigError) as info:
+        load_config(repo, env)
+    assert str(info.value).startswith(f"invalid input: {path}: {key}: {message}")
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("var", "value", "message"), [
+    ("YNM_PROVIDER", "fs", "YNM_PROVIDER: the fs provider is not supported"),
+    ("YNM_INDEX", "memory", "YNM_INDEX: the memory index is not supported"),
+    ("YNM_MOUNTS", json.dumps([{"id": "t", "level": "distributed", "provider": "s3",
+                                "bucket": "b"}]),
+     "YNM_MOUNTS: 0.provider: the s3 provider is not supported"),
+])
+def test_an_unimplemented_value_in_the_environment_names_the_variable(
+        repo: Path, env: dict[str, str], var: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(repo, {**env, var: value})
+    assert str(info.value).startswith(f"invalid input: {message}")
+    assert info.value.exit_code == 2

@@ -24,18 +24,21 @@ def free_port() -> int:
 @contextmanager
 def serve_http(project: Path, *args: str, port: int | None = None,
                env: dict[str, str] | None = None, host: str = "127.0.0.1",
-               wait_s: float = 30.0) -> Iterator[str]:
+               wait_s: float = 30.0, stderr_path: Path | None = None) -> Iterator[str]:
     """``ynm serve --http --host <host> --port <port or a free one> --cwd <project> <args>``
     with the process environment plus ``env``; yields the base URL (reached on 127.0.0.1).
+    With ``stderr_path`` the server's stderr (its log) is appended to that file.
 
     Raises:
         AssertionError: the server exited or did not answer ``/health`` within ``wait_s``
             seconds (with its stderr)."""
     port = port or free_port()
+    log = open(stderr_path, "ab") if stderr_path is not None else None  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
          str(port), "--cwd", str(project), *args],
-        env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+        stderr=log if log is not None else subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + wait_s
@@ -47,7 +50,9 @@ def serve_http(project: Path, *args: str, port: int | None = None,
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {proc.stderr.read().decode()}")
+                why = (proc.stderr.read().decode() if log is None
+                       else Path(stderr_path).read_text(errors="replace"))
+                raise AssertionError(f"server did not start: {why}")
             time.sleep(0.05)
         yield base
     finally:
@@ -57,3 +62,5 @@ def serve_http(project: Path, *args: str, port: int | None = None,
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
+        if log is not None:
+            log.close()

@@ -21,6 +21,8 @@ COMMANDS = {
     "import": "ynm.cli.import_:import_",
     "init": "ynm.cli.init:init",
     "list": "ynm.cli.list_:list_",
+    "login": "ynm.cli.login:login",
+    "logout": "ynm.cli.login:logout",
     "outbox": "ynm.cli.outbox:outbox",
     "pin": "ynm.cli.edit:pin",
     "promote": "ynm.cli.edit:promote",

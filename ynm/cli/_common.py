@@ -116,12 +116,22 @@ def note_unmerged(ynm: Ynm) -> None:
         ctx.call_on_close(lambda: [click.echo(line, err=True) for line in lines])
 
 
-def warn_unknown_mount(ynm: Ynm, mount_id: str | None) -> None:
+def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
     """Reads with an unknown ``--mount`` give an empty result and exit 0, as the reference
-    does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store."""
-    if mount_id is not None and ynm.mount(mount_id) is None:
-        have = ", ".join(m.id for m in ynm.mounts) or "none"
+    does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store.
+    ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known."""
+    remotes = [r.id for r in ynm.remotes] if hosted else []
+    if mount_id is not None and ynm.mount(mount_id) is None and mount_id not in remotes:
+        have = ", ".join([*(m.id for m in ynm.mounts), *remotes]) or "none"
         click.echo(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
+
+
+def note_left_out(left_out: list[Any]) -> None:
+    """Name on stderr each hosted store a read could not include (``Ynm.left_out``), after
+    the result (reference/cli.md §1): ``shared memory left out: <mount> (<url>): <why>``.
+    The output and the exit code (0) stay the local result's."""
+    for left in left_out:
+        click.echo(f"shared memory left out: {left}", err=True)
 
 
 def _js_number(x: float | int) -> str:

@@ -11,6 +11,7 @@ from ynm.cli._common import (
     common_options,
     drop_none,
     emit,
+    note_left_out,
     note_unmerged,
     open_ynm,
     split_tags,
@@ -94,11 +95,13 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         tags=split_tags(tags), **rest,
     ))
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount)
+        warn_unknown_mount(ynm, q.mount, hosted=True)
         hits = ynm.recall(q)
         note_unmerged(ynm)
+        left_out = list(ynm.left_out)
     from ynm.model.text import has_no_search_words
 
     if has_no_search_words(q.text):
         click.echo(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
     emit(hits, as_json, format_hits)
+    note_left_out(left_out)

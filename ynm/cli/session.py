@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, drop_none, emit, open_ynm, warn_unknown_mount
+from ynm.cli._common import (
+    common_options,
+    drop_none,
+    emit,
+    note_left_out,
+    open_ynm,
+    warn_unknown_mount,
+)
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -44,9 +51,10 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
 
     q = parse_input(ContextQuery, drop_none(level=list(level), type=list(type_), **rest))
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount)
+        warn_unknown_mount(ynm, q.mount, hosted=True)
         block = ynm.context(q)
     emit(block, as_json, block_text)
+    note_left_out(ynm.left_out)
 
 
 @click.command()

@@ -33,6 +33,8 @@ def format_status(s: dict[str, Any]) -> str:
         if e is not None:
             cols.append(f"index {'fresh' if e['fresh'] else 'stale'} ({e['indexed']})")
         cols.append(m["location"])
+        if m["provider"] == "mcp":
+            cols.append("signed in" if m.get("signedIn") else "not signed in")
         if m.get("remote"):
             missing = " (not a git remote here: sync skips it)" if m.get("remoteMissing") else ""
             cols.append(f"remote {m['remote']}{missing}")

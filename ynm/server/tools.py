@@ -200,7 +200,20 @@ NO_HITS = ("No memory matched. Try broader terms or fewer filters, or read memor
            "for an overview.")
 
 
+def _left_out(output: ToolOutput, ynm: Ynm) -> ToolOutput:
+    """``output`` with the hosted stores the read left out named in its guidance
+    (reference/algorithms.md §2.7): ``Shared memory left out: <mount> (<url>): <why>.``"""
+    if ynm.left_out:
+        told = "Shared memory left out: " + "; ".join(str(x) for x in ynm.left_out) + "."
+        output.guidance = f"{output.guidance} {told}" if output.guidance else told
+    return output
+
+
 def _recall(ynm: Ynm, q: RecallQuery) -> ToolOutput:
+    return _left_out(_recall_local(ynm, q), ynm)
+
+
+def _recall_local(ynm: Ynm, q: RecallQuery) -> ToolOutput:
     from ynm.model.text import has_no_search_words
 
     hits = ynm.recall(q)
@@ -210,14 +223,15 @@ def _recall(ynm: Ynm, q: RecallQuery) -> ToolOutput:
                                 "or filters without text.")
     if hits:
         return ToolOutput(hits)
-    if q.mount is not None and ynm.mount(q.mount) is None:
+    if q.mount is not None and ynm.mount(q.mount) is None and q.mount not in {
+            r.id for r in ynm.remotes}:
         have = ", ".join(m.id for m in ynm.mounts) or "none"
         return ToolOutput(hits, f'No mount "{q.mount}" (have: {have}); nothing was searched.')
     return ToolOutput(hits, NO_HITS)
 
 
 def _context(ynm: Ynm, q: ContextQuery) -> ToolOutput:
-    return ToolOutput(ynm.context(q))
+    return _left_out(ToolOutput(ynm.context(q)), ynm)
 
 
 def _written(result: dict[str, Any]) -> ToolOutput:

@@ -95,6 +95,29 @@ _ISO_DURATION = re.compile(
     r"^P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
 )
 
+# Values the reference accepts that this ynm does not implement: refused with a message naming
+# the key (reference/cli.md §5.2, §5.3), never accepted and then ignored. ynm keeps memory in
+# git notes only (DESIGN.md), and reaches a hosted store over MCP (provider ``mcp``).
+SUPPORTED_PROVIDERS = ("git-notes",)
+SUPPORTED_MOUNT_PROVIDERS = ("git-notes", "mcp")
+REFERENCE_PROVIDERS = ("git-notes", "fs", "sqlite", "memory", "s3", "mcp")
+
+
+def _check_provider(value: str, supported: tuple[str, ...]) -> str:
+    """A ``provider`` value ynm implements, else ValueError saying why not: one the reference
+    knows (``fs``, ``sqlite``, ``memory``, ``s3``) is not supported here; any other is
+    unknown. Source: reference/cli.md §5.2-§5.3, reference/storage.md §5.2."""
+    if value in supported:
+        return value
+    have = " or ".join(supported)
+    if value in REFERENCE_PROVIDERS:
+        hint = (" (a hosted store is mounted with provider mcp and a url)"
+                if "mcp" in supported else "")
+        raise ValueError(f"the {value} provider is not supported by this ynm, which keeps "
+                         f"memory in git notes: use {have}{hint}")
+    raise ValueError(f"unknown provider {value!r}: use {have}")
+
+
 _MODEL_CONFIG = ConfigDict(
     strict=True,
     extra="forbid",
@@ -113,17 +136,19 @@ _MODEL_CONFIG = ConfigDict(
 class MountConfig(BaseModel):
     """One entry of ``mounts[]``: an extra store (org bare repo, directory, hosted store).
 
-    JSON keys are camelCase. ``path`` is required for every provider except ``s3`` and ``mcp``;
-    ``mcp`` needs ``url`` and ``level: distributed``; ``s3`` needs ``bucket``. A ``git-notes``
-    mount also needs ``anchor``, but that is checked when the mount is opened
-    (:func:`require_mount_anchor`), not here. Source: reference/cli.md §5.3.
+    JSON keys are camelCase. ``provider`` is ``git-notes`` (needs ``path``) or ``mcp`` (a
+    hosted store: needs ``url``, ``level: distributed``, and a sign-in kept apart from the
+    configuration, see :mod:`ynm.service.remote`); the reference's ``fs``, ``sqlite``,
+    ``memory`` and ``s3`` providers, and any unknown one, are refused with a message naming
+    the key. A ``git-notes`` mount also needs ``anchor``, but that is checked when the mount is
+    opened (:func:`require_mount_anchor`), not here. Source: reference/cli.md §5.3.
     """
 
     model_config = _MODEL_CONFIG
 
     id: str = Field(min_length=1)
     level: Literal["personal", "distributed"]
-    provider: Literal["git-notes", "fs", "sqlite", "memory", "s3", "mcp"] = "git-notes"
+    provider: str = "git-notes"
     path: str | None = None
     url: str | None = None
     anchor: str | None = None
@@ -133,6 +158,8 @@ class MountConfig(BaseModel):
     region: str | None = None
 
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
+    _provider = field_validator("provider")(
+        classmethod(lambda cls, v: _check_provider(v, SUPPORTED_MOUNT_PROVIDERS)))
 
     @model_validator(mode="after")
     def _provider_rules(self) -> MountConfig:
@@ -288,14 +315,16 @@ class Config(BaseModel):
     :mod:`ynm.service.redaction`). ``embedder``
     and ``embedderKeyEnv`` are ours (not in the reference): the embedding model for vector
     search (see :mod:`ynm.index.embedders`) and the variable holding an HTTP provider's key.
-    Unknown keys anywhere are errors.
+    Unknown keys anywhere are errors, and so are values of the reference this ynm does not
+    implement (``provider`` other than ``git-notes``, ``index: memory``): each is refused
+    naming its key rather than accepted and ignored.
     """
 
     model_config = _MODEL_CONFIG
 
     anchor: str | None = None
     remote: str = "origin"
-    provider: Literal["git-notes", "fs", "sqlite", "memory"] = "git-notes"
+    provider: str = "git-notes"
     personal_store: str | None = None
     user_id: str | None = None
     actor: str | None = None
@@ -303,12 +332,26 @@ class Config(BaseModel):
     redaction_detectors: Literal["default", "entropy", "none"] = "default"
     mounts: list[MountConfig] = Field(default_factory=list)
     hooks: bool = True
-    index: Literal["sqlite-fts", "memory"] = "sqlite-fts"
+    index: str = "sqlite-fts"
     dream: DreamConfig = Field(default_factory=DreamConfig)
     embedder: str = "auto"
     embedder_key_env: str = "OPENAI_API_KEY"
 
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
+    _provider = field_validator("provider")(
+        classmethod(lambda cls, v: _check_provider(v, SUPPORTED_PROVIDERS)))
+
+    @field_validator("index")
+    @classmethod
+    def _index_supported(cls, value: str) -> str:
+        # the reference's in-process ``memory`` index: ynm's cache is always SQLite, so the
+        # value would be ignored (reference/algorithms.md §7.1)
+        if value == "sqlite-fts":
+            return value
+        if value == "memory":
+            raise ValueError("the memory index is not supported by this ynm, whose cache is "
+                             "always SQLite: use sqlite-fts")
+        raise ValueError(f"unknown index {value!r}: use sqlite-fts")
 
     @field_validator("redaction")
     @classmethod

@@ -110,14 +110,10 @@ def open_mounts(
         ))
     for mc in cfg.mounts:
         if mc.provider == "mcp":
-            continue
+            continue  # a hosted store, reached over MCP (ynm.service.remote)
         location = mc.path or ""
         try:
-            if mc.provider != "git-notes":
-                raise ConfigError(
-                    f"mount {mc.id}: the {mc.provider} provider is not supported by this ynm; "
-                    "use provider git-notes"
-                )
+            # other providers are refused when the configuration is read (config.py)
             if not mc.anchor:
                 raise ConfigError(f"mount {mc.id}: git-notes provider needs an anchor")
             log = GitNotesLog(location, level=mc.level, anchor=mc.anchor, mount_id=mc.id)

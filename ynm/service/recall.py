@@ -11,6 +11,7 @@ warnings. Source: reference/algorithms.md §2, with the departures documented on
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -237,7 +238,9 @@ def is_expired(row: dict[str, Any], now_ms: int) -> bool:
 
 
 def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
-                  weigh_words: bool = True) -> list[tuple[Any, dict[str, Any], str]]:
+                  weigh_words: bool = True, *, outside: Sequence[float | None] | None = None,
+                  report: dict[str, float] | None = None
+                  ) -> list[tuple[Any, dict[str, Any], str]]:
     """The candidates of every ``(mount, search query)`` for ``text``, scored on one scale:
     ``(score, row, mount id)``, each mount's list by score descending, then memoryId
     descending (the lists follow one another; callers sort the whole).
@@ -252,10 +255,20 @@ def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
     measure, where BM25 relevance alone is relative to the mount's best); in hybrid recall,
     the most of ``0.8 x that + 0.2 x vector evidence`` (see :func:`vector_evidence`). With
     one mount, or a filter-only query, nothing changes.
+
+    ``outside`` holds the evidence of hosted stores searched beside these mounts
+    (ynm.service.remote.weigh_hosted; None for one that has none): it enters the strongest
+    evidence, so a local mount's hits are weighed against a hosted store's as against another
+    local mount's. ``report``, when given, receives ``strongest``, the evidence every mount's
+    (and hosted store's) is divided by.
     """
-    weigh = len(searches) > 1
+    outside = [e for e in (outside or ()) if e is not None]
+    weigh = len(searches) + len(outside) > 1
     found = [candidates(y, mount, sq, text, weigh, weigh_words) for mount, sq in searches]
-    strongest = max((f.evidence for f in found if f.evidence is not None), default=0.0)
+    strongest = max([*(f.evidence for f in found if f.evidence is not None), *outside],
+                    default=0.0)
+    if report is not None:
+        report["strongest"] = strongest
     now = y._now_ms()
     out: list[tuple[Any, dict[str, Any], str]] = []
     for f in found:

@@ -97,6 +97,13 @@ class Ynm:
         self.clock = clock or _CLOCK
         self._now_ms = now_ms or (lambda: time.time_ns() // 1_000_000)
         self.mounts, self.mount_problems = open_mounts(loaded, personal=personal)
+        # hosted stores (provider mcp), reached over MCP by reads (ynm.service.remote)
+        from ynm.service.remote import remote_mounts
+
+        self.remotes = remote_mounts(loaded)
+        # Hosted stores the last read could not include (ynm.service.remote.LeftOut): the CLI
+        # names each on stderr, the MCP tools in the guidance, context's JSON as ``leftOut``.
+        self.left_out: list[Any] = []
         self._embedder: Any = None
         self._embedder_opened = False
         self.embedder_problem: str | None = None
@@ -159,6 +166,14 @@ class Ynm:
             m for m in self.mounts
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
         ]
+
+    def _select_remotes(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()
+                        ) -> list[Any]:
+        """The hosted stores a read includes: every one, or the one ``mount_id`` names, when
+        ``levels`` is empty or holds ``distributed`` (reference/algorithms.md §2.7)."""
+        return [r for r in self.remotes
+                if (mount_id is None or r.id == mount_id)
+                and (not levels or "distributed" in levels)]
 
     def _stamp(self, fields: dict[str, Any], *, session: str | None = None,
                source: str | None = None) -> Record:
@@ -234,6 +249,11 @@ class Ynm:
             namespace = f"user/{self.config.user_id}"
         elif namespace is None:
             namespace = COMMON
+        from ynm.service.remote import hosted_target, remember_hosted
+
+        hosted = hosted_target(self.mounts, self.remotes, level, inp.mount)
+        if hosted is not None:  # a hosted store stamps, gates and writes it
+            return remember_hosted(hosted, inp, level, namespace)
         mount = route(self.mounts, level, inp.mount)
         mark = len(self.warnings)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
@@ -283,7 +303,7 @@ class Ynm:
         words = overlap_words(content)
         similar = [
             h for h in self.recall(RecallQuery(text=content[:200], limit=4, rerank=False),
-                                   weigh_words=False)
+                                   weigh_words=False, hosted=False)
             if h["memoryId"] != memory_id
             and overlap_coefficient(words, overlap_words(h["content"] or h["summary"])) >= SIMILAR_AT
         ]
@@ -318,6 +338,27 @@ class Ynm:
         out = self._append(mount, [record])
         return mount, record, out.revision, mark
 
+    def _find_or_hosted(self, memory_id: str) -> tuple[Mount, dict[str, Any]] | None:
+        """:meth:`find`, or None when no local mount holds the memory and hosted mounts exist
+        (the edit is then tried on them, :meth:`_edit_hosted`).
+
+        Raises:
+            UnknownMemory: no local mount holds it and no hosted mount is configured.
+        """
+        try:
+            return self.find(memory_id)
+        except UnknownMemory:
+            if not self.remotes:
+                raise
+            return None
+
+    def _edit_hosted(self, tool: str, inp: Any) -> dict[str, Any]:
+        """An edit of a memory no local mount holds, tried on the hosted stores
+        (:func:`ynm.service.remote.edit_hosted`)."""
+        from ynm.service.remote import edit_hosted
+
+        return edit_hosted(self.remotes, tool, inp)
+
     def _write_result(self, mount: Mount, record: Record, revision: str,
                       mark: int) -> dict[str, Any]:
         """A WriteResult (reference/cli.md §3.1), with the ``warnings`` since ``mark``."""
@@ -349,7 +390,9 @@ class Ynm:
         Raises:
             UnknownMemory, Refused.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_supersede", inp)
         state = found[1]
         if inp.ttl is not None and state["type"] != "working":
             raise InvalidInput(f"ttl: only working memory expires; a {state['type']} memory "
@@ -383,7 +426,9 @@ class Ynm:
         Raises:
             UnknownMemory, Refused.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_annotate", inp)
         if _annotate_changes_nothing(found[1], inp):
             return self._unchanged(found[0], inp.memory_id, unchanged)
         fields = {
@@ -402,7 +447,9 @@ class Ynm:
         Raises:
             UnknownMemory.
         """
-        found = self.find(inp.memory_id)
+        found = self._find_or_hosted(inp.memory_id)
+        if found is None:
+            return self._edit_hosted("memory_forget", inp)
         if found[1].get("tombstoned"):
             return self._unchanged(found[0], inp.memory_id, "already forgotten")
         fields = {"op": "tombstone", "reason": inp.reason}
@@ -545,7 +592,9 @@ class Ynm:
         :func:`ynm.model.context_block.pack`)."""
         from ynm.index.search import SearchQuery
         from ynm.model.context_block import pack
+        from ynm.service.remote import hosted_context, join_context
 
+        hosted, self.left_out = hosted_context(self._select_remotes(q.mount, q.level), q)
         pinned: list[tuple[float, str, Any]] = []
         searches = []
         now = self._now_ms()
@@ -567,7 +616,11 @@ class Ynm:
         pinned.sort(key=lambda p: (p[0], p[1]), reverse=True)
         ranked.sort(key=lambda h: h[1]["memory_id"], reverse=True)
         ranked.sort(key=lambda h: h[0].total, reverse=True)
-        return pack([p[2] for p in pinned], [entry(row) for _, row in ranked], q.budget_tokens)
+        # the local block gets what the hosted sections left (algorithms.md §3.4)
+        used = sum(b["tokens"] for b in hosted)
+        block = pack([p[2] for p in pinned], [entry(row) for _, row in ranked],
+                     max(q.budget_tokens - used, 0))
+        return join_context(block, hosted, self.left_out)
 
     def session_start(self, inp: SessionStartInput) -> dict[str, Any]:
         """Start a session: its id (given, normalised; or a new lowercase ULID), working
@@ -776,7 +829,8 @@ class Ynm:
 
     # -- recall ----------------------------------------------------------------------------
 
-    def recall(self, q: RecallQuery, *, weigh_words: bool = True) -> list[dict[str, Any]]:
+    def recall(self, q: RecallQuery, *, weigh_words: bool = True,
+               hosted: bool = True) -> list[dict[str, Any]]:
         """Ranked recall across the selected mounts (reference/algorithms.md §2).
 
         Candidates per mount: ``max(4 * limit, 40)`` from FTS5 (text) or newest first (filter
@@ -787,9 +841,21 @@ class Ynm:
         the text weights, algorithms.md §8.4, returning every memory at one relevance.
         ``weigh_words=False`` ranks full-text candidates by BM25 alone, without the word share
         (:func:`ynm.service.recall.candidates`); for callers that test the hits themselves.
+
+        Hosted (mcp) mounts are asked too (:func:`ynm.service.remote.hosted_recall`; their
+        hits ranked on the same scale, :func:`ynm.service.remote.hosted_hits`); the ones that
+        could not answer are in :attr:`left_out`. ``hosted=False`` asks none: the lookup for
+        similar memories after a local write does not wait on the network (the reference's
+        does, algorithms.md §8.32).
         """
         from ynm.index.search import SearchQuery
+        from ynm.service.remote import hosted_hits, hosted_recall
 
+        found_hosted: list[Any] = []
+        self.left_out = []
+        if hosted and not has_no_search_words(q.text):
+            found_hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level),
+                                                        q)
         k = max(q.limit * 4, 40)
         searches = [(mount, SearchQuery(
             types=q.type, levels=q.level, namespace=q.namespace,
@@ -797,12 +863,20 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        ranked = self._ranked_across(searches, q.text, weigh_words)
+        report: dict[str, float] = {}
+        ranked = self._ranked_across(searches, q.text, weigh_words,
+                                     outside=[e for _, _, e in found_hosted], report=report)
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
         keep = max(q.limit, self.config.dream.rerank_top_k)
         hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
+        if found_hosted:
+            hits.extend(hosted_hits(q, found_hosted, report.get("strongest", 0.0),
+                                    self._now_ms()))
+            hits.sort(key=lambda h: h["updatedAt"], reverse=True)
+            hits.sort(key=lambda h: h["score"], reverse=True)
+            del hits[keep:]
         # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
         from ynm.dream.rerank import rerank_recall
 
@@ -810,12 +884,14 @@ class Ynm:
         # -- end rerank --
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
-                       weigh_words: bool = True) -> list[tuple[Any, dict[str, Any], str]]:
+                       weigh_words: bool = True, outside: list[float | None] | None = None,
+                       report: dict[str, float] | None = None
+                       ) -> list[tuple[Any, dict[str, Any], str]]:
         """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
         :func:`ynm.service.recall.ranked_across`)."""
         from ynm.service.recall import ranked_across
 
-        return ranked_across(self, searches, text, weigh_words)
+        return ranked_across(self, searches, text, weigh_words, outside=outside, report=report)
 
     def _ranked(self, mount: Mount, sq: Any, text: str | None) -> list[tuple[Any, dict[str, Any]]]:
         """One mount's candidates for ``sq`` (text from ``text``), scored and sorted: score
@@ -1202,6 +1278,10 @@ class Ynm:
         for p in self.mount_problems:
             mounts.append({"id": p.id, "level": p.level, "provider": p.provider,
                            "location": p.location, "shards": -1, "error": p.error})
+        if self.remotes:
+            from ynm.service.remote import hosted_status
+
+            mounts.extend(hosted_status(self.remotes))
         return {
             "name": "ynm", "version": __version__, "config": list(self.loaded.files),
             "repo": str(self.loaded.repo) if self.loaded.repo else None,

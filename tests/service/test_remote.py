@@ -1,0 +1,206 @@
+"""Hosted (mcp) mounts without a server: sign-in files, how hosted hits are weighed and
+scored, the context join, and which operations call a hosted store
+(ynm.service.remote; reference/algorithms.md §2.7, §3.4, server.md §3.1, §6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from ynm.errors import InvalidInput
+from ynm.service import remote
+from ynm.service.remote import (
+    LeftOut,
+    RemoteError,
+    RemoteMount,
+    auth_path,
+    delete_sign_in,
+    hosted_hits,
+    join_context,
+    read_sign_in,
+    save_sign_in,
+    weigh_hosted,
+)
+
+URL = "https://memory.example.com/mcp"
+
+
+# -- sign-in files -------------------------------------------------------------------------
+
+
+def test_a_sign_in_file_is_0600_in_a_0700_folder_whatever_the_umask(tmp_path: Path):
+    home = tmp_path / "home"
+    (home / "auth").mkdir(parents=True, mode=0o755)
+    os.chmod(home / "auth", 0o755)  # a folder made earlier, readable by others
+    old = os.umask(0)
+    try:
+        path = save_sign_in(home, "team", URL, "tok-1")
+        again = save_sign_in(home, "team", URL, "tok-2")  # replaced, still 0600
+    finally:
+        os.umask(old)
+    assert path == again == home / "auth" / "team.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert json.loads(path.read_text()) == {"v": 1, "url": URL, "token": "tok-2"}
+    assert [p.name for p in path.parent.iterdir()] == ["team.json"]  # no temporary left
+
+
+def test_a_token_is_only_read_for_the_url_it_was_saved_for(tmp_path: Path):
+    save_sign_in(tmp_path, "team", URL, "tok")
+    assert read_sign_in(tmp_path, "team", URL) == "tok"
+    assert read_sign_in(tmp_path, "team", "https://evil.example.com/mcp") is None
+    assert read_sign_in(tmp_path, "other", URL) is None
+    for bad in ("tok en", "tok\nX-Evil: 1", ""):  # never sent as a header
+        (tmp_path / "auth" / "team.json").write_text(json.dumps({"url": URL, "token": bad}))
+        assert read_sign_in(tmp_path, "team", URL) is None
+    (tmp_path / "auth" / "team.json").write_text("not json")
+    assert read_sign_in(tmp_path, "team", URL) is None
+    assert delete_sign_in(tmp_path, "team") is True
+    assert delete_sign_in(tmp_path, "team") is False
+
+
+@pytest.mark.parametrize("mount_id", ["../team", "a/b", ".hidden", "", "x" * 129])
+def test_a_mount_id_that_cannot_name_a_file_in_the_folder_is_refused(tmp_path, mount_id):
+    with pytest.raises(InvalidInput, match="cannot name a sign-in file"):
+        auth_path(tmp_path, mount_id)
+    assert delete_sign_in(tmp_path, mount_id) is False
+
+
+def test_the_token_is_not_in_the_repr_of_a_hosted_mount():
+    assert "tok-secret" not in repr(RemoteMount("team", URL, "tok-secret"))
+
+
+# -- weighing and scoring hosted hits ------------------------------------------------------
+
+
+def _hit(summary: str, relevance: float = 1.0, **over):
+    h = {"memoryId": over.pop("memoryId", "01J0000000000000000000000A"), "mount": "project",
+         "score": 0.9, "explain": {"relevance": relevance}, "type": "semantic",
+         "level": "distributed", "namespace": "common", "tags": [], "summary": summary,
+         "content": summary, "pinned": False, "importance": 0.5,
+         "updatedAt": "2026-01-01T00:00:00.000Z"}
+    h.update(over)
+    return h
+
+
+@pytest.mark.parametrize(("hits", "text", "evidence"), [
+    ([_hit("The team deploys with helm")], "deploy helm", 1.0),  # porter: deploys ~ deploy
+    ([_hit("helm charts")], "deploy helm", 0.125),  # half the words, cubed
+    ([_hit("helm charts"), _hit("deploy with helm", 0.5)], "deploy helm", 0.5),
+    ([_hit("charts live here", tags=["helm"])], "helm", 1.0),  # tags count
+    ([_hit("nothing in common")], "what is helm", 0.0),  # function words do not count
+    ([], "helm", 0.0),
+    ([_hit("anything")], None, None),  # filter-only: nothing to weigh
+])
+def test_a_hosted_store_is_weighed_by_its_best_match(hits, text, evidence):
+    got = weigh_hosted(hits, text)
+    if evidence is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(evidence)
+
+
+class _Q:
+    def __init__(self, text="helm", explain=False):
+        self.text, self.explain = text, explain
+
+
+def test_hosted_hits_are_scored_by_relevance_times_the_store_weight():
+    store = RemoteMount("team", URL)
+    hits = [_hit("a", 1.0, memoryId="A"), _hit("b", 0.5, memoryId="B"),
+            {"memoryId": "C", "summary": "no type"}]
+    now = 1_767_225_600_000  # the hits' updatedAt: recency 1
+    out = hosted_hits(_Q(explain=True), [(store, hits, 0.5)], strongest=1.0, now_ms=now)
+    assert [h["memoryId"] for h in out] == ["A", "B"]  # C cannot be ranked
+    assert list(out[0])[:5] == ["memoryId", "mount", "score", "explain", "type"]
+    assert out[0]["mount"] == "team"
+    assert out[0]["explain"]["relevance"] == pytest.approx(0.5)  # 1.0 x 0.5 / 1.0
+    assert out[1]["explain"]["relevance"] == pytest.approx(0.25)
+    assert out[0]["score"] == pytest.approx(0.6 * 0.5 + 0.2 + 0.15 * 0.5)
+    plain = hosted_hits(_Q(), [(store, hits, 1.0)], strongest=1.0, now_ms=now)
+    assert "explain" not in plain[0] and plain[0]["score"] == pytest.approx(0.875)
+
+
+def test_join_context_puts_the_local_block_first_and_notes_who_was_left_out():
+    local = {"markdown": "## Memory\n- (semantic) a\n", "included": ["A"], "tokens": 9,
+             "truncated": False}
+    shared = {"markdown": "## Shared memory (team)\n- (semantic) b\n", "included": ["B"],
+              "tokens": 12, "truncated": True}
+    left = LeftOut("other", URL, "cannot reach it (refused)")
+    assert join_context(local, [shared], [left]) == {
+        "markdown": local["markdown"] + "\n" + shared["markdown"], "included": ["A", "B"],
+        "tokens": 21, "truncated": True,
+        "leftOut": [{"mount": "other", "url": URL, "reason": "cannot reach it (refused)"}]}
+    empty = {"markdown": "", "included": [], "tokens": 0, "truncated": False}
+    assert join_context(empty, [shared], [])["markdown"] == shared["markdown"]
+    assert join_context(local, [], []) == local
+
+
+# -- which operations call a hosted store ----------------------------------------------------
+
+
+@pytest.fixture
+def calls(monkeypatch, ynm_home, project):
+    """A hosted mount ``team`` that cannot be reached; every call is recorded."""
+    ynm_home.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "team", "level": "distributed", "provider": "mcp", "url": URL}]}))
+    seen: list[str] = []
+
+    def fake(batch, timeout_s):
+        seen.extend(tool for _, tool, _ in batch)
+        return [RemoteError("cannot reach it (test)") for _ in batch]
+
+    monkeypatch.setattr(remote, "call_tools", fake)
+    return seen
+
+
+def test_a_local_write_does_not_wait_on_a_hosted_store(calls, project):
+    from ynm.model.inputs import RecallQuery, RememberInput
+    from ynm.service.ynm import Ynm
+
+    with Ynm.open(project) as y:
+        y.remember(RememberInput(type="semantic", level="distributed",
+                                 content="We deploy with helm"))
+        assert calls == []  # the similar-memory lookup stays local
+        hits = y.recall(RecallQuery(text="helm"))
+        assert calls == ["memory_recall"]
+        assert [h["mount"] for h in hits] == ["project"]
+        assert [str(x) for x in y.left_out] == [f"team ({URL}): cannot reach it (test)"]
+        y.recall(RecallQuery(text="helm", level=["personal"]))
+        y.recall(RecallQuery(text="helm", mount="project"))
+        y.recall(RecallQuery(text="C++"))  # nothing to search: nobody is asked
+        assert calls == ["memory_recall"] and y.left_out == []
+
+
+def test_a_store_that_never_answers_is_left_out_after_the_timeout():
+    """A server that accepts the connection and says nothing (a hung proxy): the call ends
+    at its timeout with a reason; the context's 3 s of the reference (algorithms.md §3.4)."""
+    import socket
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        start = time.monotonic()
+        (result,) = remote.call_tools([(RemoteMount("team", url, "tok"), "memory_context", {})],
+                                      1.5)
+        took = time.monotonic() - start
+    assert isinstance(result, RemoteError)
+    assert str(result) == "no answer within 1.5 s"
+    assert 1.4 < took < 10
+
+
+def test_a_refused_connection_says_so():
+    from tests.support.serve import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    (result,) = remote.call_tools([(RemoteMount("team", url, "tok"), "memory_status", {})], 5)
+    assert isinstance(result, RemoteError) and not result.answered
+    assert str(result).startswith("cannot reach it (")
+    assert "tok" not in str(result)

@@ -1,0 +1,129 @@
+"""``ynm login`` and ``ynm logout``: the sign-in of a hosted store mounted with provider
+``mcp`` (reference/cli.md §4.12, §4.13).
+
+The reference signs in with OAuth in a browser; ynm takes the bearer token the hosted store
+accepts (its static token, or a token from the team's identity provider) from ``--token``,
+else from standard input when it is not a terminal, else from a prompt that does not echo.
+The token is checked against the store before it is kept, kept only in
+``$YNM_HOME/auth/<mount>.json`` (0600, see :mod:`ynm.service.remote`) and never printed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ynm.cli._common import common_options, emit
+
+NO_REMOTE = ('no remote mount "{id}": add {{"id":"{id}","level":"distributed","provider":"mcp",'
+             '"url":"…"}} to mounts in ~/.ynm/config.json')
+
+
+def _hosted_mounts(cwd: Path | None) -> tuple[Any, list[Any]]:
+    from ynm.service.config import load_config
+
+    loaded = load_config(cwd)
+    return loaded, [m for m in loaded.config.mounts if m.provider == "mcp" and m.url]
+
+
+def _pick(mounts: list[Any], name: str) -> list[Any]:
+    """The mounts ``name`` means: the one with that id, else every one with that url."""
+    by_id = [m for m in mounts if m.id == name]
+    return by_id or [m for m in mounts if m.url.rstrip("/") == name.rstrip("/")]
+
+
+def _read_token(token: str | None) -> str:
+    from ynm.errors import InvalidInput
+
+    if token is None:
+        if sys.stdin is not None and not sys.stdin.isatty():
+            token = sys.stdin.readline()
+        else:
+            token = click.prompt("token", hide_input=True, err=True)
+    token = (token or "").strip()
+    if not token:
+        raise InvalidInput("token: empty; give the hosted store's bearer token with --token, "
+                           "on standard input, or at the prompt")
+    if any(c.isspace() for c in token):
+        raise InvalidInput("token: a bearer token holds no spaces or line breaks")
+    return token
+
+
+@click.command()
+@click.argument("mount")
+@click.option("--token", help="The bearer token (default: read from standard input, or asked "
+                              "for without echo). Shown in the process list while it runs.")
+@common_options
+def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> None:
+    """Sign in to a hosted store mounted with provider mcp (by mount id or url).
+
+    The token is checked against the store, then kept in $YNM_HOME/auth/<mount>.json
+    (readable only by you), never in configuration.
+
+    \b
+    Example:
+      ynm login team < token.txt
+      ynm login https://memory.example.com/mcp --token "$TEAM_TOKEN"
+    """
+    from ynm.errors import Refused, YnmError
+    from ynm.service.remote import (
+        STATUS_TIMEOUT_S,
+        RemoteError,
+        RemoteMount,
+        auth_path,
+        call_tools,
+        save_sign_in,
+    )
+
+    loaded, mounts = _hosted_mounts(cwd)
+    chosen = _pick(mounts, mount)
+    if not chosen:
+        raise Refused(NO_REMOTE.format(id=mount))
+    for m in chosen:
+        auth_path(loaded.home, m.id)  # a bad id fails before the token is read
+    secret = _read_token(token)
+    results = call_tools([(RemoteMount(m.id, m.url, secret), "memory_status", {})
+                          for m in chosen], STATUS_TIMEOUT_S)
+    for m, result in zip(chosen, results):
+        if isinstance(result, RemoteError):
+            raise YnmError(f"could not sign in to {m.id} ({m.url}): {result}")
+    for m in chosen:
+        save_sign_in(loaded.home, m.id, m.url, secret)
+    out = [{"mount": m.id, "url": m.url, "signedIn": True, "scopes": []} for m in chosen]
+    emit(out[0] if len(out) == 1 else out, as_json,
+         lambda _: "\n".join(f"signed in to {m.id} ({m.url})" for m in chosen))
+
+
+@click.command()
+@click.argument("mount", required=False)
+@common_options
+def logout(as_json: bool, cwd: Path | None, mount: str | None) -> None:
+    """Forget this machine's sign-in to a hosted store (by mount id or url; every one when
+    none is named). Works for mounts no longer configured; always exits 0.
+
+    \b
+    Example:
+      ynm logout team
+    """
+    from ynm.service.config import load_config
+    from ynm.service.remote import AUTH_DIR, delete_sign_in
+
+    loaded = load_config(cwd)
+    if mount is None:
+        folder = loaded.home / AUTH_DIR
+        names = sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+    else:
+        configured = [m for m in loaded.config.mounts if m.provider == "mcp" and m.url]
+        names = [m.id for m in _pick(configured, mount)] or [mount]
+    out = [{"mount": name, "signedOut": delete_sign_in(loaded.home, name)} for name in names]
+
+    def human(_: Any) -> str:
+        if not out:
+            return "not signed in to any hosted store"
+        return "\n".join(f"signed out of {o['mount']}" if o["signedOut"]
+                         else f"not signed in to {o['mount']}" for o in out)
+
+    emit(out[0] if len(out) == 1 else out, as_json, human)
