@@ -22,6 +22,7 @@ COMMANDS = {
     "init": "ynm.cli.init:init",
     "list": "ynm.cli.list_:list_",
     "outbox": "ynm.cli.outbox:outbox",
+    "people": "ynm.cli.people:people",
     "pin": "ynm.cli.edit:pin",
     "promote": "ynm.cli.edit:promote",
     "purge": "ynm.cli.edit:purge",
