@@ -156,29 +156,28 @@ def resolve_person(doc: dict[str, Any], issuer: str, subject: str) -> str:
 
 def merge_people(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     """Two copies of the document changed apart, merged per person: the entry with the newer
-    ``updatedAt`` wins (ours on a tie) and ``logins`` are unioned (ours first, in order).
+    ``updatedAt`` wins (ours on a tie) and ``logins`` are unioned (sorted, so both clones
+    merge to the same document).
 
-    A login linked to different persons on the two sides (relinked on one clone) stays only
-    with the person whose entry is newer (ours on a tie), so a login never resolves to two
-    people; the reference unions blindly and the first entry in document order would win.
+    A login can belong to one person only. When it ends up on two (linked to one person on
+    one clone and moved to another on the other), it stays with the person whose winning
+    entry lists it (the newest such entry), so a move survives the merge; the reference
+    unions blindly and the first entry in document order would win.
     Source: reference/server.md §2.4, reference/storage.md §4 ("People merge")."""
-    out: dict[str, dict[str, Any]] = {pid: dict(e) for pid, e in ours["people"].items()}
+    winners: dict[str, dict[str, Any]] = {pid: e for pid, e in ours["people"].items()}
+    held: dict[str, set[str]] = {pid: set(e.get("logins", [])) for pid, e in winners.items()}
     for pid, their in theirs["people"].items():
-        our = out.get(pid)
-        if our is None:
-            out[pid] = dict(their)
-            continue
-        newer = their if their["updatedAt"] > our["updatedAt"] else our
-        logins = list(dict.fromkeys([*our.get("logins", []), *their.get("logins", [])]))
-        out[pid] = {**newer, "logins": logins}
+        our = winners.get(pid)
+        if our is None or their["updatedAt"] > our["updatedAt"]:
+            winners[pid] = their
+        held.setdefault(pid, set()).update(their.get("logins", []))
     owner: dict[str, str] = {}
-    for pid, entry in out.items():
-        for key in entry["logins"]:
-            held = owner.get(key)
-            if held is None or entry["updatedAt"] > out[held]["updatedAt"]:
-                owner[key] = pid
-    for pid, entry in out.items():
-        entry["logins"] = [k for k in entry["logins"] if owner[k] == pid]
+    for key in sorted({k for keys in held.values() for k in keys}):
+        claim = [p for p in winners if key in winners[p].get("logins", [])]
+        claim = claim or [p for p in winners if key in held[p]]
+        owner[key] = max(claim, key=lambda p: winners[p]["updatedAt"])  # first on a tie
+    out = {pid: {**entry, "logins": sorted(k for k in held[pid] if owner[k] == pid)}
+           for pid, entry in winners.items()}
     return {"v": 1, "people": out}
 
 
