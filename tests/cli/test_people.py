@@ -198,3 +198,13 @@ def test_two_clones_syncing_keep_one_people_document_merged_per_person(
     # the human report names the document
     net.ok(a, "people", "clear", PB)
     assert "people document" in net.ok(a, "sync").stdout
+
+
+def test_show_carries_the_author(authored, run_json, cli_run):
+    ada = next(m for m in run_json("list") if m["summary"].startswith("Ada"))
+    shown = run_json("show", ada["memoryId"])
+    assert shown["author"] == "ada"
+    assert "\nauthor      ada\n" in cli_run("show", ada["memoryId"]).stdout
+    other = next(m for m in run_json("list") if m["summary"].startswith("The"))
+    assert "author" not in run_json("show", other["memoryId"])
+    assert "author " not in cli_run("show", other["memoryId"]).stdout

@@ -1115,13 +1115,14 @@ class Ynm:
         return self.with_authors(memories[: q.limit] if q.limit else memories)
 
     def show(self, memory_id: str) -> dict[str, Any]:
-        """One memory with its links resolved (see :func:`ynm.service.history.show`).
+        """One memory with its links resolved (see :func:`ynm.service.history.show`), and
+        ``author`` when a signed-in person wrote its current content (:meth:`with_authors`).
 
         Raises:
             UnknownMemory."""
         from ynm.service import history
 
-        return history.show(self.mounts, memory_id)
+        return self.with_authors([history.show(self.mounts, memory_id)])[0]
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every record of one memory in fold order (see :func:`ynm.service.history.history`).
