@@ -222,3 +222,11 @@ def test_memory_people_over_stdio_style_service_is_refused(mcp_call):
     # the in-process client carries no request: no caller, as over stdio
     result = call_tool(mcp_call, "memory_people", {"action": "whoami"})
     assert result.is_error and f"this connection is writing as user:{USER}" in text(result)
+
+
+def test_hosted_instructions_say_where_an_unnamed_namespace_goes():
+    from ynm.server.guidance import instructions
+
+    level_line = instructions({"distributed"}).splitlines()[-1]
+    assert "under user/<person id> once the user is signed in" in level_line
+    assert "else under common" in level_line
