@@ -208,3 +208,29 @@ def test_show_carries_the_author(authored, run_json, cli_run):
     other = next(m for m in run_json("list") if m["summary"].startswith("The"))
     assert "author" not in run_json("show", other["memoryId"])
     assert "author " not in cli_run("show", other["memoryId"]).stdout
+
+
+def test_an_unreadable_document_shows_person_ids_and_warns(authored, cli_run, git, project):
+    blob = git(project, "hash-object", "-w", "--stdin", input=b"not json")
+    tree = git(project, "mktree", input=f"100644 blob {blob}\tpeople.json\n".encode())
+    commit = git(project, "commit-tree", tree, "-p", git(project, "rev-parse", REF),
+                 "-m", "ynm: document people")
+    git(project, "update-ref", REF, commit)
+    result = cli_run("list", "--json")
+    assert result.exit_code == 0
+    authors = {m["summary"].split()[0]: m.get("author") for m in json.loads(result.stdout)}
+    assert authors == {"Ada": PA, "Bob": PB, "The": None}
+    assert "warning: authors shown by person id: the people document" in result.stderr
+
+
+def test_a_document_written_by_git_itself_is_read(project, cli_run, git, run_json):
+    text = json.dumps({"v": 1, "people": {PA: {"nickname": "ada", "logins": ["i s"],
+                                               "updatedAt": "2026-01-01T00:00:00.000Z"}}},
+                      indent=2) + "\n"
+    blob = git(project, "hash-object", "-w", "--stdin", input=text.encode())
+    tree = git(project, "mktree", input=f"100644 blob {blob}\tpeople.json\n".encode())
+    git(project, "update-ref", REF, git(project, "commit-tree", tree, "-m",
+                                        "ynm: document people"))
+    assert run_json("people", "list")["people"][PA]["nickname"] == "ada"
+    assert run_json("people", "nickname", PB, "--nickname", "bob")["nickname"] == "bob"
+    assert set(show(git, project)["people"]) == {PA, PB}
