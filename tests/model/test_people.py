@@ -135,11 +135,11 @@ def test_merge_text_is_the_stored_form() -> None:
     ('{"v": 2, "people": {}}', '"v": 1'),
     ('{"v": 1, "people": {}, "extra": 1}', "unknown key 'extra'"),
     ('{"v": 1, "people": {"bob": {"logins": [], "updatedAt": "x"}}}', "'bob' is not a person id"),
-    ('{"v": 1, "people": {"%s": {"logins": []}}}' % PA, "updatedAt"),
-    ('{"v": 1, "people": {"%s": {"logins": [1], "updatedAt": "x"}}}' % PA, "logins"),
-    ('{"v": 1, "people": {"%s": {"logins": [], "updatedAt": "x", "email": "e"}}}' % PA,
+    (f'{{"v": 1, "people": {{"{PA}": {{"logins": []}}}}}}', "updatedAt"),
+    (f'{{"v": 1, "people": {{"{PA}": {{"logins": [1], "updatedAt": "x"}}}}}}', "logins"),
+    (f'{{"v": 1, "people": {{"{PA}": {{"logins": [], "updatedAt": "x", "email": "e"}}}}}}',
      "unknown key 'email'"),
-    ('{"v": 1, "people": {"%s": {"nickname": "", "logins": [], "updatedAt": "x"}}}' % PA,
+    (f'{{"v": 1, "people": {{"{PA}": {{"nickname": "", "logins": [], "updatedAt": "x"}}}}}}',
      "nickname"),
 ])
 def test_parse_refuses_what_is_not_a_people_document(text: str, why: str) -> None:
@@ -148,7 +148,7 @@ def test_parse_refuses_what_is_not_a_people_document(text: str, why: str) -> Non
 
 
 def test_parse_defaults_and_resolution() -> None:
-    d = parse_people('{"v": 1, "people": {"%s": {"updatedAt": "t"}}}' % PA)
+    d = parse_people(f'{{"v": 1, "people": {{"{PA}": {{"updatedAt": "t"}}}}}}')
     assert d["people"][PA] == {"logins": [], "updatedAt": "t"}
     assert parse_people(None) == parse_people("") == {"v": 1, "people": {}}
     linked = doc(**{PA: {"logins": ["https://idp 42"], "updatedAt": "t"}})

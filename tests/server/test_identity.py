@@ -42,37 +42,37 @@ class Linked:
 
 @pytest.mark.parametrize(("auth", "people", "expected"), [
     # signed-in person: both sub and iss
-    (jwt(), None, dict(actor=f"user:{PA}", client="claude-code", person=PA,
-                       namespace=f"user/{PA}", may_use_people=True, login=(ISS, "alice"))),
-    (jwt(sub="bob"), Linked(), dict(actor=f"user:{LINKED}", client="claude-code",
-                                    person=LINKED, namespace=f"user/{LINKED}",
-                                    may_use_people=True, login=(ISS, "bob"))),
+    (jwt(), None, {"actor": f"user:{PA}", "client": "claude-code", "person": PA,
+                       "namespace": f"user/{PA}", "may_use_people": True, "login": (ISS, "alice")}),
+    (jwt(sub="bob"), Linked(), {"actor": f"user:{LINKED}", "client": "claude-code",
+                                    "person": LINKED, "namespace": f"user/{LINKED}",
+                                    "may_use_people": True, "login": (ISS, "bob")}),
     # client_id falls back to sub when the token names no client (reference §2.3)
-    (jwt(client=None), None, dict(actor=f"user:{PA}", client="alice", person=PA,
-                                  namespace=f"user/{PA}", may_use_people=True,
-                                  login=(ISS, "alice"))),
+    (jwt(client=None), None, {"actor": f"user:{PA}", "client": "alice", "person": PA,
+                                  "namespace": f"user/{PA}", "may_use_people": True,
+                                  "login": (ISS, "alice")}),
     (AuthInfo(mode="introspection", client_id="web", scopes=(), expires_at=1, subject="alice",
               issuer=ISS, client="web"), None,
-     dict(actor=f"user:{PA}", client="web", person=PA, namespace=f"user/{PA}",
-          may_use_people=True, login=(ISS, "alice"))),
+     {"actor": f"user:{PA}", "client": "web", "person": PA, "namespace": f"user/{PA}",
+          "may_use_people": True, "login": (ISS, "alice")}),
     # static token: one shared identity, common
-    (STATIC, Linked(), dict(actor="token:static", client=None, person=None,
-                            namespace="common", may_use_people=False, login=None)),
+    (STATIC, Linked(), {"actor": "token:static", "client": None, "person": None,
+                            "namespace": "common", "may_use_people": False, "login": None}),
     # client-only token (client credentials): client:<id>, common
-    (jwt(sub=None, client="ci-bot"), None, dict(actor="client:ci-bot", client=None,
-                                                person=None, namespace="common",
-                                                may_use_people=False, login=None)),
+    (jwt(sub=None, client="ci-bot"), None, {"actor": "client:ci-bot", "client": None,
+                                                "person": None, "namespace": "common",
+                                                "may_use_people": False, "login": None}),
     # a subject without an issuer is no login
-    (jwt(iss=None, client="ci-bot"), None, dict(actor="client:ci-bot", client=None,
-                                                person=None, namespace="common",
-                                                may_use_people=False, login=None)),
+    (jwt(iss=None, client="ci-bot"), None, {"actor": "client:ci-bot", "client": None,
+                                                "person": None, "namespace": "common",
+                                                "may_use_people": False, "login": None}),
     # verified, but neither a person nor a client: the server's own actor, common
-    (jwt(sub=None, client=None), None, dict(actor="user:server", client=None, person=None,
-                                            namespace="common", may_use_people=False,
-                                            login=None)),
+    (jwt(sub=None, client=None), None, {"actor": "user:server", "client": None, "person": None,
+                                            "namespace": "common", "may_use_people": False,
+                                            "login": None}),
     # no auth, stdio, CLI: the server's own actor and the service's default namespace
-    (None, Linked(), dict(actor="user:server", client=None, person=None, namespace=None,
-                          may_use_people=False, login=None)),
+    (None, Linked(), {"actor": "user:server", "client": None, "person": None, "namespace": None,
+                          "may_use_people": False, "login": None}),
 ])
 def test_caller_for_follows_the_table(auth, people, expected):
     assert vars(caller_for(auth, "user:server", people)) == expected

@@ -11,7 +11,6 @@ import pytest
 
 from tests.store.test_sync import clone, open_log, origin, write  # noqa: F401 (origin: fixture)
 from tests.support.git import git
-
 from ynm.errors import StoreConflict
 from ynm.model.people import merge_people_text
 from ynm.service.people import People
@@ -144,8 +143,8 @@ def test_a_document_without_a_merge_rule_stays_local_and_is_a_conflict(origin): 
     sync_log(la, "origin")
     mine = lb.write_document("other", "b\n", None)
     result = sync_log(lb, "origin")
-    assert result.conflicts == ["documents/other: changed here and on the remote, and ynm has "
-                                "no merge rule for it; kept the local copy"]
+    assert result.conflicts == [("documents/other: changed here and on the remote, and ynm has "
+                                "no merge rule for it; kept the local copy")]
     assert lb._ref_target("refs/ynm/distributed/documents/other") == mine
     assert git(origin, "show", "refs/ynm/distributed/documents/other:other.json") == "a"
 

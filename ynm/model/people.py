@@ -100,10 +100,10 @@ def parse_people(text: str | None) -> dict[str, Any]:
         raise ValueError('not a people document (needs "v": 1)')
     extra = set(raw) - {"v", "people"}
     if extra:
-        raise ValueError(f"unknown key {sorted(extra)[0]!r}")
+        raise ValueError(f"unknown key {min(extra)!r}")
     people = raw.get("people", {})
     if not isinstance(people, dict):
-        raise ValueError("people: must be an object")
+        raise ValueError("people: must be an object")  # noqa: TRY004 - bad data, not a bug
     out: dict[str, Any] = {}
     for pid, entry in people.items():
         if not is_person_id(pid):
@@ -114,10 +114,10 @@ def parse_people(text: str | None) -> dict[str, Any]:
 
 def _parse_entry(pid: str, entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict):
-        raise ValueError(f"people.{pid}: must be an object")
+        raise ValueError(f"people.{pid}: must be an object")  # noqa: TRY004 - bad data
     extra = set(entry) - {"nickname", "logins", "updatedAt"}
     if extra:
-        raise ValueError(f"people.{pid}: unknown key {sorted(extra)[0]!r}")
+        raise ValueError(f"people.{pid}: unknown key {min(extra)!r}")
     updated = entry.get("updatedAt")
     if not isinstance(updated, str) or not updated:
         raise ValueError(f"people.{pid}.updatedAt: must be a date-time")

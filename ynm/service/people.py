@@ -35,8 +35,16 @@ from ynm.model.people import (
 if TYPE_CHECKING:
     from ynm.service.mounts import Mount
 
-__all__ = ["Caller", "DocumentLog", "NO_PEOPLE", "People", "PeopleUnavailable",
-           "merge_people_text", "people_mount", "person_id"]
+__all__ = [
+    "NO_PEOPLE",
+    "Caller",
+    "DocumentLog",
+    "People",
+    "PeopleUnavailable",
+    "merge_people_text",
+    "people_mount",
+    "person_id",
+]
 
 PEOPLE_TTL_S = 30.0  # how long a process trusts its copy of the document (PEOPLE_TTL_MS)
 MAX_ATTEMPTS = 5  # compare-and-swap attempts of one write
