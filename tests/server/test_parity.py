@@ -44,6 +44,6 @@ def test_every_tool_field_is_a_cli_flag(name: str) -> None:
 def test_tool_names_and_commands() -> None:
     assert {s.command for s in TOOL_SPECS.values()} == {
         "remember", "recall", "context", "supersede", "annotate", "forget", "session", "dream",
-        "sync", "status"}
+        "sync", "status", "people"}
     for name, spec in TOOL_SPECS.items():
         assert name == f"memory_{'consolidate' if spec.command == 'dream' else spec.command}"

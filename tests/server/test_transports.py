@@ -45,7 +45,7 @@ def test_stdio_serves_every_tool_kind(project):
 
     instructions, tools, wrote, bad, hits = run(go, timeout=30)
     assert "memory_remember" in instructions
-    assert len(tools.tools) == 10
+    assert len(tools.tools) == 11
     assert not wrote.is_error and wrote.structured_content["data"]["mount"] == "personal"
     assert bad.is_error
     assert text(bad) == "invalid input: namespace: working memory must live in session/<id>"

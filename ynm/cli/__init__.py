@@ -24,6 +24,7 @@ COMMANDS = {
     "login": "ynm.cli.login:login",
     "logout": "ynm.cli.login:logout",
     "outbox": "ynm.cli.outbox:outbox",
+    "people": "ynm.cli.people:people",
     "pin": "ynm.cli.edit:pin",
     "promote": "ynm.cli.edit:promote",
     "purge": "ynm.cli.edit:purge",

@@ -48,3 +48,9 @@ def marks(m: dict) -> str:
     return (("* " if m.get("pinned") else "")
             + ("[tombstoned] " if m.get("tombstoned") else "")
             + ("[expired] " if m.get("expired") else ""))
+
+
+def by_author(m: dict) -> str:
+    """The summary's suffix: ``  (<author>)`` for a memory a signed-in person wrote (their
+    nickname, else their person id; reference/cli.md §4.11), else nothing."""
+    return f"  ({m['author']})" if m.get("author") else ""

@@ -20,12 +20,12 @@ def format_memories(memories: list[dict[str, Any]]) -> str:
     (see :mod:`ynm.cli._table`; the summary prefixed ``* `` when pinned, ``[tombstoned] `` when
     forgotten, ``[expired] `` for working memory past its ttl), or ``no memories``. The
     reference pads fixed widths with no header (reference/cli.md §4.11); docs/cli.md says so."""
-    from ynm.cli._table import marks, table
+    from ynm.cli._table import by_author, marks, table
 
     if not memories:
         return "no memories"
     rows = [(m["memoryId"], m["type"], m["level"], m["namespace"],
-             marks(m) + (m.get("summary") or m["current"].get("summary", "")))
+             marks(m) + (m.get("summary") or m["current"].get("summary", "")) + by_author(m))
             for m in memories]
     return "\n".join(table(("ID", "TYPE", "LEVEL", "NAMESPACE", "SUMMARY"), rows))
 

@@ -33,12 +33,13 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
     for a forgotten memory and ``[expired] `` for working memory past its ttl that no sweep has
     tombstoned yet (both shown only with ``--include-tombstoned``). The reference pads fixed
     widths with no header (reference/cli.md §4.18); docs/cli.md says so."""
-    from ynm.cli._table import line, marks, widths
+    from ynm.cli._table import by_author, line, marks, widths
 
     if not hits:
         return "no matches"
     headers = ("SCORE", "ID", "TYPE", "MOUNT", "SUMMARY")
-    rows = [(f"{h['score']:.3f}", h["memoryId"], h["type"], h["mount"], marks(h) + h["summary"])
+    rows = [(f"{h['score']:.3f}", h["memoryId"], h["type"], h["mount"],
+             marks(h) + h["summary"] + by_author(h))
             for h in hits]
     w = widths(headers, rows)
     lines = [line(headers, w)]

@@ -108,13 +108,13 @@ def format_review(memories: list[dict[str, Any]]) -> str:
     """A header line ``ID  TYPE  MOUNT  NAMESPACE  SUMMARY`` then one aligned row per memory
     (see :mod:`ynm.cli._table`), each followed by ``  why: <reason>: <answers>; pair with
     <id>`` when its flag says why (ynm.service.review.why_line), or ``nothing to review``."""
-    from ynm.cli._table import marks, table
+    from ynm.cli._table import by_author, marks, table
     from ynm.service.review import why_line
 
     if not memories:
         return "nothing to review"
     rows = [(m["memoryId"], m["type"], m["mount"], m["namespace"],
-             marks(m) + (m.get("summary") or m["current"].get("summary", "")))
+             marks(m) + (m.get("summary") or m["current"].get("summary", "")) + by_author(m))
             for m in memories]
     lines = table(("ID", "TYPE", "MOUNT", "NAMESPACE", "SUMMARY"), rows)
     out = [lines[0]]

@@ -29,6 +29,8 @@ def format_show(m: dict[str, Any]) -> str:
     current = m.get("current", {})
     if current.get("ttl"):
         lines.append(f"ttl         {current['ttl']}")
+    if m.get("author"):
+        lines.append(f"author      {m['author']}")
     lines.append(f"summary     {m.get('summary') or current.get('summary') or ''}")
     lines.append("")
     lines.append(current.get("content") or "")

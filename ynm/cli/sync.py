@@ -20,7 +20,9 @@ def format_sync(results: dict[str, Any]) -> str:
     """One line per mount (docs/cli.md "ynm sync"): ``<mount>: skipped: <reason>``,
     ``<mount>: up to date``, or what moved: ``<mount>: fetched <r> records in <s> shards
     (<f> fast-forwards, <m> merges), pushed <r> records in <s> shards`` (each half only when
-    something moved), then ``, retries <n>`` and ``, conflicts: <c1>; <c2>`` when any."""
+    something moved), ``fetched the people document[ (merged)]`` and ``pushed the people
+    document`` when the people document moved, then ``, retries <n>`` and ``, conflicts:
+    <c1>; <c2>`` when any."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
     lines = []
@@ -41,6 +43,11 @@ def format_sync(results: dict[str, Any]) -> str:
         if pushed["shards"]:
             parts.append(f"pushed {_n(pushed['records'], 'record')} in "
                          f"{_n(len(pushed['shards']), 'shard')}")
+        docs = r.get("documents") or {}
+        for name in docs.get("fetched", []):
+            how = " (merged)" if name in docs.get("merged", []) else ""
+            parts.append(f"fetched the {name} document{how}")
+        parts += [f"pushed the {name} document" for name in docs.get("pushed", [])]
         if r["retries"]:
             parts.append(f"retries {r['retries']}")
         line = f"{mount}: " + (", ".join(parts) if parts else "up to date")

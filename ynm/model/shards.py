@@ -12,6 +12,12 @@ from dataclasses import dataclass
 
 NOTES_PREFIX = "refs/notes/ynm"
 REMOTE_PREFIX = "refs/notes/ynm-remote"
+# Named documents (the people document) live beside the notes, outside every shard
+# (reference/storage.md §3.2): refs/ynm/<level>/documents/<name>, tracking copies under
+# refs/ynm-remote/<remote>/<level>/documents/<name>.
+DOCUMENTS_PREFIX = "refs/ynm"
+DOCUMENTS_REMOTE_PREFIX = "refs/ynm-remote"
+DOCUMENT_NAME_RE = re.compile(r"^[a-z0-9-]+$")
 LEVELS = ("personal", "distributed")
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 BUCKET_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -81,3 +87,15 @@ def ref_prefix_for(level: str, namespace: str | None = None) -> str:
     if namespace:
         out += namespace.strip("/") + "/"
     return out
+
+
+def document_ref(level: str, name: str) -> str:
+    """``refs/ynm/<level>/documents/<name>``: the ref whose commits hold a named document
+    (reference/storage.md §3.2).
+
+    Raises:
+        ValueError: a name that does not match ``^[a-z0-9-]+$``.
+    """
+    if not DOCUMENT_NAME_RE.match(name):
+        raise ValueError(f"bad document name {name!r}: must match ^[a-z0-9-]+$")
+    return f"{DOCUMENTS_PREFIX}/{level}/documents/{name}"

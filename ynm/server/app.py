@@ -29,9 +29,12 @@ from ynm.server.tools import TOOL_SPECS, ToolOutput, ToolSpec
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from ynm.server.auth import AuthInfo
+    from ynm.service.people import Caller
     from ynm.service.ynm import Ynm
 
 T = TypeVar("T")
+CallerOf = Callable[["Ynm"], "Caller"]
 
 SERVER_NAME = "ynm"
 SERVER_TITLE = "ynm: your named memory"
@@ -121,34 +124,36 @@ class MemoryService:
             raise YnmError(self.open_error or "the memory store is not open")
         return self.ynm
 
-    def run_sync(self, fn: Callable[[Ynm], T], actor: str | None = None) -> T:
+    def run_sync(self, fn: Callable[[Ynm], T], caller: CallerOf | None = None) -> T:
         """Run ``fn(ynm)`` on the worker thread and wait (for callers without a loop)."""
-        return self._executor.submit(self._call, fn, actor).result()
+        return self._executor.submit(self._call, fn, caller).result()
 
-    def _call(self, fn: Callable[[Ynm], T], actor: str | None) -> T:
+    def _call(self, fn: Callable[[Ynm], T], caller: CallerOf | None) -> T:
         ynm = self._ynm()
-        if actor is None or actor == ynm.config.actor:
+        if caller is None:
             return fn(ynm)
-        # provenance.actor comes from config.actor (Ynm._stamp); swap it for this call only.
-        # Safe: this thread is the only one that touches the service.
-        saved = ynm.config
-        ynm.config = saved.model_copy(update={"actor": actor})
+        # Who this call writes as (Ynm.caller: provenance.actor and .client, the unnamed
+        # namespace); set for this call only. Safe: this thread is the only one that touches
+        # the service.
+        ynm.caller = caller(ynm)
         try:
             return fn(ynm)
         finally:
-            ynm.config = saved
+            ynm.caller = None
 
     async def call(self, fn: Callable[[Ynm], T], *, write: bool = False,
-                   actor: str | None = None) -> T:
+                   caller: CallerOf | None = None) -> T:
         """Run ``fn(ynm)`` on the worker thread without blocking the event loop; writes are
-        serialised by a lock. ``actor`` overrides ``provenance.actor`` for this call."""
+        serialised by a lock. ``caller(ynm)`` says who this call is (a
+        :class:`~ynm.service.people.Caller`; None: the service's own actor); it runs on the
+        worker thread, since resolving a person reads the people document."""
         if not write:
-            return await asyncio.wrap_future(self._executor.submit(self._call, fn, actor))
+            return await asyncio.wrap_future(self._executor.submit(self._call, fn, caller))
         loop = asyncio.get_running_loop()
         if self._write_lock is None or self._lock_loop is not loop:
             self._write_lock, self._lock_loop = asyncio.Lock(), loop
         async with self._write_lock:
-            return await asyncio.wrap_future(self._executor.submit(self._call, fn, actor))
+            return await asyncio.wrap_future(self._executor.submit(self._call, fn, caller))
 
 
 def envelope(output: ToolOutput) -> Any:
@@ -173,10 +178,27 @@ def tool_error(message: str) -> Any:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-ActorFor = Callable[[Mapping[str, str] | None], "str | None"]
+def caller_of(auth: AuthInfo | None) -> CallerOf:
+    """``caller(ynm)`` for a request verified as ``auth`` (None: no auth, stdio): the table of
+    reference/server.md §2.5 (:func:`ynm.server.identity.caller_for`) with the server's own
+    actor and the store's people document."""
+    from ynm.server.identity import caller_for
+
+    return lambda ynm: caller_for(auth, ynm.config.actor, ynm.people)
 
 
-def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> Any:
+def request_auth(ctx: Any) -> AuthInfo | None:
+    """The verified caller the HTTP front door left in the request's ASGI scope
+    (``scope["ynm.auth"]``); None in auth mode ``none``, over stdio and outside a request."""
+    try:
+        request = ctx.request_context.request
+    except Exception:  # noqa: BLE001 - no request context (stdio, in-process calls)
+        return None
+    scope = getattr(request, "scope", None)
+    return scope.get("ynm.auth") if isinstance(scope, dict) else None
+
+
+def _make_tool(spec: ToolSpec, service: MemoryService) -> Any:
     """An SDK ``Tool`` whose schema is the spec's input model and whose arguments reach the
     handler untouched, so validation (and its message) is ynm's own."""
     from mcp.server.mcpserver import Context
@@ -194,9 +216,9 @@ def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> A
     async def handler(arguments: dict[str, Any], ctx: Context) -> Any:
         try:
             inp = spec.parse(arguments)
-            actor = None if spec.read_only else actor_for(_headers(ctx))
             output = await service.call(lambda ynm: spec.run(ynm, inp),
-                                        write=not spec.read_only, actor=actor)
+                                        write=not spec.read_only,
+                                        caller=caller_of(request_auth(ctx)))
         except YnmError as err:
             return tool_error(str(err))
         except Exception as err:  # noqa: BLE001 - a tool call never crashes the server
@@ -218,28 +240,22 @@ def _make_tool(spec: ToolSpec, service: MemoryService, actor_for: ActorFor) -> A
     )
 
 
-def _headers(ctx: Any) -> Mapping[str, str] | None:
-    try:
-        return ctx.headers
-    except Exception:  # noqa: BLE001 - no request context (in-process calls)
-        return None
-
-
-def build_server(service: MemoryService, actor_for: ActorFor | None = None) -> MCPServer:
+def build_server(service: MemoryService) -> MCPServer:
     """The ``MCPServer``: instructions from the open levels, every tool of ``TOOL_SPECS``, the
     resources ``memory://context`` and ``memory://status``, the template
     ``memory://{mount}/{memoryId}``, and the three guidance prompts.
 
+    Each tool call runs as its request's caller (:func:`caller_of`: ``provenance.actor`` and
+    ``.client``, the unnamed namespace, ``memory_people``), from the verified caller the HTTP
+    front door leaves in ``scope["ynm.auth"]``.
+
     Args:
         service: the process's memory service (opened or not).
-        actor_for: ``actor_for(request headers or None) -> actor or None``: the
-            ``provenance.actor`` of a write (None: the service's own actor).
     """
-    actor_for = actor_for or (lambda headers: None)
     server = _server_class()(
         SERVER_NAME, title=SERVER_TITLE, version=__version__,
         instructions=instructions(service.levels()),
-        tools=[_make_tool(spec, service, actor_for) for spec in TOOL_SPECS.values()],
+        tools=[_make_tool(spec, service) for spec in TOOL_SPECS.values()],
         log_level="WARNING",
     )
 

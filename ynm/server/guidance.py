@@ -40,7 +40,8 @@ def instructions(levels: set[str]) -> str:
                      "nothing can be private: memory_remember stores nothing unless level is "
                      "distributed, so tell the user it will be shared and ask first (private "
                      "things belong in a local ynm). Without a namespace a memory is filed "
-                     "under common, with the team.")
+                     "under user/<person id> once the user is signed in (still readable by "
+                     "everyone), else under common; naming e.g. common files it with the team.")
     else:
         lines.append("No memory store is open; a tool call will explain why.")
     return "\n".join(lines)

@@ -10,10 +10,10 @@ answers ``/health`` and ``OPTIONS`` before the Host and Origin checks (reference
 
 Auth modes here: ``bearer`` (a static token from ``--token`` or ``YNM_MCP_TOKEN``, a comma
 list for rotation; compared by SHA-256) and ``none``. A write made with the static token
-carries ``provenance.actor`` ``token:static``. The front door's two questions, whether a
-request may pass (``token_ok``) and who it writes as (``actor_for``), are the seam a JWT/OIDC
-mode plugs into later (a verifier answering them from a validated token's claims:
-``user:<person id>`` or ``client:<client id>``, reference/server.md §2.3-§2.5).
+carries ``provenance.actor`` ``token:static``. A request that passed is handed on with its
+verified caller in ``scope["ynm.auth"]`` (an :class:`~ynm.server.auth.AuthInfo`, None in auth
+mode ``none``); the tools derive who it writes as from it (ynm.server.identity,
+reference/server.md §2.5).
 """
 
 from __future__ import annotations
@@ -22,17 +22,18 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
+from ynm.server.auth import AuthInfo
 
 if TYPE_CHECKING:
     from ynm.server.scheduler import Scheduler
 
-STATIC_ACTOR = "token:static"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
                  "Mcp-Session-Id")
@@ -190,13 +191,14 @@ class FrontDoor:
         presented = _digest(authorization[7:].strip())
         return any(hmac.compare_digest(presented, h) for h in self._hashes)
 
-    def actor_for(self, headers: Mapping[str, str] | None) -> str | None:
-        """``token:static`` for a request that presented the static token, else None (the
-        service's own actor)."""
-        if headers is None or not self._hashes:
+    def auth_for(self, authorization: str | None) -> AuthInfo | None:
+        """The verified caller of a request that passed :meth:`token_ok`: the static token's
+        :class:`~ynm.server.auth.AuthInfo` (client ``static``, no scopes), or None in auth mode
+        ``none``. Tools read it from ``scope["ynm.auth"]`` (ynm.server.identity)."""
+        if not self._hashes:
             return None
-        auth = headers.get("authorization") or headers.get("Authorization")
-        return STATIC_ACTOR if self.token_ok(auth) else None
+        return AuthInfo(mode="bearer", client_id="static", scopes=(),
+                        expires_at=int(time.time()) + 3600, static=True)
 
     def host_ok(self, host: str | None, scheme: str = "http") -> bool:
         """The Host header names loopback (any port) or an allowed host. A Host without a
@@ -357,7 +359,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
     down; ``/health`` carries its stats under ``scheduler`` (null without one)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(service, door.actor_for)
+    server = build_server(service)
     inner = server.streamable_http_app(
         streamable_http_path="/mcp", stateless_http=True, json_response=True,
         # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
@@ -407,6 +409,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
                                       b'Bearer error="invalid_token", '
                                       b'error_description="Missing or invalid bearer token"')])
             return
+        scope["ynm.auth"] = door.auth_for(headers.get("authorization"))
 
         async def send_with_cors(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":

@@ -104,6 +104,17 @@ class StatusInput(_ToolInput):
     """Input of ``memory_status``: no fields."""
 
 
+class PeopleInput(_ToolInput):
+    """Input of ``memory_people`` (server.md §1.4): ``whoami``, ``nickname`` (with
+    ``nickname``, 1..64 characters on one line) or ``clear``, on the caller's own entry."""
+
+    action: Literal["whoami", "nickname", "clear"] = Field(
+        description="whoami: your person id and login; nickname: set yours; clear: remove yours")
+    nickname: str | None = Field(
+        default=None, description="For nickname: how you appear to everyone who can read the "
+                                  "store; not a real name")
+
+
 @dataclass
 class ToolOutput:
     """What a tool returns: ``data`` (JSON-ready) and ``guidance`` for the agent, or None."""
@@ -303,6 +314,35 @@ def _status(ynm: Ynm, inp: StatusInput) -> ToolOutput:
     return ToolOutput(ynm.status())
 
 
+NOT_SIGNED_IN = (
+    "memory_people acts only for a person signed in to this store with an identity provider "
+    "(a token naming both issuer and subject); this connection is {who}. People are managed "
+    "on the store with `ynm people list|nickname|clear|link` on the command line.")
+
+
+def _people(ynm: Ynm, inp: PeopleInput) -> ToolOutput:
+    """``memory_people`` on the caller's own entry (server.md §1.4, §2.5): refused unless the
+    caller is a signed-in person."""
+    from ynm.errors import YnmError
+
+    caller = ynm.caller
+    if caller is None or not caller.may_use_people or caller.person is None:
+        who = "not signed in" if caller is None else f"writing as {caller.actor}"
+        raise YnmError(NOT_SIGNED_IN.format(who=who))
+    person = caller.person
+    if inp.action == "whoami":
+        people = ynm.people
+        entry = people.entry(person) if people is not None else None
+        login = ({"issuer": caller.login[0], "subject": caller.login[1]}
+                 if caller.login else None)
+        return ToolOutput({"person": person, "nickname": (entry or {}).get("nickname"),
+                           "client": caller.client, "login": login})
+    if inp.action == "nickname" and inp.nickname is None:
+        raise InvalidInput("nickname: needed for action nickname")
+    entry = ynm.people_nickname(person, inp.nickname if inp.action == "nickname" else None)
+    return ToolOutput({"person": person, "nickname": entry.get("nickname")})
+
+
 TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec(
         "memory_remember", "remember", RememberInput, False,
@@ -367,6 +407,13 @@ TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
         "memory_status", "status", StatusInput, True,
         "Mounts, shard counts, index freshness and problems of the memory store.",
         _status,
+    ),
+    ToolSpec(
+        "memory_people", "people", PeopleInput, False,
+        "Your own entry in a hosted store's people document, when you are signed in: whoami "
+        "(your person id, nickname, client and login), nickname (set how your memories are "
+        "shown to others; not a real name) or clear (remove it).",
+        _people,
     ),
 )}
 

@@ -55,6 +55,7 @@ from ynm.model.text import (
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, Mount, open_mounts, route
+from ynm.service.people import Caller, People
 from ynm.service.recall import BACKGROUND_MARGIN, entry, hit, is_expired
 
 Progress = Callable[[str, int, int], None]
@@ -120,6 +121,11 @@ class Ynm:
         # Told ``notice(text)`` just before work that is slow to start and reports no progress
         # (loading the embedding model); the CLI prints it on a terminal (TerminalProgress.note).
         self.notice: Callable[[str], None] | None = None
+        # Who the current call writes as (a request's caller, ynm.service.people.Caller);
+        # None: this process's own actor (config ``actor``), no client, the level's default
+        # namespace. The MCP server sets it around each tool call.
+        self.caller: Caller | None = None
+        self._people: People | None = None
 
     @property
     def progress(self) -> Progress | None:
@@ -178,7 +184,10 @@ class Ynm:
     def _stamp(self, fields: dict[str, Any], *, session: str | None = None,
                source: str | None = None) -> Record:
         record_id, recorded_at = self.clock.stamp()
-        provenance = {"actor": self.config.actor}
+        caller = self.caller
+        provenance = {"actor": caller.actor if caller is not None else self.config.actor}
+        if caller is not None and caller.client:
+            provenance["client"] = caller.client  # the signed-in person's OAuth client (§2.5)
         if session:
             provenance["session"] = session
         if source:
@@ -248,7 +257,9 @@ class Ynm:
         if level == "personal" and namespace in (None, COMMON):
             namespace = f"user/{self.config.user_id}"
         elif namespace is None:
-            namespace = COMMON
+            # a signed-in person's unnamed namespace is user/<person id> (server.md §1.6, §2.5)
+            caller_ns = self.caller.namespace if self.caller is not None else None
+            namespace = caller_ns or COMMON
         from ynm.service.remote import hosted_target, remember_hosted
 
         hosted = hosted_target(self.mounts, self.remotes, level, inp.mount)
@@ -760,6 +771,7 @@ class Ynm:
             Refused: ``--mount personal`` without a remote.
             StoreError: a git failure other than a rejected push.
         """
+        from ynm.model.people import PEOPLE_DOCUMENT, merge_people_text
         from ynm.store.sync import sync_log
 
         if mount_id is not None:
@@ -777,7 +789,10 @@ class Ynm:
             out[mount.id] = sync_log(
                 mount.log, name, push=push, pull=pull, dry_run=dry_run,
                 after_merge=lambda m=mount: self._reapply_purges(m),
+                merge_documents={PEOPLE_DOCUMENT: merge_people_text},
             ).to_obj()
+        if mounts and not dry_run:
+            self._people = None  # a sync may have brought another copy of the document
         if self._progress and mounts:
             self._progress("sync", len(mounts), len(mounts))
         return out
@@ -870,7 +885,9 @@ class Ynm:
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
         keep = max(q.limit, self.config.dream.rerank_top_k)
-        hits = [hit(s, row, mount_id, q.explain) for s, row, mount_id in ranked[:keep]]
+        top = ranked[:keep]
+        hits = self.with_authors([hit(s, row, mount_id, q.explain) for s, row, mount_id in top],
+                                 [_actor(row["state"]) for _, row, _ in top])
         if found_hosted:
             hits.extend(hosted_hits(q, found_hosted, report.get("strongest", 0.0),
                                     self._now_ms()))
@@ -1061,6 +1078,76 @@ class Ynm:
         near = background_similarity(mount.cache.conn, query_vector, vectors)
         return None if near is None else near - BACKGROUND_MARGIN
 
+    # -- people (reference/server.md §2.4, cli.md §4.14; ynm.service.people) ---------------
+
+    @property
+    def people(self) -> People | None:
+        """The people document of this store (kept by the distributed mount ``project``, else
+        the first distributed mount), or None when no open mount can keep it."""
+        if self._people is None:
+            from ynm.service.people import people_mount
+
+            mount = people_mount(self.mounts)
+            if mount is None:
+                return None
+            self._people = People(mount.log, now_ms=self._now_ms)
+        return self._people
+
+    def _require_people(self) -> People:
+        from ynm.service.people import PeopleUnavailable
+
+        people = self.people
+        if people is None:
+            raise PeopleUnavailable()
+        return people
+
+    def people_list(self) -> dict[str, Any]:
+        """The whole people document, read fresh: ``{"v": 1, "people": {<person id>:
+        {"nickname"?, "logins": [], "updatedAt"}}}``.
+
+        Raises:
+            PeopleUnavailable: no distributed mount keeps people."""
+        return self._require_people().document(fresh=True)
+
+    def people_nickname(self, person: str, nickname: str | None) -> dict[str, Any]:
+        """Set a person's nickname (None: clear it); returns their entry.
+
+        Raises:
+            InvalidInput: a bad person id or nickname. PeopleUnavailable, StoreConflict."""
+        return self._require_people().set_nickname(person, nickname)
+
+    def people_link(self, person: str, issuer: str, subject: str) -> dict[str, Any]:
+        """Link the login ``(issuer, subject)`` to a person (moving it from any other); returns
+        their entry. Raises as :meth:`people_nickname`."""
+        return self._require_people().link(person, issuer, subject)
+
+    def with_authors(self, items: list[dict[str, Any]],
+                     actors: list[str | None] | None = None) -> list[dict[str, Any]]:
+        """Give each recall hit or folded memory whose current content a signed-in person
+        wrote (``provenance.actor`` ``user:<person id>``) an ``author``: their nickname, else
+        their person id (reference/algorithms.md §2.9). In a hit it follows ``updatedAt``, in a
+        folded memory it comes last. ``actors`` gives each item's actor (default: read from
+        the item's ``current`` record). The people document is read only when some item needs
+        it; if it cannot be read the person id is shown and a warning says why. Returns
+        ``items``."""
+        from ynm.model.people import author_of, empty_people, person_of_actor
+
+        if actors is None:
+            actors = [((item.get("current") or {}).get("provenance") or {}).get("actor")
+                      for item in items]
+        wanted = {i: a for i, a in enumerate(actors) if person_of_actor(a)}
+        if not wanted:
+            return items
+        doc = empty_people()
+        if self.people is not None:
+            try:
+                doc = self.people.document()
+            except YnmError as err:
+                self.warnings.append(f"authors shown by person id: {err}")
+        for i, actor in wanted.items():
+            items[i] = _with_author(items[i], author_of(actor, doc))
+        return items
+
     # -- list ------------------------------------------------------------------------------
 
     def list(self, q: ListQuery) -> list[dict[str, Any]]:
@@ -1094,16 +1181,17 @@ class Ynm:
                 out.append((updated_at, obj))
         out.sort(key=lambda pair: pair[0], reverse=True)
         memories = [obj for _, obj in out]
-        return memories[: q.limit] if q.limit else memories
+        return self.with_authors(memories[: q.limit] if q.limit else memories)
 
     def show(self, memory_id: str) -> dict[str, Any]:
-        """One memory with its links resolved (see :func:`ynm.service.history.show`).
+        """One memory with its links resolved (see :func:`ynm.service.history.show`), and
+        ``author`` when a signed-in person wrote its current content (:meth:`with_authors`).
 
         Raises:
             UnknownMemory."""
         from ynm.service import history
 
-        return history.show(self.mounts, memory_id)
+        return self.with_authors([history.show(self.mounts, memory_id)])[0]
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every record of one memory in fold order (see :func:`ynm.service.history.history`).
@@ -1328,6 +1416,27 @@ class Ynm:
         else:
             out["enabled"] = True
         return out
+
+
+def _actor(state: str) -> str | None:
+    """``provenance.actor`` of the current content record in a folded state's JSON."""
+    current = json.loads(state).get("current") or {}
+    return (current.get("provenance") or {}).get("actor")
+
+
+def _with_author(item: dict[str, Any], author: str | None) -> dict[str, Any]:
+    """``item`` with ``author`` after ``updatedAt`` in a recall hit (reference/cli.md §3.2),
+    else last."""
+    if author is None:
+        return item
+    if "current" in item or "updatedAt" not in item:
+        return {**item, "author": author}
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        out[key] = value
+        if key == "updatedAt":
+            out["author"] = author
+    return out
 
 
 def _pending_vectors(cache: Any, model: str | None, indexed: int) -> int:

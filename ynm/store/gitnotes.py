@@ -19,7 +19,7 @@ from pathlib import Path
 import pygit2
 
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
-from ynm.model.shards import ShardKey, key_from_ref, ref_prefix_for
+from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import write_blob
 from ynm.store.repo import open_repository, repo_common_dir, signature
@@ -450,6 +450,78 @@ class GitNotesLog:
             path.unlink()
         except FileNotFoundError:
             pass
+
+    # ----------------------------------------------------------------------------- documents
+
+    def document_ref(self, name: str) -> str:
+        """``refs/ynm/<level>/documents/<name>`` for this log's level."""
+        return document_ref(self.level, name)
+
+    def read_document(self, name: str) -> tuple[str, str] | None:
+        """A named document: ``(text, version)``, the version being the commit id of its ref,
+        or None when the document does not exist (no ref, or a commit without ``<name>.json``).
+
+        Raises:
+            StoreError: the ref points at something that is not a readable commit.
+
+        Source: reference/storage.md §3.2, §5.1 (``readDocument``).
+        """
+        version = self._ref_target(self.document_ref(name))
+        if version is None:
+            return None
+        text = self.document_text_at(version, name)
+        return None if text is None else (text, version)
+
+    def document_text_at(self, commit_hex: str, name: str) -> str | None:
+        """The text of ``<name>.json`` in a document commit, or None when it has none.
+
+        Raises:
+            StoreError: the commit or blob cannot be read, or is not UTF-8.
+        """
+        tree = self._commit_tree(commit_hex)
+        try:
+            entry = tree[f"{name}.json"]
+        except KeyError:
+            return None
+        try:
+            return self.read_blob(str(entry.id)).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"document {name} at {commit_hex} is not UTF-8") from exc
+
+    def document_commit(self, name: str, text: str, parents: list[str], message: str) -> str:
+        """Write a commit whose tree holds one blob ``<name>.json`` with ``text``; no ref moves.
+        Returns its hex id."""
+        blob_id = write_blob(self.repo, self.common_dir / "objects", text.encode("utf-8"))
+        builder = self.repo.TreeBuilder()
+        builder.insert(f"{name}.json", blob_id, BLOB_MODE)
+        return str(self._commit(builder.write(), parents, message))
+
+    def write_document(self, name: str, text: str, expected: str | None) -> str | None:
+        """Replace a named document whole, by compare-and-swap on its version.
+
+        Under ``ynm.lock``: if the ref still points at ``expected`` (None: it must not exist),
+        commit ``ynm: document <name>`` (parent: the old version) holding ``<name>.json`` and
+        move the ref. Returns the new version (commit id), or None when the document moved
+        since ``expected`` was read (the caller reads again and retries).
+
+        Raises:
+            LockTimeout: ``ynm.lock`` stayed taken.
+            StoreError: a git failure.
+
+        Source: reference/storage.md §3.6 (message), §5.1 (``writeDocument``).
+        """
+        ref = self.document_ref(name)
+        with self.lock():
+            if self._ref_target(ref) != expected:
+                return None
+            try:
+                parents = [expected] if expected is not None else []
+                commit = self.document_commit(name, text, parents, f"ynm: document {name}")
+                won = self._compare_and_swap(ref, expected, pygit2.Oid(hex=commit),
+                                             f"ynm: document {name}")
+            except pygit2.GitError as exc:
+                raise StoreError(f"cannot write {ref}: {exc}") from exc
+        return commit if won else None
 
     # ----------------------------------------------------------------------------- internals
 

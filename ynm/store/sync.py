@@ -16,6 +16,13 @@ refs/notes/ynm-remote/<remote>/... and merges them with git notes merge -s cat_s
   call carries ``YNM_SYNC_IN_PROGRESS=1`` so the pre-push hook does not re-enter.
 - A remote that is not configured is reported under ``skipped`` (never as a conflict); the
   caller decides whether that is a failure (docs/cli.md "ynm sync").
+- Named documents (``refs/ynm/<level>/documents/<name>``, the people document) travel in the
+  same fetch and push: fetched into ``refs/ynm-remote/<remote>/<level>/documents/*``, then per
+  document: same commit, nothing; local missing or behind, fast-forward; remote behind,
+  nothing; diverged, a two-parent commit ``ynm: merge document <name>`` of the document's
+  merge rule (``merge_documents[name](ours, theirs)``), compare-and-swapped in; without a rule
+  (or when the rule fails) the local copy stays, the document is a conflict and is not pushed
+  (reference/storage.md §4, "Documents reconcile").
 """
 
 from __future__ import annotations
@@ -23,14 +30,20 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
 from ynm.errors import StoreError
-from ynm.model.shards import NOTES_PREFIX, REMOTE_PREFIX, key_from_ref
+from ynm.model.shards import (
+    DOCUMENTS_PREFIX,
+    DOCUMENTS_REMOTE_PREFIX,
+    NOTES_PREFIX,
+    REMOTE_PREFIX,
+    key_from_ref,
+)
 from ynm.store.gitnotes import GitNotesLog
 from ynm.store.objects import write_blob
 from ynm.store.repo import signature
@@ -53,7 +66,10 @@ class SyncResult:
     - ``pushed``: remote shards the push moved, ``pushed_records`` the records new to them;
     - ``conflicts``: what failed (exit 1); ``retries``: rejected pushes retried;
     - ``skipped``: why nothing was synced (a remote that is not configured), never a conflict;
-    - ``refspec_added``: the fetch refspec added to the remote's config.
+    - ``refspec_added``: the fetch refspec added to the remote's config;
+    - ``documents_fetched`` / ``documents_merged`` / ``documents_pushed``: names of the named
+      documents (``people``) that took in the remote's copy (fast-forward or merge), of those
+      that needed a merge, and of those the push moved.
     """
 
     fetched: list[str] = field(default_factory=list)
@@ -67,11 +83,15 @@ class SyncResult:
     skipped: str | None = None
     refspec_added: str | None = None
     remote: str = ""
+    documents_fetched: list[str] = field(default_factory=list)
+    documents_merged: list[str] = field(default_factory=list)
+    documents_pushed: list[str] = field(default_factory=list)
 
     def to_obj(self) -> dict[str, Any]:
         """JSON shape: ``{remote, fetched: {shards: [ref], records: n}, fastForwarded: [ref],
         merged: [ref], pushed: {shards: [ref], records: n}, conflicts: [text], retries: n,
-        skipped?: text, refspecAdded?: refspec}``."""
+        skipped?: text, refspecAdded?: refspec, documents?: {fetched: [name], merged: [name],
+        pushed: [name]}}`` (``documents`` only when a named document moved)."""
         out: dict[str, Any] = {
             "remote": self.remote,
             "fetched": {"shards": self.fetched, "records": self.fetched_records},
@@ -83,6 +103,10 @@ class SyncResult:
             out["skipped"] = self.skipped
         if self.refspec_added is not None:
             out["refspecAdded"] = self.refspec_added
+        if self.documents_fetched or self.documents_pushed:
+            out["documents"] = {"fetched": self.documents_fetched,
+                                "merged": self.documents_merged,
+                                "pushed": self.documents_pushed}
         return out
 
 
@@ -109,6 +133,15 @@ def cat_sort_uniq(ours: bytes, theirs: bytes) -> bytes:
     (git notes.c, ``combine_notes_cat_sort_uniq``)."""
     lines = {line for line in ours.split(b"\n") + theirs.split(b"\n") if line}
     return b"".join(line + b"\n" for line in sorted(lines))
+
+
+def documents_fetch_refspec(remote: str, level: str = "distributed") -> str:
+    """``+refs/ynm/<level>/documents/*:refs/ynm-remote/<remote>/<level>/documents/*``."""
+    return (f"+{DOCUMENTS_PREFIX}/{level}/documents/*:"
+            f"{DOCUMENTS_REMOTE_PREFIX}/{remote}/{level}/documents/*")
+
+
+DocumentMerger = Callable[[str, str], str]
 
 
 def fetch_refspec(remote: str, level: str = "distributed") -> str:
@@ -237,6 +270,7 @@ def sync_log(
     dry_run: bool = False,
     before_push: Callable[[int], None] | None = None,
     after_merge: Callable[[], list[str]] | None = None,
+    merge_documents: Mapping[str, DocumentMerger] | None = None,
 ) -> SyncResult:
     """Fetch, merge and push every shard of ``log``'s level with ``remote`` (module docstring).
 
@@ -265,6 +299,7 @@ def sync_log(
     level = log.level
     local_prefix = f"{NOTES_PREFIX}/{level}/"
     tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{level}/"
+    docs = _Documents(log, remote, merge_documents or {})
     if level == "distributed" and not mirror and not dry_run:
         spec = fetch_refspec(remote, level)
         if spec not in repo.remotes[remote].fetch_refspecs:
@@ -273,20 +308,23 @@ def sync_log(
     with log.lock():
         for round_ in range(MAX_ROUNDS):
             moved = pull and _pull(log, git, target, local_prefix, tracking_prefix, dry_run,
-                                   result)
+                                   result, docs)
             if after_merge is not None and pull and not dry_run and (moved or round_ == 0):
                 result.conflicts.extend(after_merge())
             if not push or dry_run:
                 return result
             local = _refs_under(repo, local_prefix)
-            if not local:
-                return result
+            doc_refs = docs.pushable()
+            if not local and not doc_refs:
+                return result  # git rejects a push of a pattern that matches nothing
             if before_push is not None:
                 before_push(round_)
-            proc = git.run("push", "--porcelain", target, f"{local_prefix}*:{local_prefix}*",
-                           check=False)
+            specs = [f"{local_prefix}*:{local_prefix}*"] if local else []
+            specs += [f"{ref}:{ref}" for ref in doc_refs]  # never forced
+            proc = git.run("push", "--porcelain", target, *specs, check=False)
             if proc.returncode == 0:
                 _count_pushed(repo, proc.stdout, local, result)
+                docs.count_pushed(proc.stdout, result)
                 return result
             if _REJECTED.search(proc.stderr + proc.stdout):
                 result.retries += 1
@@ -297,19 +335,25 @@ def sync_log(
 
 
 def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
-          tracking_prefix: str, dry_run: bool, result: SyncResult) -> bool:
-    """Fetch the remote's shards into the tracking refs and bring each into its local shard,
-    adding what moved to ``result`` (a shard counted once however many rounds move it).
-    Returns True when a local shard moved (or would, in a dry run)."""
+          tracking_prefix: str, dry_run: bool, result: SyncResult,
+          docs: _Documents | None = None) -> bool:
+    """Fetch the remote's shards (and named documents) into the tracking refs and bring each
+    into its local shard (document), adding what moved to ``result`` (a shard counted once
+    however many rounds move it). Returns True when a local shard moved (or would, in a dry
+    run)."""
     repo = log.repo
-    proc = git.run("fetch", "--quiet", target, f"+{local_prefix}*:{tracking_prefix}*",
-                   check=False)
+    specs = [f"+{local_prefix}*:{tracking_prefix}*"]
+    if docs is not None:
+        specs.append(docs.fetch_spec)
+    proc = git.run("fetch", "--quiet", target, *specs, check=False)
     if proc.returncode != 0:
         # an unreachable or missing remote is a failure, never "up to date" (a glob refspec
         # that matches nothing on a reachable remote exits 0)
         detail = (proc.stderr or proc.stdout or "").strip().splitlines()
         raise StoreError(f"git fetch from {target} failed: "
                          f"{detail[0] if detail else f'exit {proc.returncode}'}")
+    if docs is not None:
+        docs.reconcile(dry_run, result)
     moved = False
     for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
         lref = local_prefix + tref[len(tracking_prefix):]
@@ -344,6 +388,88 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     result.fast_forwarded.sort()
     result.merged.sort()
     return moved
+
+
+class _Documents:
+    """The named documents of one sync: where they are fetched to, how each is reconciled
+    with its tracking copy, and which are pushed (module docstring)."""
+
+    def __init__(self, log: GitNotesLog, remote: str,
+                 mergers: Mapping[str, DocumentMerger]) -> None:
+        self.log = log
+        self.local_prefix = f"{DOCUMENTS_PREFIX}/{log.level}/documents/"
+        self.tracking_prefix = f"{DOCUMENTS_REMOTE_PREFIX}/{remote}/{log.level}/documents/"
+        self.fetch_spec = f"+{self.local_prefix}*:{self.tracking_prefix}*"
+        self.mergers = mergers
+        self.conflicted: set[str] = set()
+
+    def reconcile(self, dry_run: bool, result: SyncResult) -> None:
+        """Bring each fetched document into the local one; record what moved in ``result``
+        and each failure under ``conflicts`` (``documents/<name>: <why>``)."""
+        log, repo = self.log, self.log.repo
+        for tref, tsha in sorted(_refs_under(repo, self.tracking_prefix).items()):
+            name = tref[len(self.tracking_prefix):]
+            lref = self.local_prefix + name
+            lsha = log._ref_target(lref)
+            if lsha == tsha or (lsha is not None and log.is_ancestor(tsha, lsha)):
+                continue  # the same, or the remote is behind: the push brings it up
+            forward = lsha is None or log.is_ancestor(lsha, tsha)
+            if dry_run:
+                self._moved(name, forward, result)
+                continue
+            if forward:
+                new = tsha
+                message = f"ynm sync: fast-forward from {tref}"
+            else:
+                merger = self.mergers.get(name)
+                if merger is None:
+                    self._conflict(name, "changed here and on the remote, and ynm has no "
+                                         "merge rule for it; kept the local copy", result)
+                    continue
+                try:
+                    ours = log.document_text_at(lsha, name) or ""
+                    theirs = log.document_text_at(tsha, name) or ""
+                    text = merger(ours, theirs)
+                except Exception as exc:  # noqa: BLE001 - a bad copy never stops the sync
+                    self._conflict(name, f"cannot merge ({exc}); kept the local copy", result)
+                    continue
+                new = log.document_commit(name, text, [lsha, tsha],
+                                          f"ynm: merge document {name}")
+                message = f"ynm: merge document {name}"
+            if not log._compare_and_swap(lref, lsha, pygit2.Oid(hex=new), message):
+                self._conflict(name, "moved during sync", result)
+                continue
+            self._moved(name, forward, result)
+
+    def _moved(self, name: str, forward: bool, result: SyncResult) -> None:
+        if name not in result.documents_fetched:
+            result.documents_fetched.append(name)
+        if not forward and name not in result.documents_merged:
+            result.documents_merged.append(name)
+
+    def _conflict(self, name: str, why: str, result: SyncResult) -> None:
+        self.conflicted.add(name)
+        text = f"documents/{name}: {why}"
+        if text not in result.conflicts:
+            result.conflicts.append(text)
+
+    def pushable(self) -> list[str]:
+        """The local document refs to push: all but the conflicted ones."""
+        refs = _refs_under(self.log.repo, self.local_prefix)
+        return sorted(ref for ref in refs
+                      if ref[len(self.local_prefix):] not in self.conflicted)
+
+    def count_pushed(self, porcelain: str, result: SyncResult) -> None:
+        """Add the documents ``git push --porcelain`` moved to ``result``."""
+        for line in porcelain.splitlines():
+            parts = line.split("\t")
+            if len(parts) != 3 or parts[0] not in (" ", "*", "+"):
+                continue
+            ref = parts[1].split(":", 1)[0]
+            if ref.startswith(self.local_prefix):
+                name = ref[len(self.local_prefix):]
+                if name not in result.documents_pushed:
+                    result.documents_pushed.append(name)
 
 
 def _count_pushed(repo: pygit2.Repository, porcelain: str, local: dict[str, str],
