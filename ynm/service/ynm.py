@@ -1419,7 +1419,10 @@ class Ynm:
 
 
 def _actor(state: str) -> str | None:
-    """``provenance.actor`` of the current content record in a folded state's JSON."""
+    """``provenance.actor`` of the current content record in a folded state's JSON; None
+    without parsing when no ``user:`` actor appears in it (only those name an author)."""
+    if '"user:' not in state:
+        return None
     current = json.loads(state).get("current") or {}
     return (current.get("provenance") or {}).get("actor")
 
