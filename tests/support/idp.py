@@ -124,6 +124,7 @@ class Idp:
         for name in drop:
             body.pop(name, None)
         head = {"alg": alg, "kid": key.kid, **(header or {})}
+        head = {k: v for k, v in head.items() if v is not None}  # {"kid": None}: no kid
         return jwt.encode(head, body, key, algorithms=[alg])
 
     def stop(self) -> None:
