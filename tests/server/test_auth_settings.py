@@ -106,14 +106,14 @@ def test_a_jwk_set_without_keys_stops_the_start(idp):
 
 
 @pytest.mark.parametrize(("drop", "extra", "starts"), [
-    ("YNM_JWT_ISSUER", {}, "YNM_JWKS_URL is set but YNM_JWT_ISSUER is not: JWT auth checks "
+    ("YNM_JWT_ISSUER", {}, ("YNM_JWKS_URL is set but YNM_JWT_ISSUER is not: JWT auth checks "
                            "the token's iss claim; set YNM_JWT_ISSUER to the issuer's URL, or "
-                           "YNM_JWT_ALLOW_ANY_ISSUER=1 to accept any"),
+                           "YNM_JWT_ALLOW_ANY_ISSUER=1 to accept any")),
     ("YNM_JWT_AUDIENCE", {}, "YNM_JWKS_URL is set but YNM_JWT_AUDIENCE is not"),
     ("YNM_JWT_AUDIENCE", {"YNM_JWT_ALLOW_ANY_AUDIENCE": "0"},
      "YNM_JWKS_URL is set but YNM_JWT_AUDIENCE is not"),
-    (None, {"YNM_JWT_ALLOW_ANY_ISSUER": "1"}, "YNM_JWT_ISSUER and YNM_JWT_ALLOW_ANY_ISSUER are "
-                                              "both set"),
+    (None, {"YNM_JWT_ALLOW_ANY_ISSUER": "1"}, ("YNM_JWT_ISSUER and YNM_JWT_ALLOW_ANY_ISSUER are "
+                                              "both set")),
     ("YNM_JWT_AUDIENCE", {"YNM_JWT_ALLOW_ANY_AUDIENCE": "always"},
      "YNM_JWT_ALLOW_ANY_AUDIENCE: 'always' is not 1 or 0"),
     (None, {"YNM_PUBLIC_URL": "mem.example"}, "YNM_PUBLIC_URL: 'mem.example' is not an http(s)"),
@@ -131,9 +131,9 @@ def test_the_waivers_are_accepted_when_explicit(idp):
 
 
 @pytest.mark.parametrize(("drop", "starts"), [
-    ("YNM_OAUTH_CLIENT_SECRET", "YNM_OAUTH_INTROSPECTION_URL is set but YNM_OAUTH_CLIENT_SECRET "
+    ("YNM_OAUTH_CLIENT_SECRET", ("YNM_OAUTH_INTROSPECTION_URL is set but YNM_OAUTH_CLIENT_SECRET "
                                 "is not: the introspection endpoint needs ynm's client "
-                                "credentials"),
+                                "credentials")),
     ("YNM_OAUTH_CLIENT_ID", "YNM_OAUTH_INTROSPECTION_URL is set but YNM_OAUTH_CLIENT_ID is not"),
 ])
 def test_introspection_needs_both_client_credentials(idp, drop, starts):
@@ -157,10 +157,10 @@ def test_an_introspection_endpoint_that_cannot_be_used_stops_the_start(idp):
      "YNM_JWT_AUDIENCE is set but YNM_JWKS_URL is not"),
     ({"YNM_JWT_ALLOW_ANY_ISSUER": "1"}, "YNM_JWT_ALLOW_ANY_ISSUER is set but YNM_JWKS_URL"),
     ({"YNM_OAUTH_CLIENT_ID": CLIENT_ID, "YNM_OAUTH_CLIENT_SECRET": "x"},
-     "YNM_OAUTH_CLIENT_ID, YNM_OAUTH_CLIENT_SECRET are set but YNM_OAUTH_INTROSPECTION_URL is "
-     "not"),
-    ({"YNM_REQUIRED_SCOPES": "memory:read"}, "YNM_REQUIRED_SCOPES is set, but the server runs "
-                                             "with no auth"),
+     ("YNM_OAUTH_CLIENT_ID, YNM_OAUTH_CLIENT_SECRET are set but YNM_OAUTH_INTROSPECTION_URL is "
+     "not")),
+    ({"YNM_REQUIRED_SCOPES": "memory:read"}, ("YNM_REQUIRED_SCOPES is set, but the server runs "
+                                             "with no auth")),
     ({"YNM_REQUIRED_SCOPES": "memory:read", "YNM_MCP_TOKEN": "t"},
      "YNM_REQUIRED_SCOPES is set, but the server runs with static bearer tokens"),
 ])
@@ -177,8 +177,8 @@ def test_token_flag_overrides_the_environment_and_says_so():
 
 def test_an_unused_public_url_is_named():
     s = http_settings(env={"YNM_MCP_TOKEN": "t", "YNM_PUBLIC_URL": "https://mem.example"})
-    assert s.notes == ["YNM_PUBLIC_URL is set but not used: it names the resource advertised "
-                       "by JWT auth with an issuer"]
+    assert s.notes == [("YNM_PUBLIC_URL is set but not used: it names the resource advertised "
+                       "by JWT auth with an issuer")]
 
 
 # -- the command ---------------------------------------------------------------------------

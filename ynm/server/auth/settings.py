@@ -162,8 +162,8 @@ def auth_settings(*, token: str | None, env: Mapping[str, str],
 
 def _public_url_unused(value: Get) -> list[str]:
     if value("YNM_PUBLIC_URL"):
-        return ["YNM_PUBLIC_URL is set but not used: it names the resource advertised by JWT "
-                "auth with an issuer"]
+        return [("YNM_PUBLIC_URL is set but not used: it names the resource advertised by JWT "
+                "auth with an issuer")]
     return []
 
 
@@ -228,8 +228,8 @@ def _jwt(value: Get, scopes: tuple[str, ...], notes: list[str],
         raise Refused(f"{'; '.join(problems)} ({STARTUP})")
     issuer, audience = checked["iss"], checked["aud"]
     if public and issuer is None:
-        notes = [*notes, "YNM_PUBLIC_URL is set but not used: the protected-resource "
-                         "document is served only with YNM_JWT_ISSUER"]
+        notes = [*notes, ("YNM_PUBLIC_URL is set but not used: the protected-resource "
+                         "document is served only with YNM_JWT_ISSUER")]
     verifier = JwtVerifier(url, issuer=issuer, audience=audience)
     if keys is not None:
         verifier.adopt(keys)
