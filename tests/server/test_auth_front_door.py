@@ -238,3 +238,12 @@ def test_modern_only_refuses_legacy_protocol_versions():
     assert not door.inner.reached
     assert door.post(call("memory_status"), headers={"MCP-Protocol-Version": MODERN})[0] == 200
     assert Door(env={}).post(initialize)[0] == 200  # without the flag: served
+
+
+def test_a_body_over_the_sdks_limit_is_refused_before_it_is_kept(idp):
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    door = Door(env=idp.jwt_env())
+    huge = call("memory_remember", content="x" * (DEFAULT_MAX_REQUEST_BODY_SIZE + 1))
+    assert door.post(huge, idp.mint(scope="memory:write"))[0] == 413
+    assert not door.inner.reached

@@ -502,7 +502,11 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
             # the token carries scopes: each tool call needs its own (memory:read/write)
             needed = [READ_SCOPE]
             if method == "POST":
-                body, receive = await _buffered(receive)
+                try:
+                    body, receive = await _buffered(receive)
+                except _TooLarge:
+                    await _send_json(send, 413, {"error": "request body too large"}, cors)
+                    return
                 needed = door.scopes_needed(body)
             missing = missing_scopes(info.scopes, needed)
             if missing:
@@ -513,7 +517,10 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
         scope["ynm.auth"] = info
         if door.modern_only and _legacy(method, headers):
             if body is None:
-                body, receive = await _buffered(receive)
+                try:
+                    body, receive = await _buffered(receive)
+                except _TooLarge:
+                    body = b""
             await _send_json(send, 400, _legacy_refusal(body, headers), cors)
             return
 
@@ -527,14 +534,27 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
     return app
 
 
+class _TooLarge(Exception):
+    """A request body over the SDK's limit (``DEFAULT_MAX_REQUEST_BODY_SIZE``, 4 MiB)."""
+
+
 async def _buffered(receive: Any) -> tuple[bytes, Any]:
-    """The whole request body, and a ``receive`` that hands the same body to the app."""
+    """The whole request body, and a ``receive`` that hands the same body to the app.
+
+    Raises:
+        _TooLarge: the body passes the limit the SDK would answer 413 for."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             break  # the client went away: the app sees the body it sent so far
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            raise _TooLarge
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
