@@ -144,7 +144,7 @@ def test_required_scopes_apply_to_every_request(idp):
                                                   'team:ynm')
     assert 'scope="team:ynm"' in headers["www-authenticate"]
     assert f'resource_metadata="{METADATA}"' in headers["www-authenticate"]
-    assert scope["ynm.refusal"] == "insufficient_scope"
+    assert scope["ynm.refusal"] == "insufficient_scope" and scope["ynm.auth"].subject == "alice"
     assert door.post(PING, idp.mint(scope="team:ynm memory:read"))[0] == 200
     assert door.post(PING, idp.mint(scp=["team:ynm", "memory:write"]))[0] == 200
     # a token carrying scopes needs memory:read (or write) besides the required ones
@@ -173,6 +173,7 @@ def test_per_tool_scopes_when_the_token_carries_scopes(idp, scopes, allowed):
             assert f'scope="{need}"' in headers["www-authenticate"]
             assert body["error"] == "insufficient_scope"
             assert scope["ynm.refusal"] == "insufficient_scope"
+            assert scope["ynm.auth"].subject == "alice"  # who was refused
 
 
 def test_the_handler_gets_the_body_the_scope_check_read(idp):

@@ -14,7 +14,9 @@ before everything but the metadata document, which is public and meant for any o
 
 A verified request carries its caller in the ASGI scope as ``scope["ynm.auth"]``
 (:class:`~ynm.server.auth.AuthInfo`, None in auth mode ``none``); a refused one carries
-``scope["ynm.refusal"]``: ``invalid_token``, ``insufficient_scope``, ``host`` or ``origin``.
+``scope["ynm.refusal"]``: ``invalid_token``, ``insufficient_scope``, ``host`` or ``origin``
+(one refused for ``insufficient_scope`` carries its verified caller in ``scope["ynm.auth"]``
+too).
 Refusals of a token are 401 ``invalid_token`` or 403 ``insufficient_scope`` with a
 ``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3) naming ``resource_metadata`` when the
 metadata document is served (RFC 9728 §5.1). A write made with a static token carries
@@ -153,7 +155,7 @@ def split_origin(value: str) -> tuple[str, str, int | None] | None:
 class FrontDoor:
     """Settings of the checks before the MCP handler.
 
-    Host names and schemes compare case-insensitively, ports exact (RFC 9110 §4.2.3);
+    Host names and schemes compare case-insensitively, ports exactly (RFC 9110 §4.2.3);
     see :func:`split_host` and :func:`split_origin` for the forms accepted.
 
     Attributes:
@@ -243,7 +245,8 @@ class FrontDoor:
         missing = missing_scopes(info.scopes, self.required_scopes)
         if missing:
             raise AuthError("insufficient_scope", f"token lacks the scope {' '.join(missing)} "
-                            "this server requires (YNM_REQUIRED_SCOPES)", " ".join(missing))
+                            "this server requires (YNM_REQUIRED_SCOPES)", " ".join(missing),
+                            info)
         return info
 
     @staticmethod
@@ -488,6 +491,8 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
 
         async def refuse(err: AuthError) -> None:
             scope["ynm.refusal"] = err.error
+            if err.info is not None:  # verified, but without the scope: who was refused
+                scope["ynm.auth"] = err.info
             await _send_json(send, err.status, {"error": err.error,
                                                 "error_description": err.description},
                              [*cors, (b"www-authenticate", door.challenge(err, scheme, host))])
@@ -512,7 +517,7 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
             if missing:
                 await refuse(AuthError("insufficient_scope",
                                        f"token lacks the scope {' '.join(missing)} this call "
-                                       "needs", " ".join(missing)))
+                                       "needs", " ".join(missing), info))
                 return
         scope["ynm.auth"] = info
         if door.modern_only and _legacy(method, headers):

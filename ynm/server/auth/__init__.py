@@ -64,13 +64,16 @@ class AuthInfo:
 class AuthError(Exception):
     """A request the front door refuses (RFC 6750 §3.1): ``error`` is ``invalid_token`` (401)
     or ``insufficient_scope`` (403, ``scope`` names what is missing, space separated).
-    ``description`` is safe to show the caller: it never holds the token."""
+    ``description`` is safe to show the caller: it never holds the token. ``info`` is the
+    verified caller of an ``insufficient_scope`` refusal (None for ``invalid_token``)."""
 
-    def __init__(self, error: str, description: str, scope: str | None = None) -> None:
+    def __init__(self, error: str, description: str, scope: str | None = None,
+                 info: AuthInfo | None = None) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
         self.scope = scope
+        self.info = info
 
     @property
     def status(self) -> int:
