@@ -51,14 +51,21 @@ class IntrospectionVerifier:
         self.calls = 0
         self._cache: dict[bytes, tuple[AuthInfo, float]] = {}
         self._lock = threading.Lock()
+        self._client: Any = None
 
     def _post(self, token: str) -> Any:
+        """One introspection request, on a kept ``httpx.Client`` (making one costs tens of
+        milliseconds, its TLS settings; it keeps the connection alive between requests)."""
         import httpx
 
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=TIMEOUT_S,
+                                            headers={"Accept": "application/json"})
+            client = self._client
         self.calls += 1
-        return httpx.post(self.url, data={"token": token, "token_type_hint": "access_token"},
-                          auth=(self.client_id, self._secret), timeout=TIMEOUT_S,
-                          headers={"Accept": "application/json"})
+        return client.post(self.url, data={"token": token, "token_type_hint": "access_token"},
+                           auth=(self.client_id, self._secret))
 
     def probe(self) -> None:
         """Check at start that the endpoint answers ynm's client credentials (it introspects

@@ -34,18 +34,20 @@ class JwksError(Exception):
     """The JWK set could not be fetched or holds no usable key; the message says why."""
 
 
-def fetch_jwks(url: str, timeout: float = FETCH_TIMEOUT_S) -> Any:
-    """The ``KeySet`` at ``url`` (a JSON JWK set, RFC 7517 §5); keys joserfc cannot use
-    (an unknown ``kty``, an encryption-only key) are skipped.
+def fetch_jwks(url: str, timeout: float = FETCH_TIMEOUT_S, client: Any = None) -> Any:
+    """The ``KeySet`` at ``url`` (a JSON JWK set, RFC 7517 §5), fetched with ``client`` (an
+    ``httpx.Client``; default a new one); keys joserfc cannot use (an unknown ``kty``, an
+    encryption-only key) are skipped.
 
     Raises:
         JwksError: unreachable, a status other than 200, not JSON, no usable key."""
     import httpx
     from joserfc.jwk import KeySet
 
+    get = client.get if client is not None else httpx.get
     try:
-        response = httpx.get(url, timeout=timeout, follow_redirects=True,
-                             headers={"Accept": "application/json"})
+        response = get(url, timeout=timeout, follow_redirects=True,
+                       headers={"Accept": "application/json"})
     except httpx.HTTPError as err:
         raise JwksError(f"cannot fetch {url}: {type(err).__name__}: {err}") from None
     if response.status_code != 200:
@@ -97,13 +99,18 @@ class JwtVerifier:
         self._fetched_at = float("-inf")
         self._refetched_at = float("-inf")
         self._lock = threading.Lock()
+        self._client: Any = None
 
     def load(self) -> None:
-        """Fetch the JWK set now.
+        """Fetch the JWK set now (on a kept ``httpx.Client``).
 
         Raises:
             JwksError: it cannot be fetched or holds no usable key."""
-        self._keys = fetch_jwks(self.jwks_url)
+        import httpx
+
+        if self._client is None:
+            self._client = httpx.Client()
+        self._keys = fetch_jwks(self.jwks_url, client=self._client)
         self._fetched_at = time.monotonic()
         self.fetches += 1
 
@@ -111,6 +118,7 @@ class JwtVerifier:
         """Take the keys ``other`` fetched (same URL), so a start fetches the set once."""
         self._keys, self._fetched_at, self.fetches = other._keys, other._fetched_at, \
             other.fetches
+        self._client = other._client
 
     def _refresh(self, *, unknown_kid: str | None) -> None:
         """Fetch the set again if allowed now (see the module docstring); a failure keeps the
