@@ -170,3 +170,26 @@ def test_the_console_scripts_are_declared():
     assert scripts["ynm-mcp"] == "ynm.cli.serve:mcp_main"
     module, attr = scripts["ynm-mcp"].split(":")
     assert callable(getattr(importlib.import_module(module), attr))
+
+
+def test_http_modern_only_serves_modern_clients_and_refuses_handshake_ones(project):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def status(base: str, mode: str) -> Any:
+        http = httpx2.AsyncClient(timeout=httpx2.Timeout(10))
+        async with http, Client(streamable_http_client(base + "/mcp", http_client=http),
+                                mode=mode) as c:
+            return (await c.call_tool("memory_status", {})).structured_content["data"]
+
+    with serve_http(project, "--modern-only") as base:
+        assert run(lambda: status(base, "2026-07-28"), timeout=40)["mounts"]
+        assert run(lambda: status(base, "auto"), timeout=40)["mounts"]
+        with pytest.raises(BaseException):  # noqa: B017 - the SDK's error for a 400
+            run(lambda: status(base, "legacy"), timeout=40)
+        status_code, _, body = _http("POST", base + "/mcp", {
+            "jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"}}})
+        assert status_code == 400 and body["error"]["code"] == -32022
