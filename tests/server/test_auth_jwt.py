@@ -181,3 +181,10 @@ def test_a_jwk_set_that_cannot_be_used_is_an_error(idp, status, body, message):
 def test_an_unreachable_jwk_set_is_an_error():
     with pytest.raises(JwksError, match=r"cannot fetch http://127\.0\.0\.1:1/nothing"):
         JwtVerifier("http://127.0.0.1:1/nothing", issuer=ISSUER, audience=AUDIENCE).load()
+
+
+def test_a_set_never_fetched_refuses_rather_than_failing(idp):
+    v = JwtVerifier("http://127.0.0.1:1/nothing", issuer=ISSUER, audience=AUDIENCE)
+    assert refused(v, idp.mint()).description == "token signed by an unknown key"
+    lazy = JwtVerifier(idp.jwks_url, issuer=ISSUER, audience=AUDIENCE)  # not loaded: fetches
+    assert verify(lazy, idp.mint()).subject == "alice"

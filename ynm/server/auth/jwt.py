@@ -169,6 +169,8 @@ class JwtVerifier:
         elif time.monotonic() - self._fetched_at >= self.max_age:
             await anyio.to_thread.run_sync(lambda: self._refresh(unknown_kid=None))
         keys = self._keys
+        if keys is None:  # never fetched (not loaded at start, and the fetch failed since)
+            raise AuthError("invalid_token", "token signed by an unknown key")
         if kid is not None:
             key = next((k for k in keys.keys if k.kid == kid), None)
         else:
