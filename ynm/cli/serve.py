@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import click
@@ -15,6 +16,8 @@ from ynm.cli._common import inherit_cwd
 @click.command()
 @click.option("--http", "http", is_flag=True, default=False,
               help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option("--stdio", "stdio", is_flag=True, default=False,
+              help="Serve stdio (the default; refused with --http).")
 @click.option("-C", "--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=inherit_cwd,
               help="Directory the service opens from (default: the current directory).")
@@ -23,7 +26,8 @@ from ynm.cli._common import inherit_cwd
 @click.option("--port", type=int, default=None, help="HTTP port (default: $PORT, else 3000).")
 @click.option("--token", default=None,
               help="Static bearer token HTTP clients must send; a comma list accepts each "
-                   "(default: $YNM_MCP_TOKEN).")
+                   "(default: JWT or introspection auth from the environment, else "
+                   "$YNM_MCP_TOKEN).")
 @click.option("--allow-origin", multiple=True,
               help="Browser Origins allowed besides loopback (repeatable, comma-separated).")
 @click.option("--allow-host", multiple=True,
@@ -40,9 +44,13 @@ from ynm.cli._common import inherit_cwd
 @click.option("--sync-every", "sync_every", default=None, metavar="INTERVAL",
               help="With --http: sync the distributed mounts at this interval "
                    "(default: $YNM_SYNC_EVERY, else off).")
-def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, token: str | None,
-          allow_origin: tuple[str, ...], allow_host: tuple[str, ...], allow_open: bool,
-          no_personal: bool, dream_every: str | None, sync_every: str | None) -> None:
+@click.option("--modern-only", "modern_only", is_flag=True, default=False,
+              help="Refuse clients of the handshake-era MCP protocol versions (serve only "
+                   "2026-07-28).")
+def serve(http: bool, stdio: bool, cwd: Path | None, host: str | None, port: int | None,
+          token: str | None, allow_origin: tuple[str, ...], allow_host: tuple[str, ...],
+          allow_open: bool, no_personal: bool, dream_every: str | None,
+          sync_every: str | None, modern_only: bool) -> None:
     """Run the MCP server: stdio by default, streamable HTTP with --http.
 
     \b
@@ -53,9 +61,14 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
                 --cwd /srv/memory.git --dream-every 15m --sync-every 5m
 
     \b
-    A bind address other than loopback (localhost, 127.x, ::1) needs a token (or
-    --allow-open) and mounts no personal store.
+    A bind address other than loopback (localhost, 127.x, ::1) needs auth (or
+    --allow-open) and mounts no personal store. Auth, first match wins: --token,
+    YNM_JWKS_URL (JWT), YNM_OAUTH_INTROSPECTION_URL, YNM_MCP_TOKEN (docs/cli.md).
     """
+    if stdio and http:
+        from ynm.errors import InvalidInput
+
+        raise InvalidInput("--stdio and --http: choose one transport")
     _require_server_extra(http)
     from ynm.server.app import MemoryService, log
     from ynm.server.scheduler import schedule_settings
@@ -78,7 +91,7 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
         settings = http_settings(host=host, port=port, token=token,
                                  allow_origin=split_list(*allow_origin),
                                  allow_host=split_list(*allow_host), allow_open=allow_open,
-                                 personal=not no_personal, env=env)
+                                 personal=not no_personal, modern_only=modern_only, env=env)
         schedule = schedule_settings(dream_every=dream_every, sync_every=sync_every,
                                      http=True, env=env)
         for note in settings.notes:
@@ -91,8 +104,10 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
 
             from ynm.server.app import build_server
 
+            server = build_server(service)
             try:
-                anyio.run(build_server(service).run_stdio_async)
+                anyio.run(partial(serve_modern_stdio, server) if modern_only
+                          else server.run_stdio_async)
             except KeyboardInterrupt:
                 pass
             return
@@ -108,6 +123,58 @@ def serve(http: bool, cwd: Path | None, host: str | None, port: int | None, toke
         log("stopped")
     finally:
         service.close()
+
+
+async def serve_modern_stdio(server: object) -> None:
+    """Serve ``server`` (an ``MCPServer``) on stdio speaking only the modern protocol
+    (2026-07-28): a client opening with the ``initialize`` handshake gets the SDK's
+    ``UNSUPPORTED_PROTOCOL_VERSION`` error naming the versions served (``--modern-only``,
+    reference/server.md §1.1). Uses the SDK's modern stream loop (``mcp.server.runner``),
+    which its dual-era loop runs for a modern client."""
+    from mcp.server.runner import _serve_modern_stream
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # type: ignore[attr-defined]
+    async with stdio_server() as (read_stream, write_stream), \
+            lowlevel.lifespan(lowlevel) as state:
+        try:
+            await _serve_modern_stream(lowlevel, read_stream, write_stream,
+                                       lifespan_state=state, raise_exceptions=False)
+        finally:
+            await write_stream.aclose()
+
+
+def mcp_main(argv: list[str] | None = None) -> None:
+    """The ``ynm-mcp`` console script: ``ynm serve`` under the reference's second name
+    (reference/cli.md §1, server.md §2.1), same flags, plus ``--version`` printing
+    ``ynm-mcp <version>``. Errors are ``Error: <message>`` on stderr with ynm's exit codes."""
+    import sys
+
+    from ynm import __version__
+    from ynm.errors import YnmError, debugging, describe_unexpected
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--version" in args:
+        click.echo(f"ynm-mcp {__version__}")
+        return
+    try:
+        serve.main(args=args, prog_name="ynm-mcp", standalone_mode=False)
+    except YnmError as err:
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except click.Abort:
+        sys.exit(1)
+    except Exception as err:  # noqa: BLE001 - one line, as ynm's own commands
+        if debugging():
+            raise
+        click.echo(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
+                   err=True)
+        sys.exit(1)
 
 
 def _require_server_extra(http: bool) -> None:

@@ -1,35 +1,50 @@
 """Streamable HTTP for ``ynm serve --http``: the front door in front of the SDK's handler
 (reference/server.md §2.2, §2.3, §2.5).
 
-Order of checks: CORS headers prepared → Host header → Origin header (both for every path and
-method) → ``GET /health`` (no auth) → ``OPTIONS`` answered 204 → bearer token → the MCP handler
-at ``/mcp`` (stateless: no server-side sessions; one service per process). The reference
-answers ``/health`` and ``OPTIONS`` before the Host and Origin checks (reference/server.md
-§2.2), which lets a page on a DNS-rebound name probe for the server; ynm checks them first
+Order of checks: CORS headers prepared → Host header → the protected-resource metadata
+(``/.well-known/oauth-protected-resource``, JWT mode with an issuer; no auth) → Origin header
+→ ``GET /health`` (no auth) → ``OPTIONS`` answered 204 → bearer token (the auth mode's
+verifier, :mod:`ynm.server.auth`) → ``YNM_REQUIRED_SCOPES`` → per-tool scopes → with
+``--modern-only``, legacy protocol versions refused → the MCP handler at ``/mcp`` (stateless:
+no server-side sessions; one service per process). The reference answers ``/health``, the
+metadata and ``OPTIONS`` before the Host and Origin checks (reference/server.md §2.2), which
+lets a page on a DNS-rebound name probe for the server; ynm checks Host first, and Origin
+before everything but the metadata document, which is public and meant for any origin
 (reference/server.md §6, "DNS rebinding").
 
-Auth modes here: ``bearer`` (a static token from ``--token`` or ``YNM_MCP_TOKEN``, a comma
-list for rotation; compared by SHA-256) and ``none``. A write made with the static token
-carries ``provenance.actor`` ``token:static``. A request that passed is handed on with its
-verified caller in ``scope["ynm.auth"]`` (an :class:`~ynm.server.auth.AuthInfo`, None in auth
-mode ``none``); the tools derive who it writes as from it (ynm.server.identity,
-reference/server.md §2.5).
+A verified request carries its caller in the ASGI scope as ``scope["ynm.auth"]``
+(:class:`~ynm.server.auth.AuthInfo`, None in auth mode ``none``); a refused one carries
+``scope["ynm.refusal"]``: ``invalid_token``, ``insufficient_scope``, ``host`` or ``origin``
+(one refused for ``insufficient_scope`` carries its verified caller in ``scope["ynm.auth"]``
+too).
+Refusals of a token are 401 ``invalid_token`` or 403 ``insufficient_scope`` with a
+``WWW-Authenticate: Bearer`` challenge (RFC 6750 §3) naming ``resource_metadata`` when the
+metadata document is served (RFC 9728 §5.1). A write made with a static token carries
+``provenance.actor`` ``token:static``; the tools derive who a request writes as from its
+caller (ynm.server.identity, reference/server.md §2.5).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
-from ynm.server.auth import AuthInfo
+from ynm.server.auth import (
+    READ_SCOPE,
+    AuthError,
+    AuthInfo,
+    Verifier,
+    missing_scopes,
+    tool_scope,
+)
+from ynm.server.auth.discovery import ProtectedResource, is_metadata_path
+from ynm.server.auth.settings import split_list
+from ynm.server.auth.static import StaticVerifier
 
 if TYPE_CHECKING:
     from ynm.server.scheduler import Scheduler
@@ -40,14 +55,19 @@ ALLOW_HEADERS = ("Content-Type, Authorization, MCP-Protocol-Version, Mcp-Method,
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 WILDCARD_BINDS = ("0.0.0.0", "::")
 
-# Auth settings of the reference server (reference/server.md §2.2, §2.3, §2.6) that ynm does
-# not implement: set, they would be silently ignored, so ``ynm serve --http`` refuses to start.
-UNSUPPORTED_AUTH_ENV = ("YNM_JWKS_URL", "YNM_REQUIRED_SCOPES", "YNM_PUBLIC_URL", "YNM_AUTH")
-UNSUPPORTED_AUTH_ENV_PREFIXES = ("YNM_JWT_", "YNM_OAUTH_", "YNM_AUTH_")
+LEGACY_METHODS = ("GET", "DELETE")  # the legacy transport's SSE stream and session end
 
 
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode()).digest()
+def _bearer(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (scheme case-insensitive),
+    else None."""
+    if not authorization or authorization[:7].lower() != "bearer ":
+        return None
+    return authorization[7:].strip() or None
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "").replace('"', "'")
 
 
 def _host_name(name: str) -> str:
@@ -139,12 +159,17 @@ class FrontDoor:
     see :func:`split_host` and :func:`split_origin` for the forms accepted.
 
     Attributes:
-        tokens: accepted static bearer tokens (empty: auth mode ``none``).
+        tokens: accepted static bearer tokens (a :class:`StaticVerifier` is made of them
+            when no ``verifier`` is given; none and no verifier: auth mode ``none``).
         allowed_hosts: Host header values allowed besides loopback names (any port): ``name``
             (any port) or ``name:port`` (that port only; a Host without a port means the
             request scheme's default port); ``*`` turns the check off.
         allowed_origins: browser Origins allowed besides loopback ones (``scheme://host[:port]``,
             any path ignored); ``*`` allows every Origin.
+        verifier: the auth mode's verifier (:mod:`ynm.server.auth`), or None.
+        required_scopes: scopes every request's token must carry (``YNM_REQUIRED_SCOPES``).
+        resource: the protected-resource metadata to serve and name in challenges, or None.
+        modern_only: refuse legacy (handshake-era) MCP protocol versions (``--modern-only``).
 
     Raises:
         InvalidInput: an allowed host or origin that cannot match anything.
@@ -153,9 +178,14 @@ class FrontDoor:
     tokens: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
+    verifier: Verifier | None = None
+    required_scopes: tuple[str, ...] = ()
+    resource: ProtectedResource | None = None
+    modern_only: bool = False
 
     def __post_init__(self) -> None:
-        self._hashes = {_digest(t) for t in self.tokens if t}
+        if self.verifier is None and any(self.tokens):
+            self.verifier = StaticVerifier(self.tokens)
         self._any_host = "*" in self.allowed_hosts
         self._hosts: list[tuple[str, int | None]] = []
         for entry in self.allowed_hosts:
@@ -179,26 +209,67 @@ class FrontDoor:
 
     @property
     def auth_mode(self) -> str:
-        """``bearer`` with a static token, else ``none``."""
-        return "bearer" if self._hashes else "none"
+        """``bearer`` | ``jwt`` | ``introspection`` | ``none`` (reference/server.md §2.2)."""
+        return self.verifier.mode if self.verifier is not None else "none"
 
     def token_ok(self, authorization: str | None) -> bool:
-        """True when no token is required or the header carries an accepted one."""
-        if not self._hashes:
+        """True when no token is required or the header carries an accepted static token
+        (auth mode ``bearer``; other modes verify with :meth:`authenticate`)."""
+        if self.verifier is None:
             return True
-        if not authorization or not authorization[:7].lower() == "bearer ":
-            return False
-        presented = _digest(authorization[7:].strip())
-        return any(hmac.compare_digest(presented, h) for h in self._hashes)
+        token = _bearer(authorization)
+        return isinstance(self.verifier, StaticVerifier) and token is not None and \
+            self.verifier.accepts(token)
 
-    def auth_for(self, authorization: str | None) -> AuthInfo | None:
-        """The verified caller of a request that passed :meth:`token_ok`: the static token's
-        :class:`~ynm.server.auth.AuthInfo` (client ``static``, no scopes), or None in auth mode
-        ``none``. Tools read it from ``scope["ynm.auth"]`` (ynm.server.identity)."""
-        if not self._hashes:
+    async def authenticate(self, authorization: str | None) -> AuthInfo | None:
+        """The verified caller of a request's ``Authorization`` header, with
+        ``YNM_REQUIRED_SCOPES`` checked; None in auth mode ``none``.
+
+        Raises:
+            AuthError: ``invalid_token`` (no bearer token, or one the verifier refuses);
+                ``insufficient_scope`` (a required scope missing)."""
+        if self.verifier is None:
             return None
-        return AuthInfo(mode="bearer", client_id="static", scopes=(),
-                        expires_at=int(time.time()) + 3600, static=True)
+        token = _bearer(authorization)
+        if token is None:
+            raise AuthError("invalid_token", "Missing or invalid bearer token")
+        info = await self.verifier.verify(token)
+        missing = missing_scopes(info.scopes, self.required_scopes)
+        if missing:
+            raise AuthError("insufficient_scope", f"token lacks the scope {' '.join(missing)} "
+                            "this server requires (YNM_REQUIRED_SCOPES)", " ".join(missing),
+                            info)
+        return info
+
+    @staticmethod
+    def scopes_needed(body: bytes) -> list[str]:
+        """The per-tool scopes a JSON-RPC body needs (one message or a batch): a
+        ``tools/call`` needs :func:`~ynm.server.auth.tool_scope` of its tool, every other
+        message ``memory:read``. A body that is not JSON-RPC needs ``memory:read`` (the
+        handler answers it with a parse error)."""
+        try:
+            parsed = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return [READ_SCOPE]
+        needed: list[str] = []
+        for message in parsed if isinstance(parsed, list) else [parsed]:
+            scope = READ_SCOPE
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                params = message.get("params")
+                name = params.get("name") if isinstance(params, dict) else None
+                scope = tool_scope(name if isinstance(name, str) else "")
+            if scope not in needed:
+                needed.append(scope)
+        return needed or [READ_SCOPE]
+
+    def challenge(self, err: AuthError, scheme: str, host: str | None) -> bytes:
+        """The ``WWW-Authenticate`` value of a refusal (RFC 6750 §3, RFC 9728 §5.1)."""
+        parts = [f'error="{err.error}"', f'error_description="{_quoted(err.description)}"']
+        if err.scope:
+            parts.append(f'scope="{_quoted(err.scope)}"')
+        if self.resource is not None:
+            parts.append(f'resource_metadata="{self.resource.metadata_url(scheme, host)}"')
+        return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
 
     def host_ok(self, host: str | None, scheme: str = "http") -> bool:
         """The Host header names loopback (any port) or an allowed host. A Host without a
@@ -231,11 +302,6 @@ class FrontDoor:
         return parsed in self._origins
 
 
-def split_list(*values: str | None) -> list[str]:
-    """The non-blank items of comma-separated values, stripped (``"a, b"`` -> ``[a, b]``)."""
-    return [p.strip() for v in values if v for p in v.split(",") if p.strip()]
-
-
 @dataclass
 class HttpSettings:
     """What ``ynm serve --http`` runs with, decided by :func:`http_settings`.
@@ -258,18 +324,18 @@ class HttpSettings:
 def http_settings(*, host: str | None = None, port: int | None = None,
                   token: str | None = None, allow_origin: list[str] | None = None,
                   allow_host: list[str] | None = None, allow_open: bool = False,
-                  personal: bool = True, env: Mapping[str, str]) -> HttpSettings:
+                  personal: bool = True, modern_only: bool = False,
+                  env: Mapping[str, str], check_auth: bool = True) -> HttpSettings:
     """Decide the HTTP server's settings from the flags and the environment, refusing the
     ones that would leave it more open than asked (reference/server.md §2.1, §2.3, §6).
 
     Rules:
         - bind address: ``host`` else ``$YNM_HTTP_HOST`` else ``localhost``; port: ``port``
           else ``$PORT`` else 3000.
-        - tokens: ``token`` else ``$YNM_MCP_TOKEN``, each a comma list (rotation); none gives
-          auth mode ``none``.
-        - an auth setting ynm does not support (:data:`UNSUPPORTED_AUTH_ENV`, names starting
-          with :data:`UNSUPPORTED_AUTH_ENV_PREFIXES`) is refused by name; empty values count as
-          unset.
+        - auth: :func:`ynm.server.auth.settings.auth_settings` (``--token``, then the
+          environment's JWT, introspection and static-token settings, in the reference's
+          order; a set auth variable that is not supported or cannot be used is refused by
+          name; ``check_auth`` fetches the JWK set or probes the introspection endpoint now).
         - a bind address that is not loopback (:func:`is_loopback`): no auth is refused unless
           ``allow_open``; the personal store is not mounted (a hosted server serves no
           personal memory, server.md §6; the reference mounts it unless ``--no-personal``).
@@ -278,22 +344,13 @@ def http_settings(*, host: str | None = None, port: int | None = None,
           (the reference turns it off for a wildcard bind) unless ``*`` is listed.
 
     Raises:
-        Refused: an unsupported auth variable; no auth on a non-loopback address.
+        Refused: an auth variable that is not supported or cannot be used; no auth on a
+            non-loopback address.
         InvalidInput: an empty token list, a bad port, an allowed host or origin that is not
             one.
     """
     def value(name: str) -> str:
         return (env.get(name) or "").strip()
-
-    unsupported = sorted(k for k, v in env.items() if v and (
-        k in UNSUPPORTED_AUTH_ENV or k.startswith(UNSUPPORTED_AUTH_ENV_PREFIXES)))
-    if unsupported:
-        names = ", ".join(unsupported)
-        raise Refused(f"{names} {'is' if len(unsupported) == 1 else 'are'} set, but ynm serve "
-                      "does not support JWT, OAuth introspection or scopes yet; unset "
-                      f"{'it' if len(unsupported) == 1 else 'them'} (in the environment, "
-                      "$YNM_HOME/env or the repository's .env); static bearer tokens: "
-                      "--token or YNM_MCP_TOKEN")
 
     bind = host if host is not None else value("YNM_HTTP_HOST") or "localhost"
     bind = bind.strip()
@@ -309,33 +366,33 @@ def http_settings(*, host: str | None = None, port: int | None = None,
     if not 0 <= port <= 65535:
         raise InvalidInput(f"--port: {port} is not a port number (0..65535)")
 
-    if token is not None:
-        tokens = split_list(token)
-        if not tokens:
-            raise InvalidInput("--token: no token given")
-    else:
-        tokens = split_list(value("YNM_MCP_TOKEN"))
-        if value("YNM_MCP_TOKEN") and not tokens:
-            raise InvalidInput("YNM_MCP_TOKEN: no token given (a comma list of tokens)")
-
     hosts = list(allow_host) if allow_host else split_list(value("YNM_ALLOWED_HOSTS"))
     if _host_name(bind) not in WILDCARD_BINDS:
         hosts.append(bind if ":" not in bind else f"[{bind}]")
-    door = FrontDoor(tokens=tokens, allowed_hosts=hosts,
-                     allowed_origins=list(allow_origin or []))
+    # the host and origin lists are checked before the auth settings reach the network
+    FrontDoor(allowed_hosts=hosts, allowed_origins=list(allow_origin or []))
 
-    notes: list[str] = []
+    from ynm.server.auth.settings import auth_settings
+
+    auth = auth_settings(token=token, env=env, check=check_auth)
+    door = FrontDoor(allowed_hosts=hosts, allowed_origins=list(allow_origin or []),
+                     verifier=auth.verifier, required_scopes=auth.required_scopes,
+                     resource=auth.resource, modern_only=modern_only)
+    secured = auth.verifier is not None
+
+    notes: list[str] = list(auth.notes)
     if not is_loopback(bind):
-        if not tokens and not allow_open:
+        if not secured and not allow_open:
             raise Refused(
                 f"refusing to serve {bind} without auth: it is not a loopback address, so "
                 "anyone who can reach it could read and change the store; set a token "
-                "(--token or YNM_MCP_TOKEN) or pass --allow-open")
+                "(--token or YNM_MCP_TOKEN), JWT auth (YNM_JWKS_URL) or token introspection "
+                "(YNM_OAUTH_INTROSPECTION_URL), or pass --allow-open")
         if personal:
             notes.append(f"personal store not mounted: {bind} is not a loopback address "
                          "(a shared server serves no personal memory)")
         personal = False
-        if not tokens:
+        if not secured:
             notes.append(f"auth is off on {bind} (--allow-open): anyone who can reach it can "
                          "read and change the store")
     return HttpSettings(host=bind, port=port, door=door, personal=personal, notes=notes)
@@ -352,7 +409,8 @@ async def _send_json(send: Any, status: int, body: Any,
 
 def build_http_app(service: MemoryService, door: FrontDoor,
                    scheduler: Scheduler | None = None) -> Any:
-    """The ASGI app: the front door around the SDK's streamable HTTP app (path ``/mcp``).
+    """The ASGI app: the front door (:func:`front_door_app`) around the SDK's streamable HTTP
+    app (path ``/mcp``).
 
     With a ``scheduler`` (:mod:`ynm.server.scheduler`), its timers start when the server has
     started (ASGI lifespan startup) and stop, waiting for a run in progress, when it shuts
@@ -365,6 +423,12 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    return front_door_app(door, inner, scheduler)
+
+
+def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None) -> Any:
+    """The front door's ASGI app in front of ``inner`` (see the module docstring for the order
+    of checks); lifespan and non-HTTP scopes go to ``inner`` unchanged."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and scheduler is not None:
@@ -376,19 +440,33 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         method, path = scope["method"], scope["path"]
+        scheme, host = scope.get("scheme", "http"), headers.get("host")
         cors = [(b"access-control-allow-methods", ALLOW_METHODS.encode()),
                 (b"access-control-allow-headers", ALLOW_HEADERS.encode())]
         origin = headers.get("origin")
         if origin and door.origin_ok(origin):
             cors += [(b"access-control-allow-origin", origin.encode()), (b"vary", b"Origin")]
-        # Host and Origin first, for every path and method (health and preflights too): a page
-        # on a rebound name must not learn even that a ynm server is listening.
-        if not door.host_ok(headers.get("host"), scope.get("scheme", "http")):
+        # Host first, for every path and method (health and preflights too): a page on a
+        # rebound name must not learn even that a ynm server is listening.
+        if not door.host_ok(host, scheme):
+            scope["ynm.refusal"] = "host"
             await _send_json(send, 421, {"error": "invalid_host",
                                          "error_description": "Host header not allowed "
                                          "(name it with ynm serve --allow-host)"}, cors)
             return
+        if door.resource is not None and is_metadata_path(path) and method in ("GET", "OPTIONS"):
+            # public, for any origin (RFC 9728 §3): how a client finds where to sign in
+            public = [(b"access-control-allow-origin", b"*"),
+                      (b"access-control-allow-methods", b"GET, OPTIONS"),
+                      (b"access-control-allow-headers", ALLOW_HEADERS.encode())]
+            if method == "OPTIONS":
+                await send({"type": "http.response.start", "status": 204, "headers": public})
+                await send({"type": "http.response.body", "body": b""})
+            else:
+                await _send_json(send, 200, door.resource.document(scheme, host), public)
+            return
         if not door.origin_ok(origin):
+            scope["ynm.refusal"] = "origin"
             await _send_json(send, 403, {"error": "invalid_origin",
                                          "error_description": "Origin not allowed "
                                          "(name it with ynm serve --allow-origin)"}, cors)
@@ -402,14 +480,46 @@ def build_http_app(service: MemoryService, door: FrontDoor,
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
             return
-        if not door.token_ok(headers.get("authorization")):
-            await _send_json(send, 401, {"error": "invalid_token",
-                                         "error_description": "Missing or invalid bearer token"},
-                             [*cors, (b"www-authenticate",
-                                      b'Bearer error="invalid_token", '
-                                      b'error_description="Missing or invalid bearer token"')])
+
+        async def refuse(err: AuthError) -> None:
+            scope["ynm.refusal"] = err.error
+            if err.info is not None:  # verified, but without the scope: who was refused
+                scope["ynm.auth"] = err.info
+            await _send_json(send, err.status, {"error": err.error,
+                                                "error_description": err.description},
+                             [*cors, (b"www-authenticate", door.challenge(err, scheme, host))])
+
+        try:
+            info = await door.authenticate(headers.get("authorization"))
+        except AuthError as err:
+            await refuse(err)
             return
-        scope["ynm.auth"] = door.auth_for(headers.get("authorization"))
+        body: bytes | None = None
+        if info is not None and info.scopes:
+            # the token carries scopes: each tool call needs its own (memory:read/write)
+            needed = [READ_SCOPE]
+            if method == "POST":
+                try:
+                    body, receive = await _buffered(receive)
+                except _TooLarge:
+                    await _send_json(send, 413, {"error": "request body too large"}, cors)
+                    return
+                needed = door.scopes_needed(body)
+            missing = missing_scopes(info.scopes, needed)
+            if missing:
+                await refuse(AuthError("insufficient_scope",
+                                       f"token lacks the scope {' '.join(missing)} this call "
+                                       "needs", " ".join(missing), info))
+                return
+        scope["ynm.auth"] = info
+        if door.modern_only and _legacy(method, headers):
+            if body is None:
+                try:
+                    body, receive = await _buffered(receive)
+                except _TooLarge:
+                    body = b""
+            await _send_json(send, 400, _legacy_refusal(body, headers), cors)
+            return
 
         async def send_with_cors(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -419,6 +529,82 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         await inner(scope, receive, send_with_cors)
 
     return app
+
+
+class _TooLarge(Exception):
+    """A request body over the SDK's limit (``DEFAULT_MAX_REQUEST_BODY_SIZE``, 4 MiB)."""
+
+
+async def _buffered(receive: Any) -> tuple[bytes, Any]:
+    """The whole request body, and a ``receive`` that hands the same body to the app.
+
+    Raises:
+        _TooLarge: the body passes the limit the SDK would answer 413 for."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break  # the client went away: the app sees the body it sent so far
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            raise _TooLarge
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+def _legacy(method: str, headers: Mapping[str, str]) -> bool:
+    """A request of a handshake-era MCP protocol version: ``GET``/``DELETE`` (the legacy
+    transport's stream and session end), or no ``MCP-Protocol-Version`` header or one of
+    ``HANDSHAKE_PROTOCOL_VERSIONS`` (the SDK routes requests by that header)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    version = headers.get("mcp-protocol-version")
+    return method in LEGACY_METHODS or version is None or \
+        version.strip() in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _legacy_refusal(body: bytes, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The JSON-RPC error of ``--modern-only`` for a legacy request: code
+    ``UNSUPPORTED_PROTOCOL_VERSION`` (-32022) with ``{supported, requested}``, the request's
+    id when it has one."""
+    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    request_id = None
+    requested = headers.get("mcp-protocol-version")
+    try:
+        message = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        message = None
+    if isinstance(message, dict):
+        request_id = message.get("id")
+        params = message.get("params")
+        if requested is None and isinstance(params, dict) and \
+                isinstance(params.get("protocolVersion"), str):
+            requested = params["protocolVersion"]
+    data: dict[str, Any] = {"supported": list(MODERN_PROTOCOL_VERSIONS)}
+    if requested:
+        data["requested"] = requested
+    return {"jsonrpc": "2.0", "id": request_id, "error": {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": "this server serves only the modern MCP protocol ("
+                   + ", ".join(MODERN_PROTOCOL_VERSIONS) + "; ynm serve --modern-only); "
+                   "handshake-era versions are refused", "data": data}}
 
 
 def _with_scheduler(scheduler: Scheduler, receive: Any, send: Any) -> tuple[Any, Any]:
