@@ -24,18 +24,26 @@ def free_port() -> int:
 @contextmanager
 def serve_http(project: Path, *args: str, port: int | None = None,
                env: dict[str, str] | None = None, host: str = "127.0.0.1",
-               wait_s: float = 30.0) -> Iterator[str]:
+               wait_s: float = 30.0, stderr: Path | None = None,
+               stdout: Path | None = None) -> Iterator[str]:
     """``ynm serve --http --host <host> --port <port or a free one> --cwd <project> <args>``
     with the process environment plus ``env``; yields the base URL (reached on 127.0.0.1).
+    The server's stderr (one request log line per request) goes to the file ``stderr`` (a
+    temporary file when not given: a pipe nobody reads would fill up and stall the server);
+    its stdout to the file ``stdout``, else nowhere.
 
     Raises:
         AssertionError: the server exited or did not answer ``/health`` within ``wait_s``
             seconds (with its stderr)."""
+    import tempfile
+
     port = port or free_port()
+    err_file = stderr.open("w+b") if stderr is not None else tempfile.TemporaryFile()
+    out_file = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
          str(port), "--cwd", str(project), *args],
-        env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        env={**os.environ, **(env or {})}, stdout=out_file, stderr=err_file)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + wait_s
@@ -47,7 +55,8 @@ def serve_http(project: Path, *args: str, port: int | None = None,
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {proc.stderr.read().decode()}")
+                err_file.seek(0)
+                raise AssertionError(f"server did not start: {err_file.read().decode()}")
             time.sleep(0.05)
         yield base
     finally:
@@ -57,3 +66,6 @@ def serve_http(project: Path, *args: str, port: int | None = None,
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
+        err_file.close()
+        if out_file is not subprocess.DEVNULL:
+            out_file.close()

@@ -30,6 +30,8 @@ from ynm.errors import InvalidInput, Refused
 from ynm.server.app import MemoryService, build_server
 
 if TYPE_CHECKING:
+    from ynm.server.audit import AuditSink
+    from ynm.server.auth import AuthInfo
     from ynm.server.scheduler import Scheduler
 
 STATIC_ACTOR = "token:static"
@@ -190,6 +192,19 @@ class FrontDoor:
         presented = _digest(authorization[7:].strip())
         return any(hmac.compare_digest(presented, h) for h in self._hashes)
 
+    def auth_info(self) -> AuthInfo | None:
+        """The caller of a request that passed :meth:`token_ok`: the static token's
+        ``AuthInfo`` (client ``static``, no scopes, valid for an hour), or None in auth mode
+        ``none`` (reference/server.md §2.3)."""
+        import time
+
+        from ynm.server.auth import AuthInfo
+
+        if not self._hashes:
+            return None
+        return AuthInfo(mode="bearer", client_id="static", scopes=(),
+                        expires_at=int(time.time()) + 3600, static=True)
+
     def actor_for(self, headers: Mapping[str, str] | None) -> str | None:
         """``token:static`` for a request that presented the static token, else None (the
         service's own actor)."""
@@ -349,13 +364,20 @@ async def _send_json(send: Any, status: int, body: Any,
 
 
 def build_http_app(service: MemoryService, door: FrontDoor,
-                   scheduler: Scheduler | None = None) -> Any:
+                   scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> Any:
     """The ASGI app: the front door around the SDK's streamable HTTP app (path ``/mcp``).
 
     With a ``scheduler`` (:mod:`ynm.server.scheduler`), its timers start when the server has
     started (ASGI lifespan startup) and stop, waiting for a run in progress, when it shuts
-    down; ``/health`` carries its stats under ``scheduler`` (null without one)."""
+    down; ``/health`` carries its stats under ``scheduler`` (null without one).
+
+    The front door runs inside :class:`ynm.server.audit.AuditMiddleware`: every request gets a
+    line in the request log, and audited ones an event in ``audit`` (None: audit off). The
+    door leaves the verified caller in ``scope["ynm.auth"]`` (None without auth) and the reason
+    of a refusal in ``scope["ynm.refusal"]`` for it."""
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from ynm.server.audit import AuditMiddleware
 
     server = build_server(service, door.actor_for)
     inner = server.streamable_http_app(
@@ -382,11 +404,13 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         # Host and Origin first, for every path and method (health and preflights too): a page
         # on a rebound name must not learn even that a ynm server is listening.
         if not door.host_ok(headers.get("host"), scope.get("scheme", "http")):
+            scope["ynm.refusal"] = "host"
             await _send_json(send, 421, {"error": "invalid_host",
                                          "error_description": "Host header not allowed "
                                          "(name it with ynm serve --allow-host)"}, cors)
             return
         if not door.origin_ok(origin):
+            scope["ynm.refusal"] = "origin"
             await _send_json(send, 403, {"error": "invalid_origin",
                                          "error_description": "Origin not allowed "
                                          "(name it with ynm serve --allow-origin)"}, cors)
@@ -401,12 +425,15 @@ def build_http_app(service: MemoryService, door: FrontDoor,
             await send({"type": "http.response.body", "body": b""})
             return
         if not door.token_ok(headers.get("authorization")):
+            scope["ynm.refusal"] = "invalid_token"
             await _send_json(send, 401, {"error": "invalid_token",
                                          "error_description": "Missing or invalid bearer token"},
                              [*cors, (b"www-authenticate",
                                       b'Bearer error="invalid_token", '
                                       b'error_description="Missing or invalid bearer token"')])
             return
+
+        scope["ynm.auth"] = door.auth_info()
 
         async def send_with_cors(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -415,7 +442,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
 
         await inner(scope, receive, send_with_cors)
 
-    return app
+    return AuditMiddleware(app, audit)
 
 
 def _with_scheduler(scheduler: Scheduler, receive: Any, send: Any) -> tuple[Any, Any]:
@@ -466,7 +493,7 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
-               scheduler: Scheduler | None = None) -> None:
+               scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> None:
     """Run uvicorn until SIGINT/SIGTERM; logs go to stderr.
 
     Both signals stop the server the same way: uvicorn shuts down (the scheduler stops first,
@@ -481,12 +508,14 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
     from ynm.server.app import log
 
     _check_bindable(host, port)
-    app = build_http_app(service, door, scheduler)
+    app = build_http_app(service, door, scheduler, audit)
     shown = f"[{host}]" if ":" in host else host
     log(f"ynm-mcp listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)")
     log(f"ynm-mcp auth: {door.auth_mode}")
+    log(f"ynm-mcp audit: {audit.describe if audit is not None else 'off'}")
+    # the request log is ynm's own (ynm.server.audit), so uvicorn's access log stays off
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", access_log=False))
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         server.run()
