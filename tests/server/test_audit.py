@@ -41,6 +41,7 @@ from ynm.server.audit import (
     read_events,
     record_call,
     request_line,
+    resource_call,
     rpc_names,
     safe_name,
     safe_path,
@@ -445,10 +446,14 @@ def _mcp_server(service, sink, callers: dict[str, AuthInfo]) -> Iterator[tuple[s
 
 
 def _call(base: str, tool: str, arguments: dict, token: str | None, n: int = 1,
-          headers: dict[str, str] | None = None) -> tuple[int, dict]:
-    body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}
-    req = urllib.request.Request(base + "/mcp", data=json.dumps(body).encode(), method="POST",
+          headers: dict[str, str] | None = None, path: str = "/mcp",
+          method: str = "tools/call") -> tuple[int, dict]:
+    """POST one JSON-RPC request (``tools/call`` of ``tool`` by default; another ``method``
+    takes ``arguments`` as its params); ``(HTTP status, JSON body or {})``."""
+    body = {"jsonrpc": "2.0", "id": n, "method": method,
+            "params": {"name": tool, "arguments": arguments} if method == "tools/call"
+            else arguments}
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json",
                                           "Accept": "application/json, text/event-stream",
                                           **({"Authorization": f"Bearer {token}"} if token
@@ -538,6 +543,40 @@ def test_100_requests_of_two_people_a_worker_and_the_static_token(service, tmp_p
                         [*SECRETS.values(), *(f"tok-intruder-{i}-x9" for i in range(10))])
 
 
+def test_resource_reads_are_calls_of_the_event(service, tmp_path):
+    from ynm.model.inputs import RememberInput
+
+    mid = service.run_sync(lambda ynm: ynm.remember(RememberInput(
+        type="semantic", level="distributed", content="a resource read")))["memoryId"]
+    sink = _ListSink()
+    with _mcp_server(service, sink, {"static": STATIC}) as (base, lines):
+        token = SECRETS["static"]
+        for n, uri in enumerate(["memory://status", f"memory://project/{mid}",
+                                 "memory://project/01KBC0000000000000000000AA"], 1):
+            status, body = _call(base, "", {"uri": uri}, token, n, method="resources/read")
+            assert status == 200 and ("result" in body) == (n < 3), body
+    calls = [json.loads(line)["calls"] for line in sink.lines]
+    assert calls == [
+        [{"tool": "resource:memory://status", "status": "ok"}],
+        [{"tool": "resource:memory://{mount}/{memoryId}", "status": "ok", "memoryIds": [mid]}],
+        [{"tool": "resource:memory://{mount}/{memoryId}", "status": "error",
+          "memoryIds": ["01KBC0000000000000000000AA"]}],
+    ]
+    assert all(line.endswith("rpc=resources/read auth=static client=static") for line in lines)
+
+
+@pytest.mark.parametrize(("uri", "call"), [
+    ("memory://context", ("resource:memory://context", None)),
+    ("memory://status", ("resource:memory://status", None)),
+    ("memory://project/01KBC0000000000000000000AA",
+     ("resource:memory://{mount}/{memoryId}", ["01KBC0000000000000000000AA"])),
+    ("memory://project/not-an-id", ("resource:memory://{mount}/{memoryId}", None)),
+    ("file:///etc/passwd", ("resource:?", None)),
+])
+def test_resource_call_names_the_template(uri, call):
+    assert resource_call(uri) == call
+
+
 # -- a real ynm serve --http ----------------------------------------------------------------
 
 
@@ -548,8 +587,9 @@ def test_real_server_with_the_static_token(project, tmp_path):
     token = SECRETS["static"]
     audit_file, err, out = tmp_path / "audit.jsonl", tmp_path / "stderr", tmp_path / "stdout"
     plan = _plan(["static"], refused=0, total=88)
-    refusals = [({"Authorization": "Bearer tok-wrong-7e5c3a"}, 401, "invalid_token")] * 5 + [
+    refusals = [({"Authorization": "Bearer tok-wrong-7e5c3a"}, 401, "invalid_token")] * 4 + [
         ({}, 401, "invalid_token")] * 3 + [
+        ({"path": f"/mcp?access_token={token}"}, 401, "invalid_token")] + [
         ({"Authorization": f"Bearer {token}", "Host": "evil.example"}, 421, "host")] * 2 + [
         ({"Authorization": f"Bearer {token}", "Origin": "https://evil.example"}, 403,
          "origin")] * 2
@@ -560,8 +600,9 @@ def test_real_server_with_the_static_token(project, tmp_path):
             status, body = _call(base, tool, args, token, n)
             assert status == 200 and not body["result"]["isError"], body
         for n, (headers, code, _) in enumerate(refusals):
+            headers = dict(headers)
             status, _ = _call(base, "memory_recall", {"text": f"stolen query {n}"}, None,
-                              headers=headers)
+                              headers=headers, path=headers.pop("path", "/mcp"))
             assert status == code
         for _ in range(3):
             assert urllib.request.urlopen(base + "/health", timeout=5).status == 200

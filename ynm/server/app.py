@@ -325,6 +325,18 @@ def _server_class() -> type[MCPServer]:
 
     class YnmMCPServer(MCPServer):
         async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            from ynm.server.audit import record_call, resource_call
+
+            tool, ids = resource_call(str(uri))  # the read, in the request's audit event
+            try:
+                result = await self._read_resource(uri, context)
+            except BaseException:
+                record_call(tool, "error", memory_ids=ids)
+                raise
+            record_call(tool, "ok", memory_ids=ids)
+            return result
+
+        async def _read_resource(self, uri: Any, context: Any = None) -> Any:
             try:
                 return await super().read_resource(uri, context)
             except UnexpectedResourceError as err:
