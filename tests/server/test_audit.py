@@ -660,11 +660,13 @@ def test_real_server_without_auth_audits_nothing_but_logs(project, tmp_path):
 
 
 def _jwt_mode_available() -> bool:
+    """ynm serve has a JWT mode (``ynm.server.auth.jwt``, joserfc) and person ids
+    (``ynm.service.people``)."""
     import importlib.util
 
     try:
-        return importlib.util.find_spec("ynm.server.auth.jwt") is not None and (
-            importlib.util.find_spec("joserfc") is not None)
+        return all(importlib.util.find_spec(name) is not None for name in (
+            "ynm.server.auth.jwt", "joserfc", "ynm.service.people"))
     except ImportError:
         return False
 
@@ -696,7 +698,8 @@ def _jwks_server(keys: dict) -> Iterator[str]:
         httpd.server_close()
 
 
-@pytest.mark.skipif(not _jwt_mode_available(), reason="ynm serve has no JWT mode here")
+@pytest.mark.skipif(not _jwt_mode_available(),
+                    reason="ynm serve has no JWT mode or no person ids here")
 def test_real_server_with_two_signed_in_people(project, tmp_path):
     """``ynm serve --http`` in JWT mode against a local JWK set, tokens minted with joserfc:
     two people (one through an app with ``azp``) and a client-credentials worker, 100
