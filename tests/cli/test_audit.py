@@ -138,3 +138,41 @@ def test_a_missing_file_is_an_error(cli_run, tmp_path):
     assert result.exit_code == 1
     assert result.stderr == (f"Error: no audit events at {tmp_path / 'none.jsonl'} (the file is "
                              "created by the first audited request of ynm serve --http)\n")
+
+
+def test_lines_and_follow_are_for_tail(cli_run, audit_file):
+    for flags in (("-n", "2"), ("--follow",)):
+        result = cli_run("audit", "search", "--file", audit_file, *flags)
+        assert result.exit_code == 2
+        assert "is for tail" in result.stderr
+
+
+def test_follow_prints_new_events_across_a_rotation(audit_file):
+    """``ynm audit tail -f --json``: the newest matching event, then each matching event as it
+    is written, one JSON line each, including the ones written just before the file rotated."""
+    import os
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ynm", "audit", "tail", "-f", "--json", "-n", "1", "--file",
+         str(audit_file), "--client", "static"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout],
+                     daemon=True).start()
+    try:
+        assert json.loads(lines.get(timeout=30))["at"] == EVENTS[4]["at"]
+        sink = FileSink(audit_file, max_bytes=audit_file.stat().st_size + 250)
+        new = [_event(f"2026-12-03T00:00:0{i}.000Z", client="static" if i != 1 else "cli")
+               for i in range(4)]
+        for event in new:  # the second one rotates the file
+            sink.write(json.dumps(event))
+        got = [json.loads(lines.get(timeout=15))["at"] for _ in range(3)]
+        assert got == [new[0]["at"], new[2]["at"], new[3]["at"]]
+        assert audit_file.with_name("audit.jsonl.1").read_text().count("2026-12-03") == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

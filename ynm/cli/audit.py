@@ -5,7 +5,6 @@ sink, for operators (the events: reference/server.md §2.7; the sink: ``YNM_AUDI
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,80 +91,107 @@ def _instant(flag: str, value: str | None, *, lower: bool) -> str | None:
         raise InvalidInput(f"{flag}: {err}") from None
 
 
-def _show(file: Path | None, cwd: Path | None, as_json: bool, last: int | None,
-          filters: dict[str, Any]) -> None:
-    from ynm.server.audit import BadLine, EventFilter, read_events, select_events
+def _where(filters: dict[str, Any]) -> Any:
+    from ynm.server.audit import EventFilter
 
-    path = _audit_file(file, cwd)
-    where = EventFilter(
+    return EventFilter(
         person=filters["person"], client=filters["client"], tool=filters["tool"],
         outcome=filters["outcome"],
         since=_instant("--since", filters["since"], lower=True),
         until=_instant("--until", filters["until"], lower=False))
-    bad: list[BadLine] = []
-    events = select_events(read_events(path, bad), where, last)
-    emit(events, as_json, format_events)
+
+
+def _warn_bad(bad: list[Any]) -> None:
     if bad:
         first = bad[0]
         click.echo(f"warning: skipped {len(bad)} line{'s' if len(bad) != 1 else ''} that "
                    f"{'are' if len(bad) != 1 else 'is'} not an audit event (first: "
                    f"{first.file}:{first.line})", err=True)
+        bad.clear()
 
 
-def _filter_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options ``tail`` and ``search`` share: the file and the filters."""
-    for decorator in reversed((
-        click.option("--file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="The audit file (default: the file sink of $YNM_AUDIT); its rotated "
-                          "<file>.1 is read first."),
-        click.option("--person", help="Only events of this person id (p...)."),
-        click.option("--client", help="Only events of this client (static for the static "
-                                      "token)."),
-        click.option("--tool", help="Only events with a call of this tool (memory_remember)."),
-        click.option("--outcome", type=click.Choice(OUTCOMES), help="Only this outcome."),
-        click.option("--since", help="At or after this instant (ISO 8601 or YYYY-MM-DD)."),
-        click.option("--until", help="At or before this instant (ISO 8601 or YYYY-MM-DD)."),
-    )):
-        fn = decorator(fn)
-    return fn
+def _follow(path: Path, where: Any, as_json: bool, last: int) -> None:
+    """Print the newest ``last`` matching events of ``path``, then every matching event
+    written to it until interrupted: JSON lines with ``--json``, else the table's rows (the
+    header once)."""
+    import json
+    from collections import deque
+
+    from ynm.server.audit import BadLine, follow_events
+
+    header = True
+
+    def show(event: dict[str, Any]) -> None:
+        nonlocal header
+        if as_json:
+            click.echo(json.dumps(event, separators=(",", ":")))
+            return
+        lines = format_events([event]).splitlines()
+        click.echo("\n".join(lines if header else lines[1:]))
+        header = False
+
+    bad: list[BadLine] = []
+    events = follow_events(path, bad=bad)
+    kept: deque[dict[str, Any]] = deque(maxlen=last or None)
+    try:
+        for event in events:
+            if event is None:  # caught up: the tail, then what comes
+                break
+            if last and where.matches(event):
+                kept.append(event)
+        _warn_bad(bad)
+        for event in kept:
+            show(event)
+        if not kept:
+            click.echo("no matching audit events yet; waiting for them (Ctrl-C stops)", err=True)
+        for event in events:
+            _warn_bad(bad)
+            if event is not None and where.matches(event):
+                show(event)
+    except KeyboardInterrupt:
+        pass
 
 
-@click.group()
-def audit() -> None:
-    """Read the audit events of ynm serve --http from its file sink (YNM_AUDIT).
+@click.command()
+@click.argument("action", type=click.Choice(["tail", "search"]))
+@click.option("--file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The audit file (default: the file sink of $YNM_AUDIT); its rotated "
+                   "<file>.1 is read first.")
+@click.option("--person", help="Only events of this person id (p...).")
+@click.option("--client", help="Only events of this client (static for the static token).")
+@click.option("--tool", help="Only events with a call of this tool (memory_remember).")
+@click.option("--outcome", type=click.Choice(OUTCOMES), help="Only this outcome.")
+@click.option("--since", help="At or after this instant (ISO 8601 or YYYY-MM-DD).")
+@click.option("--until", help="At or before this instant (ISO 8601 or YYYY-MM-DD).")
+@click.option("-n", "--lines", "lines", type=click.IntRange(min=0), default=None,
+              help=f"tail: how many of the newest matching events (default {DEFAULT_TAIL}).")
+@click.option("-f", "--follow", is_flag=True, default=False,
+              help="tail: then print matching events as they are written, until Ctrl-C "
+                   "(with --json, one JSON line per event).")
+@common_options
+def audit(as_json: bool, cwd: Path | None, action: str, file: Path | None, lines: int | None,
+          follow: bool, **filters: Any) -> None:
+    """Read the audit events of ynm serve --http from its file sink (YNM_AUDIT): the newest
+    matching ones (tail) or every matching one (search), oldest first.
 
     \b
     Examples:
-      ynm audit tail -n 50
-      ynm audit search --person pabcdefghijklmnop --since 2026-12-01
-      ynm audit search --outcome refused --json
-    """
-
-
-@audit.command()
-@click.option("-n", "--lines", "lines", type=click.IntRange(min=0), default=DEFAULT_TAIL,
-              show_default=True, help="How many of the newest matching events.")
-@_filter_options
-@common_options
-def tail(as_json: bool, cwd: Path | None, lines: int, file: Path | None,
-         **filters: Any) -> None:
-    """The newest matching events, oldest first.
-
-    \b
-    Example:
       ynm audit tail -n 50 --outcome refused
+      ynm audit tail -f --client static
+      ynm audit search --person pabcdefghijklmnop --since 2026-12-01 --json
     """
-    _show(file, cwd, as_json, lines, filters)
+    from ynm.server.audit import BadLine, read_events, select_events
 
-
-@audit.command()
-@_filter_options
-@common_options
-def search(as_json: bool, cwd: Path | None, file: Path | None, **filters: Any) -> None:
-    """Every matching event, oldest first.
-
-    \b
-    Example:
-      ynm audit search --tool memory_forget --since 2026-11-01 --until 2026-11-30T23:59:59Z
-    """
-    _show(file, cwd, as_json, None, filters)
+    if action == "search" and (lines is not None or follow):
+        raise click.UsageError(f"{'-n/--lines' if lines is not None else '-f/--follow'} "
+                               "is for tail")
+    path = _audit_file(file, cwd)
+    where = _where(filters)
+    last = (DEFAULT_TAIL if lines is None else lines) if action == "tail" else None
+    if follow:
+        _follow(path, where, as_json, last or 0)
+        return
+    bad: list[BadLine] = []
+    events = select_events(read_events(path, bad), where, last)
+    _warn_bad(bad)
+    emit(events, as_json, format_events)

@@ -663,6 +663,84 @@ def read_events(path: Path, bad: list[BadLine] | None = None) -> Iterator[dict[s
                 yield event
 
 
+def _lines(file: Path, offset: int, bad: list[BadLine] | None) -> tuple[list[dict[str, Any]],
+                                                                        int]:
+    """The events of the complete lines of ``file`` from byte ``offset``, and the offset after
+    the last complete line (a line still being written waits for the next look)."""
+    with file.open("rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
+    end = data.rfind(b"\n") + 1
+    events = []
+    for raw in data[:end].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            event = None
+        if isinstance(event, dict) and isinstance(event.get("at"), str):
+            events.append(event)
+        elif bad is not None:
+            bad.append(BadLine(file, 0, "not an audit event"))
+    return events, offset + end
+
+
+def follow_events(path: Path, poll_s: float = 0.5, bad: list[BadLine] | None = None,
+                  stop: Callable[[], bool] | None = None) -> Iterator[dict[str, Any] | None]:
+    """Every event of a file sink, then the events appended to it as they are written
+    (``tail -f``): first the events already there (``<path>.1``, then ``<path>``), then one
+    None (caught up), then each new event. Looks every ``poll_s`` seconds; when the file was
+    rotated to ``<path>.1`` meanwhile, the rest of the old file is read before the new one, so
+    no event is missed or repeated. Lines that are not events go to ``bad`` (line number 0:
+    unknown). Runs until ``stop()`` is true (or forever).
+
+    Raises:
+        YnmError: a file cannot be read.
+    """
+    from ynm.errors import YnmError
+
+    def state(file: Path) -> tuple[tuple[int, int], int] | None:
+        try:
+            st = os.stat(file)
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino), st.st_size
+
+    inode: tuple[int, int] | None = None
+    offset = 0
+    try:
+        if rotated_path(path).exists():
+            yield from _lines(rotated_path(path), 0, bad)[0]
+        seen = state(path)
+        if seen is not None:
+            inode = seen[0]
+            events, offset = _lines(path, 0, bad)
+            yield from events
+    except OSError as err:
+        raise YnmError(f"cannot read {path}: {err.strerror or err}") from None
+    yield None
+    while stop is None or not stop():
+        time.sleep(poll_s)
+        try:
+            now = state(path)
+            if inode is not None and (now is None or now[0] != inode):
+                old = state(rotated_path(path))
+                if old is not None and old[0] == inode:  # rotated: finish the old file first
+                    events, _ = _lines(rotated_path(path), offset, bad)
+                    yield from events
+                inode, offset = (now[0] if now else None), 0
+            elif now is not None:
+                inode = now[0]
+                if now[1] < offset:  # truncated in place
+                    offset = 0
+            if now is not None and now[1] > offset:
+                events, offset = _lines(path, offset, bad)
+                yield from events
+        except OSError as err:
+            raise YnmError(f"cannot read {path}: {err.strerror or err}") from None
+
+
 def select_events(events: Iterable[dict[str, Any]], where: EventFilter,
                   last: int | None = None) -> list[dict[str, Any]]:
     """The events passing ``where``, oldest first; with ``last``, only the newest ``last``
