@@ -494,7 +494,9 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
                scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> None:
-    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr.
+    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr (one request log line per request,
+    :mod:`ynm.server.audit`), audit events to ``audit`` (None: off; the start-up lines say
+    which).
 
     Both signals stop the server the same way: uvicorn shuts down (the scheduler stops first,
     see :func:`build_http_app`), then ``KeyboardInterrupt`` reaches the caller, which closes
