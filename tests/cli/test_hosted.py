@@ -61,7 +61,7 @@ def serving(hosted_repo: Path, server_home: Path, tmp_path: Path):
     def start(port: int | None = None):
         return serve_http(hosted_repo, "--token", TOKEN, "--no-personal", port=port,
                           env={"YNM_HOME": str(server_home)},
-                          stderr_path=tmp_path / "server.log")
+                          stderr=tmp_path / "server.log")
     return start
 
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -135,8 +136,8 @@ class Served:
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
         self.proc.send_signal(sig)
-        _, err = self.proc.communicate(timeout=timeout)
-        self.stderr = err.decode()
+        self.proc.wait(timeout=timeout)
+        self.stderr = _drain(self.proc)
         return self.proc.returncode
 
 
@@ -150,7 +151,10 @@ def serving(project: Path, *args: str, env: dict[str, str] | None = None) -> Ite
         [sys.executable, str(TRACED), "serve", "--http", "--host", "127.0.0.1", "--port",
          str(port), "--cwd", str(project), *args],
         env={**os.environ, "SCHED_TRACE": str(trace), **(env or {})},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        # stderr to a file: a pipe read only at the end would fill up with request log lines
+        stdout=subprocess.DEVNULL, stderr=(err := tempfile.TemporaryFile()),
+        stdin=subprocess.DEVNULL)
+    proc.stderr_file = err  # type: ignore[attr-defined]
     served = Served(f"http://127.0.0.1:{port}", proc, trace)
     try:
         wait_for(lambda: _up(served), 30, lambda: f"server did not start: {_drain(proc)}")
@@ -170,9 +174,13 @@ def _up(served: Served) -> bool:
 
 
 def _drain(proc: subprocess.Popen) -> str:
+    """The stderr of ``proc`` so far (killed first if it still runs)."""
     if proc.poll() is None:
         proc.kill()
-    return proc.communicate()[1].decode()
+        proc.wait()
+    err = proc.stderr_file  # type: ignore[attr-defined]
+    err.seek(0)
+    return err.read().decode()
 
 
 def wait_for(check: Callable[[], object], timeout: float, why: Callable[[], str] | str = ""):

@@ -24,21 +24,26 @@ def free_port() -> int:
 @contextmanager
 def serve_http(project: Path, *args: str, port: int | None = None,
                env: dict[str, str] | None = None, host: str = "127.0.0.1",
-               wait_s: float = 30.0, stderr_path: Path | None = None) -> Iterator[str]:
+               wait_s: float = 30.0, stderr: Path | None = None,
+               stdout: Path | None = None) -> Iterator[str]:
     """``ynm serve --http --host <host> --port <port or a free one> --cwd <project> <args>``
     with the process environment plus ``env``; yields the base URL (reached on 127.0.0.1).
-    With ``stderr_path`` the server's stderr (its log) is appended to that file.
+    The server's stderr (one request log line per request) is appended to the file ``stderr`` (a
+    temporary file when not given: a pipe nobody reads would fill up and stall the server);
+    its stdout to the file ``stdout``, else nowhere.
 
     Raises:
         AssertionError: the server exited or did not answer ``/health`` within ``wait_s``
             seconds (with its stderr)."""
+    import tempfile
+
     port = port or free_port()
-    log = open(stderr_path, "ab") if stderr_path is not None else None  # noqa: SIM115
+    err_file = stderr.open("a+b") if stderr is not None else tempfile.TemporaryFile()
+    out_file = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "ynm", "serve", "--http", "--host", host, "--port",
          str(port), "--cwd", str(project), *args],
-        env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-        stderr=log if log is not None else subprocess.PIPE)
+        env={**os.environ, **(env or {})}, stdout=out_file, stderr=err_file)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + wait_s
@@ -50,9 +55,8 @@ def serve_http(project: Path, *args: str, port: int | None = None,
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                why = (proc.stderr.read().decode() if log is None
-                       else Path(stderr_path).read_text(errors="replace"))
-                raise AssertionError(f"server did not start: {why}")
+                err_file.seek(0)
+                raise AssertionError(f"server did not start: {err_file.read().decode()}")
             time.sleep(0.05)
         yield base
     finally:
@@ -62,5 +66,6 @@ def serve_http(project: Path, *args: str, port: int | None = None,
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait()
-        if log is not None:
-            log.close()
+        err_file.close()
+        if out_file is not subprocess.DEVNULL:
+            out_file.close()

@@ -12,6 +12,7 @@ from ynm import __version__
 # command name -> "module:attribute"; every command module keeps its imports light.
 COMMANDS = {
     "annotate": "ynm.cli.edit:annotate",
+    "audit": "ynm.cli.audit:audit",
     "context": "ynm.cli.session:context",
     "dream": "ynm.cli.dream:dream",
     "export": "ynm.cli.export:export",

@@ -73,7 +73,7 @@ def serve(http: bool, stdio: bool, cwd: Path | None, host: str | None, port: int
     from ynm.server.app import MemoryService, log
     from ynm.server.scheduler import schedule_settings
 
-    settings = None
+    settings = audit = None
     # without --http: refuses --dream-every/--sync-every (a stdio server runs no timers)
     schedule = schedule_settings(dream_every=dream_every, sync_every=sync_every, http=False,
                                  env={}) if not http else None
@@ -94,6 +94,9 @@ def serve(http: bool, stdio: bool, cwd: Path | None, host: str | None, port: int
                                  personal=not no_personal, modern_only=modern_only, env=env)
         schedule = schedule_settings(dream_every=dream_every, sync_every=sync_every,
                                      http=True, env=env)
+        from ynm.server.audit import audit_sink
+
+        audit = audit_sink(env, settings.door.auth_mode)  # YNM_AUDIT, refused by key if bad
         for note in settings.notes:
             log(note)
     service = MemoryService(cwd, personal=settings.personal if settings else not no_personal)
@@ -117,7 +120,7 @@ def serve(http: bool, stdio: bool, cwd: Path | None, host: str | None, port: int
         assert settings is not None and schedule is not None
         try:
             serve_http(service, settings.door, settings.host, settings.port,
-                       Scheduler(service, schedule) if schedule else None)
+                       Scheduler(service, schedule) if schedule else None, audit)
         except KeyboardInterrupt:
             pass  # uvicorn re-raises the signal it stopped on, or returns: stopped either way
         log("stopped")

@@ -231,13 +231,32 @@ def _make_tool(spec: ToolSpec, service: MemoryService) -> Any:
         return envelope(output)
 
     return Tool(
-        fn=handler, name=spec.name, title=None, description=spec.description,
+        fn=_audited(spec.name, handler), name=spec.name, title=None, description=spec.description,
         parameters=spec.input_schema(), fn_metadata=FuncMetadata(arg_model=RawArguments),
         is_async=True, context_kwarg="ctx",
         annotations=ToolAnnotations(read_only_hint=spec.read_only,
                                     idempotent_hint=spec.read_only,
                                     destructive_hint=spec.destructive),
     )
+
+
+def _audited(name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
+    """``handler`` reporting each call to the request's audit event
+    (:func:`ynm.server.audit.record_call`): the tool, ok or error, the size of its arguments
+    and, from its result, memory ids and the result count; never the arguments themselves."""
+    from ynm.server.audit import call_counts, input_size, record_call
+
+    async def audited(arguments: dict[str, Any], ctx: Any) -> Any:
+        result = await handler(arguments, ctx)
+        size = input_size(arguments)
+        if getattr(result, "is_error", False):
+            record_call(name, "error", input_bytes=size)
+        else:
+            data = (getattr(result, "structured_content", None) or {}).get("data")
+            record_call(name, "ok", input_bytes=size, **call_counts(data))
+        return result
+
+    return audited
 
 
 def build_server(service: MemoryService) -> MCPServer:
@@ -322,6 +341,18 @@ def _server_class() -> type[MCPServer]:
 
     class YnmMCPServer(MCPServer):
         async def read_resource(self, uri: Any, context: Any = None) -> Any:
+            from ynm.server.audit import record_call, resource_call
+
+            tool, ids = resource_call(str(uri))  # the read, in the request's audit event
+            try:
+                result = await self._read_resource(uri, context)
+            except BaseException:
+                record_call(tool, "error", memory_ids=ids)
+                raise
+            record_call(tool, "ok", memory_ids=ids)
+            return result
+
+        async def _read_resource(self, uri: Any, context: Any = None) -> Any:
             try:
                 return await super().read_resource(uri, context)
             except UnexpectedResourceError as err:

@@ -47,6 +47,7 @@ from ynm.server.auth.settings import split_list
 from ynm.server.auth.static import StaticVerifier
 
 if TYPE_CHECKING:
+    from ynm.server.audit import AuditSink
     from ynm.server.scheduler import Scheduler
 
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
@@ -408,14 +409,21 @@ async def _send_json(send: Any, status: int, body: Any,
 
 
 def build_http_app(service: MemoryService, door: FrontDoor,
-                   scheduler: Scheduler | None = None) -> Any:
+                   scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> Any:
     """The ASGI app: the front door (:func:`front_door_app`) around the SDK's streamable HTTP
     app (path ``/mcp``).
 
     With a ``scheduler`` (:mod:`ynm.server.scheduler`), its timers start when the server has
     started (ASGI lifespan startup) and stop, waiting for a run in progress, when it shuts
-    down; ``/health`` carries its stats under ``scheduler`` (null without one)."""
+    down; ``/health`` carries its stats under ``scheduler`` (null without one).
+
+    The front door runs inside :class:`ynm.server.audit.AuditMiddleware`: every request gets a
+    line in the request log, and audited ones an event in ``audit`` (None: audit off). The
+    door leaves the verified caller in ``scope["ynm.auth"]`` (None without auth) and the reason
+    of a refusal in ``scope["ynm.refusal"]`` for it."""
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from ynm.server.audit import AuditMiddleware
 
     server = build_server(service)
     inner = server.streamable_http_app(
@@ -423,7 +431,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return front_door_app(door, inner, scheduler)
+    return AuditMiddleware(front_door_app(door, inner, scheduler), audit)
 
 
 def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None) -> Any:
@@ -655,8 +663,10 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
-               scheduler: Scheduler | None = None) -> None:
-    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr.
+               scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> None:
+    """Run uvicorn until SIGINT/SIGTERM; logs go to stderr (one request log line per request,
+    :mod:`ynm.server.audit`), audit events to ``audit`` (None: off; the start-up lines say
+    which).
 
     Both signals stop the server the same way: uvicorn shuts down (the scheduler stops first,
     see :func:`build_http_app`), then ``KeyboardInterrupt`` reaches the caller, which closes
@@ -670,12 +680,14 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
     from ynm.server.app import log
 
     _check_bindable(host, port)
-    app = build_http_app(service, door, scheduler)
+    app = build_http_app(service, door, scheduler, audit)
     shown = f"[{host}]" if ":" in host else host
     log(f"ynm-mcp listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)")
     log(f"ynm-mcp auth: {door.auth_mode}")
+    log(f"ynm-mcp audit: {audit.describe if audit is not None else 'off'}")
+    # the request log is ynm's own (ynm.server.audit), so uvicorn's access log stays off
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", access_log=False))
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         server.run()
