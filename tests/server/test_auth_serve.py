@@ -68,8 +68,8 @@ def test_jwt_server_reads_and_writes_by_scope(project, idp):
         wrote = _data(_tool(base, writer, "memory_remember", type="semantic",
                             content="deploys run on Tuesdays", level="distributed"))
         worker = idp.mint(drop=("sub",), client_id="nightly", scope="memory:write")
-        _data(_tool(base, worker, "memory_remember", type="semantic",
-                    content="the nightly worker writes too", level="distributed"))
+        worked = _data(_tool(base, worker, "memory_remember", type="semantic",
+                             content="the nightly worker writes too", level="distributed"))
 
         reader = idp.mint(sub="bob", scope="memory:read")
         hits = _data(_tool(base, reader, "memory_recall", text="Tuesdays"))
@@ -92,6 +92,26 @@ def test_jwt_server_reads_and_writes_by_scope(project, idp):
         new = idp.rotate("k2")  # rotated at the issuer: nothing restarts
         assert _data(_tool(base, idp.mint(new, scope="memory:read"), "memory_recall",
                            text="Tuesdays"))
+
+    # who each write is stamped as (reference/server.md §2.4, §2.5): a signed-in person writes
+    # as user:<person id> into user/<person id> with the token's client; a token naming only a
+    # client writes as client:<id> into common
+    from ynm.model.people import person_id
+
+    alice = person_id(ISSUER, "alice")
+    records = {r["memoryId"]: r for r in map(json.loads, _ynm("export", cwd=project)
+                                             .stdout.splitlines()) if r.get("op") == "create"}
+    mine, theirs = records[wrote["memoryId"]], records[worked["memoryId"]]
+    assert mine["provenance"]["actor"] == f"user:{alice}"
+    assert mine["provenance"]["client"] == "claude"
+    assert mine["namespace"] == f"user/{alice}"
+    assert theirs["provenance"]["actor"] == "client:nightly"
+    assert theirs["namespace"] == "common"
+
+
+def _ynm(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ynm", *args], cwd=cwd, capture_output=True,
+                          text=True, check=True, env={**os.environ, "YNM_EMBEDDER": "none"})
 
 
 def test_introspection_server(project, idp):
