@@ -272,7 +272,8 @@ class Run:
         return False
 
     def ask(self, report: PassReport, state: Any, questions: dict[str, Question],
-            owner: str | None = None, *, pair: bool = True) -> Judgment | None:
+            owner: str | None = None, *, pair: bool = True,
+            sides: Iterable[str] = ()) -> Judgment | None:
         """Ask the judge. Counts ``judged``, the pass's usage, ``uncalibrated`` and
         ``fallback`` (heuristic) (``noteJudge``, §4.5); a ``pair`` judgment counts against the
         cap.
@@ -281,7 +282,8 @@ class Run:
         ``pair`` judgment (promote, dedupe, contradict) is answered by the heuristic judge,
         the no-model floor, which being uncalibrated can only flag for review (§4.3); the
         pass notes ``judge unavailable: <why>; the heuristic judge answered instead``, sets
-        ``fallback`` and defers the owner, so the configured judge sees it again next run.
+        ``fallback`` and defers the owner and the pair's ``sides`` (memory ids), so the
+        configured judge sees them again next run.
         After a failure other than a too-large state the judge is not asked again in this run
         (each call would wait for the same failure). Reflect's verification (``pair`` False)
         is not answered by the floor: it returns None (noted, ``fallback``, owner deferred).
@@ -289,8 +291,8 @@ class Run:
         nothing and a run read as if nothing was found (reference/algorithms.md §4.17).
 
         A pair answered only by the heuristic floor of a judge that has one (the similarity
-        judge without vectors) also defers its owner: its dream version names the configured
-        judge, which did not judge it (§4.4)."""
+        judge without vectors) also defers its owner and sides: their dream version names the
+        configured judge, which did not judge them (§4.4)."""
         from ynm.dream.judges import StateTooLarge
 
         j = None
@@ -306,6 +308,7 @@ class Run:
             report.fallback = True
             if owner is not None:
                 self.deferred.add(owner)
+            self.deferred.update(sides)
             if not pair or self.judge.name == "heuristic":
                 note = f"judge unavailable: {why}"
                 if note not in report.notes:
@@ -318,9 +321,10 @@ class Run:
             if note not in report.notes:
                 report.notes.append(note)
             j = HeuristicJudge().judge(state, questions)
-        elif (pair and owner is not None and self.judge.name != "heuristic"
-              and j.model == "heuristic"):
-            self.deferred.add(owner)
+        elif pair and self.judge.name != "heuristic" and j.model == "heuristic":
+            if owner is not None:
+                self.deferred.add(owner)
+            self.deferred.update(sides)
         report.judged += 1
         if pair:
             self.pairs_judged += 1

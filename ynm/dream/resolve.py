@@ -266,6 +266,9 @@ def resolve_for(ynm: Any, mount: Any = None, *,
                 center = centroid(mount.cache.conn)  # the vectors the mount holds now
             except Exception:  # noqa: BLE001 (uncentred cosine is still an answer)
                 center = None
+    if dream.judge == "similarity" and ynm.config.embedder == "none":
+        ynm.warnings.append("dream.judge is similarity but the embedder is none (no vectors): "
+                            "dream judges with the heuristic judge (word overlap)")
     lookup = None
     if embedder is not None and mount is not None:
         def lookup(texts: list[str]) -> list[bytes]:
