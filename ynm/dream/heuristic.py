@@ -33,8 +33,8 @@ duplicates, inviting a person to forget one of two conflicting claims. Here, on 
 memory briefs, :func:`ynm.dream.judges.claim_mismatch` (subject, numbers, negation, names,
 a swapped value) is asked too: when it finds a difference ``sameFact`` is at most
 :data:`MISMATCH_CAP` and ``relation`` at most level 1 (same subject, different claims); when
-one sentence of each is the same frame with a value swapped (``swap``; not when the subjects
-differ) ``contradicts`` is 0.8 under the same overlap condition (``sim > 0.4``) as a negation,
+one sentence of each is the same frame with a value swapped (``swap``; only when both name the
+same subject or neither names one) ``contradicts`` is 0.8 under the same overlap condition (``sim > 0.4``) as a negation,
 so contradict flags the pair as a possible contradiction. A number or name found on one side
 only is not enough for that: memories about one subject state many compatible values (its
 port and its timeout), which benchmarks/consolidation.py showed flagged by the hundred.
@@ -103,6 +103,14 @@ def negated(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
+def _same_subject(a: Any, b: Any) -> bool:
+    """Whether two briefs are about the same subject: both name it (case aside) or neither
+    does (a memory with a subject beside one without is about two things)."""
+    sa = (a.get("subject") or "").strip().lower() if isinstance(a, dict) else ""
+    sb = (b.get("subject") or "").strip().lower() if isinstance(b, dict) else ""
+    return sa == sb
+
+
 def _score(question: Question, level: int, confidence: float, spread: bool) -> Answer:
     levels = list(question.criteria or [])
     n = max(len(levels), 1)
@@ -140,7 +148,7 @@ class HeuristicJudge:
             mismatch = claim_mismatch(state.get("a"), state.get("b"))
         # one sentence frame with a value swapped ("... is 100 requests" / "... is 500 ...",
         # "Alice owns ..." / "Bob owns ..."): one claim changed, so possibly a contradiction
-        swapped = "swap" in mismatch and "subject" not in mismatch
+        swapped = "swap" in mismatch and _same_subject(state.get("a"), state.get("b"))
         whole = text_of(state)
         overlap = None
         if isinstance(state, dict) and "summary" in state and "sources" in state:
