@@ -63,7 +63,7 @@ def answers(judge, a: str, b: str) -> dict:
 @pytest.mark.parametrize("a, b", VALUE_SWAPS)
 def test_a_changed_value_is_no_duplicate_but_a_possible_contradiction(a, b):
     got = answers(HeuristicJudge(), a, b)
-    assert got["sameFact"] <= 0.1 < 0.6  # below the dedupe review band: never flagged
+    assert got["sameFact"] <= 0.1  # below every dedupe review band: never flagged
     assert got["relation"] == 1  # same subject, different claims
     assert got["contradicts"] == 0.8  # handed to contradict, which flags it
 
@@ -198,8 +198,8 @@ def test_a_missing_key_refuses_the_passes_that_need_it_with_exit_2(typesafe_proj
     (("--namespace", ""), "--namespace: '' names no namespace"),
     (("--namespace", "/"), "--namespace: '/' names no namespace"),
     (("--judge", "typesafe", "--dry-run"),
-     "--judge takes no value (it asks the configured judge in a dry run); the judge is chosen "
-     "by the config key dream.judge"),
+     ("--judge takes no value (it asks the configured judge in a dry run); the judge is chosen "
+     "by the config key dream.judge")),
     (("--dry-run", "everything"), "unexpected extra argument (everything)"),
 ])
 def test_dream_refuses_empty_filters_and_stray_values(project, cli_run, args, message):
@@ -260,16 +260,16 @@ def test_the_report_says_what_was_deferred_skipped_and_what_to_do():
                        "notes": ["judge unavailable: down; the heuristic judge answered"]},
         "reflect": {"candidates": 1, "skipped": 1, "fallback": True}})).splitlines()
     assert text == [
-        "dedupe: 0/5 changed, 4 left for the next run by the pair cap (--max-pairs, "
-        "dream.maxPairsPerRun)",
-        "  fallback: the heuristic judge (no model) answered: it only flags for review, never "
-        "merges or forgets",
-        "contradict: 0/5 changed, 2 memories flagged for review, 4 left for the next run by the "
-        "pair cap (--max-pairs, dream.maxPairsPerRun)",
+        ("dedupe: 0/5 changed, 4 left for the next run by the pair cap (--max-pairs, "
+        "dream.maxPairsPerRun)"),
+        ("  fallback: the heuristic judge (no model) answered: it only flags for review, never "
+        "merges or forgets"),
+        ("contradict: 0/5 changed, 2 memories flagged for review, 4 left for the next run by the "
+        "pair cap (--max-pairs, dream.maxPairsPerRun)"),
         "  note: judge unavailable: down; the heuristic judge answered",
-        "reflect: 0/1 changed, 1 subject skipped: no writer configured: set dream.writer to "
+        ("reflect: 0/1 changed, 1 subject skipped: no writer configured: set dream.writer to "
         "claude-cli or openai-compatible (or install the claude CLI, or set OPENAI_API_KEY or "
-        "YNM_OPENAI_BASE_URL, for dream.writer auto)",
+        "YNM_OPENAI_BASE_URL, for dream.writer auto)"),
         "next: see them with `ynm review list`, decide, then `ynm review clear <id>`"]
 
 
