@@ -73,7 +73,7 @@ def test_dream_text_json_and_review_list_say_what_happened(project, cli_run):
     b = remember(cli_run, "--type", "semantic", "--content",
                  "Deploys go out on Tuesday through the release train, always")
     dry = ok(cli_run("dream", "--dry-run"))
-    assert "dedupe: 1 candidates (not judged; add --judge)" in dry.splitlines()
+    assert "dedupe: 1 candidate (not judged; add --judge)" in dry.splitlines()
     judged = ok(cli_run("dream", "--dry-run", "--judge"))
     assert ("dedupe: 0/1 would change, 2 memories would be flagged for review"
             in judged.splitlines())
@@ -141,7 +141,8 @@ def test_the_text_counts_what_each_pass_flags_as_the_json_lists_it(project, cli_
             "reflect: 0/1 would change"]),
     (False, ["dedupe: 0/3 changed, 3 memories flagged for review",
              "contradict: 1/2 changed, 1 memory flagged for review",
-             "reflect: 0/1 changed"]),
+             "reflect: 0/1 changed",
+             "next: see them with `ynm review list`, decide, then `ynm review clear <id>`"]),
 ])
 def test_format_report_counts_each_flagged_memory_once(dry_run, expected):
     from ynm.dream.report import format_report

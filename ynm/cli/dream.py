@@ -25,12 +25,17 @@ def format_dream(r: dict[str, Any]) -> str:
 
 
 def _passes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
-    """``--passes`` given repeatedly and/or as comma lists: every name must be a pass."""
+    """``--passes`` given repeatedly and/or as comma lists: every name must be a pass, and
+    a ``--passes`` that names none (``""``, ``","``) is refused rather than read as all six
+    (exit 2)."""
     out: list[str] = []
     for value in values:
-        for name in (v.strip() for v in value.split(",")):
-            if not name:
-                continue
+        names = [v.strip() for v in value.split(",") if v.strip()]
+        if not names:
+            raise click.BadParameter(
+                f"{value!r} names no pass; give one or more of {', '.join(PASSES)} (leave "
+                "--passes out to run all six).")
+        for name in names:
             if name not in PASSES:
                 raise click.BadParameter(
                     f"{name!r} is not one of {', '.join(repr(p) for p in PASSES)}.")
@@ -38,7 +43,14 @@ def _passes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     return list(dict.fromkeys(out))
 
 
-@click.command()
+JUDGE_TAKES_NO_VALUE = (
+    "--judge takes no value (it asks the configured judge in a dry run); the judge is chosen "
+    "by the config key dream.judge (auto, heuristic, similarity, typesafe or writer-emulated) "
+    "in .ynm/config.json or $YNM_HOME/config.json")
+"""The refusal of ``ynm dream --judge typesafe`` and any other stray argument (exit 2)."""
+
+
+@click.command(context_settings={"allow_extra_args": True})
 @click.option("--passes", multiple=True, callback=_passes, metavar="PASS[,PASS...]",
               help="Passes to run: expire, promote, dedupe, contradict, reflect, normalise "
                    "(repeatable or comma-separated; default all six). Retention runs with "
@@ -55,8 +67,9 @@ def _passes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
               help="Cap on judgments per pass (default: config dream.maxPairsPerRun, 2000); "
                    "memories past the cap are judged next run.")
 @common_options
-def dream(as_json: bool, cwd: Path | None, passes: list[str], namespace: str | None,
-          dry_run: bool, judge: bool, max_pairs: int | None) -> None:
+@click.pass_context
+def dream(ctx: click.Context, as_json: bool, cwd: Path | None, passes: list[str],
+          namespace: str | None, dry_run: bool, judge: bool, max_pairs: int | None) -> None:
     """Consolidate memory: expire, promote, dedupe, contradict, reflect, normalise.
 
     Only memories new or changed since the last full run with this judge are judged. With no
@@ -72,8 +85,18 @@ def dream(as_json: bool, cwd: Path | None, passes: list[str], namespace: str | N
     from ynm.errors import InvalidInput
     from ynm.model.namespaces import normalize_filter_namespace
 
+    extra = ctx.args
+    if extra:
+        if judge:
+            raise click.UsageError(f"Got unexpected extra argument ({' '.join(extra)}): "
+                                   + JUDGE_TAKES_NO_VALUE)
+        raise click.UsageError(f"Got unexpected extra argument ({' '.join(extra)}); "
+                               "ynm dream takes options only")
     if judge and not dry_run:  # the CLI names its own flags (the MCP tool says dryRun)
         raise InvalidInput(JUDGE_NEEDS_DRY_RUN)
+    if namespace is not None and not namespace.strip().strip("/"):
+        raise InvalidInput(f"--namespace: {namespace!r} names no namespace (leave --namespace "
+                           "out for all memories)")
     try:
         namespace = normalize_filter_namespace(namespace)
     except ValueError as err:  # the write rule's refusal, before any store is opened

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "Metered",
     "TokenBudget",
+    "check_token_budget",
     "estimate_tokens",
     "process_budget",
     "reset_process_budget",
@@ -111,6 +112,25 @@ def _limit_from(env: Mapping[str, str]) -> int:
     if value < 0:
         raise ConfigError(f"YNM_TOKEN_BUDGET must be a whole number of tokens >= 0, got {raw!r}")
     return value
+
+
+def check_token_budget(env: Mapping[str, str] | None = None) -> int:
+    """The ``YNM_TOKEN_BUDGET`` of ``env`` (default ``os.environ``) checked without making the
+    process budget: a dream run checks it when it starts (CLI and MCP alike), whether or not
+    it will call a metered model, so a bad value is refused the same way every time rather
+    than only when a metered call first happens.
+
+    Raises:
+        InvalidInput: not a whole number >= 0 (``abc``, ``-5``, ``1.5``): exit 2.
+    """
+    import os
+
+    from ynm.errors import InvalidInput
+
+    try:
+        return _limit_from(os.environ if env is None else env)
+    except ConfigError as err:
+        raise InvalidInput(str(err)) from None
 
 
 def process_budget(env: Mapping[str, str] | None = None) -> TokenBudget:

@@ -48,7 +48,8 @@ class DreamInput:
     ``max_pairs`` (>= 1; None = ``dream.maxPairsPerRun``).
 
     Raises (from :meth:`check`):
-        InvalidInput: ``judge`` without ``dry_run``, an unknown pass, ``max_pairs`` < 1.
+        InvalidInput: ``judge`` without ``dry_run``, an unknown pass, an empty ``passes``
+            list, ``max_pairs`` < 1.
     """
 
     passes: list[str] | None = None
@@ -61,6 +62,8 @@ class DreamInput:
         """Validate (see the class) and return self."""
         if self.judge and not self.dry_run:
             raise InvalidInput("judge: judge only applies to a dry run; add dryRun")
+        if self.passes is not None and not self.passes:
+            raise InvalidInput("passes: name at least one pass (leave it out for all six)")
         for name in self.passes or ():
             if name not in PASSES:
                 raise InvalidInput(f"passes: unknown pass {name!r} (expected one of "
@@ -167,6 +170,9 @@ class Run:
     live: dict[str, Mem] | None = None
     handoffs: list[tuple[str, str, str]] = field(default_factory=list)
     pending: list[tuple[Mount, Any]] = field(default_factory=list)
+    judge_down: str | None = None
+    notes: list[str] = field(default_factory=list)
+    dry_gone: set[str] = field(default_factory=set)
 
     @property
     def config(self) -> DreamConfig:
@@ -226,7 +232,7 @@ class Run:
                 for rowid, state, shown, *row in mount.fresh_cache().conn.execute(
                         f"SELECT rowid, state, summary, {_MEM_COLUMNS} FROM memories m "
                         f"WHERE {cond}", args):
-                    if row[0] not in self.live:
+                    if row[0] not in self.live and row[0] not in self.dry_gone:
                         self.live[row[0]] = Mem(mount, rowid, state, shown, tuple(row))
         return self.live
 
@@ -266,20 +272,59 @@ class Run:
         return False
 
     def ask(self, report: PassReport, state: Any, questions: dict[str, Question],
-            owner: str | None = None, *, pair: bool = True) -> Judgment | None:
-        """Ask the judge; None when it is unavailable (noted, ``fallback``, owner deferred).
-        Counts ``judged``, the pass's usage, ``uncalibrated`` and ``fallback`` (heuristic)
-        (``noteJudge``, §4.5); a ``pair`` judgment counts against the cap."""
-        try:
-            j = self.judge.judge(state, questions)
-        except ModelUnavailable as err:
+            owner: str | None = None, *, pair: bool = True,
+            sides: Iterable[str] = ()) -> Judgment | None:
+        """Ask the judge. Counts ``judged``, the pass's usage, ``uncalibrated`` and
+        ``fallback`` (heuristic) (``noteJudge``, §4.5); a ``pair`` judgment counts against the
+        cap.
+
+        When the judge is unavailable (network, 429/529, spend guard, state too large) a
+        ``pair`` judgment (promote, dedupe, contradict) is answered by the heuristic judge,
+        the no-model floor, which being uncalibrated can only flag for review (§4.3); the
+        pass notes ``judge unavailable: <why>; the heuristic judge answered instead``, sets
+        ``fallback`` and defers the owner and the pair's ``sides`` (memory ids), so the
+        configured judge sees them again next run.
+        After a failure other than a too-large state the judge is not asked again in this run
+        (each call would wait for the same failure). Reflect's verification (``pair`` False)
+        is not answered by the floor: it returns None (noted, ``fallback``, owner deferred).
+        Ours: the reference only takes the pass's fallback, so an unavailable judge flagged
+        nothing and a run read as if nothing was found (reference/algorithms.md §4.17).
+
+        A pair answered only by the heuristic floor of a judge that has one (the similarity
+        judge without vectors) also defers its owner and sides: their dream version names the
+        configured judge, which did not judge them (§4.4)."""
+        from ynm.dream.judges import StateTooLarge
+
+        j = None
+        why = self.judge_down
+        if why is None:
+            try:
+                j = self.judge.judge(state, questions)
+            except ModelUnavailable as err:
+                why = str(err)
+                if not isinstance(err, StateTooLarge):
+                    self.judge_down = why
+        if j is None:
             report.fallback = True
-            note = f"judge unavailable: {err}"
-            if note not in report.notes:
-                report.notes.append(note)
             if owner is not None:
                 self.deferred.add(owner)
-            return None
+            self.deferred.update(sides)
+            if not pair or self.judge.name == "heuristic":
+                note = f"judge unavailable: {why}"
+                if note not in report.notes:
+                    report.notes.append(note)
+                return None
+            from ynm.dream.heuristic import HeuristicJudge
+
+            note = (f"judge unavailable: {why}; the heuristic judge answered instead (it only "
+                    "flags for review); these memories are judged again next run")
+            if note not in report.notes:
+                report.notes.append(note)
+            j = HeuristicJudge().judge(state, questions)
+        elif pair and self.judge.name != "heuristic" and j.model == "heuristic":
+            if owner is not None:
+                self.deferred.add(owner)
+            self.deferred.update(sides)
         report.judged += 1
         if pair:
             self.pairs_judged += 1
@@ -287,7 +332,7 @@ class Run:
             report.usage = report.usage + j.usage
         if not j.calibrated:
             report.uncalibrated = True
-        if self.judge.name == "heuristic":
+        if j.model == "heuristic":
             report.fallback = True
         return j
 
@@ -410,6 +455,8 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
     run = Run(ynm=ynm, judge=judge, writer=writer, inp=inp, now_ms=ynm._now_ms(),
               max_pairs=inp.max_pairs or ynm.config.dream.max_pairs_per_run)
     before = run.versions()
+    if inp.namespace and not before:
+        run.notes.append(f"no memory is in namespace {inp.namespace!r} (nor under it)")
     run.fresh = {i: v[0] for i, v in before.items() if v[2] != v[0]}
     tagged = run.promote_tagged()
     ranked = sorted(before, key=lambda i: (before[i][1], i), reverse=True)
@@ -434,6 +481,10 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
             retention = P.retention(run)
             run.flush(retention)
             reports["retention"] = retention
+        if name == "expire" and inp.dry_run:
+            # what a real run would have tombstoned is not there for the later passes
+            run.dry_gone.update(report.changed)
+            run.dry_gone.update(reports["retention"].changed if "retention" in reports else ())
     if progress and todo:
         progress("dream", len(todo), len(todo))
 
@@ -452,6 +503,8 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
         "usage": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens},
         "estimatedCostUsd": cost,
     }
+    if run.notes:
+        full["notes"] = list(run.notes)
     return consolidate_report(full)
 
 

@@ -26,6 +26,19 @@ from word overlap and a few word lists:
   Any other score: the middle level, confidence 0.
 - Usage: the state's estimated tokens (``ceil(len(json) / 4)``) in, 0 out.
 
+**Deviation from the reference: claims that differ.** Word overlap cannot tell a restatement
+from a changed value ("the rate limit is 100 requests" / "... 500 requests"; "Alice owns the
+on-call rotation" / "Bob owns ..."), so the reference listed such pairs as possible
+duplicates, inviting a person to forget one of two conflicting claims. Here, on a pair of
+memory briefs, :func:`ynm.dream.judges.claim_mismatch` (subject, numbers, negation, names,
+a swapped value) is asked too: when it finds a difference ``sameFact`` is at most
+:data:`MISMATCH_CAP` and ``relation`` at most level 1 (same subject, different claims); when
+one sentence of each is the same frame with a value swapped (``swap``; only when both name the
+same subject or neither names one) ``contradicts`` is 0.8 under the same overlap condition (``sim > 0.4``) as a negation,
+so contradict flags the pair as a possible contradiction. A number or name found on one side
+only is not enough for that: memories about one subject state many compatible values (its
+port and its timeout), which benchmarks/consolidation.py showed flagged by the hundred.
+
 **Deviation from the reference.** The reference finds negation words case-sensitively with
 straight apostrophes only, so "Never deploy on Fridays" against "deploy on Fridays" was no
 contradiction, nor was "doesn’t" typed with a curly apostrophe. Here the negation words (not,
@@ -42,6 +55,10 @@ from functools import lru_cache
 from typing import Any
 
 from ynm.dream.seams import Answer, JudgeLimits, Judgment, Question, Usage
+
+MISMATCH_CAP = 0.1
+"""``sameFact`` at most this when :func:`ynm.dream.judges.claim_mismatch` finds the two claims
+differ (below every dedupe band; the similarity judge caps at the same value)."""
 
 __all__ = ["HeuristicJudge", "jaccard", "negated", "text_of", "words"]
 
@@ -86,6 +103,14 @@ def negated(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
+def _same_subject(a: Any, b: Any) -> bool:
+    """Whether two briefs are about the same subject: both name it (case aside) or neither
+    does (a memory with a subject beside one without is about two things)."""
+    sa = (a.get("subject") or "").strip().lower() if isinstance(a, dict) else ""
+    sb = (b.get("subject") or "").strip().lower() if isinstance(b, dict) else ""
+    return sa == sb
+
+
 def _score(question: Question, level: int, confidence: float, spread: bool) -> Answer:
     levels = list(question.criteria or [])
     n = max(len(levels), 1)
@@ -116,15 +141,24 @@ class HeuristicJudge:
         text_a = text_of(state.get("a")) if is_pair else ""
         text_b = text_of(state.get("b")) if is_pair else ""
         sim = jaccard(text_a, text_b) if is_pair else 0.0
+        mismatch: list[str] = []
+        if is_pair:
+            from ynm.dream.judges import claim_mismatch
+
+            mismatch = claim_mismatch(state.get("a"), state.get("b"))
+        # one sentence frame with a value swapped ("... is 100 requests" / "... is 500 ...",
+        # "Alice owns ..." / "Bob owns ..."): one claim changed, so possibly a contradiction
+        swapped = "swap" in mismatch and _same_subject(state.get("a"), state.get("b"))
         whole = text_of(state)
         overlap = None
         if isinstance(state, dict) and "summary" in state and "sources" in state:
             overlap = jaccard(text_of(state["summary"]), text_of(state["sources"]))
         o = overlap if overlap is not None else 0.0
         nouls = {
-            "sameFact": sim,
+            "sameFact": min(sim, MISMATCH_CAP) if mismatch else sim,
             "sameSubject": 0.8 if sim > 0.15 else 0.2,
-            "contradicts": 0.8 if sim > 0.4 and negated(text_a) != negated(text_b) else 0.1,
+            "contradicts": 0.8 if sim > 0.4 and (negated(text_a) != negated(text_b)
+                                                 or swapped) else 0.1,
             "newerSupersedes": 0.5,
             "usefulLater": 0.7 if _USEFUL.search(whole) else 0.3,
             "lostFact": 0.7 if o < 0.2 else 0.2,
@@ -143,6 +177,8 @@ class HeuristicJudge:
                     probabilities={k: 1 / len(keys) for k in keys}, confidence=0.0)
             elif qid == "relation":
                 level = 2 if sim > 0.6 else 1 if sim > 0.2 else 0
+                if mismatch:
+                    level = min(level, 1)
                 answers[qid] = _score(q, level, 0.6, spread=True)
             elif qid == "importance":
                 top = max(len(q.criteria or []) - 1, 0)

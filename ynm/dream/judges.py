@@ -149,7 +149,7 @@ class TypesafeJudge(Metered):
                  base_url: str | None = None, *, key_env: str = "TYPESAFE_API_KEY",
                  budget: TokenBudget | None = None,
                  timeout_s: float = TYPESAFE_TIMEOUT_S) -> None:
-        if not api_key:
+        if not api_key or not api_key.strip():
             raise ConfigError(f"the typesafe judge needs an API key: set {key_env} (or choose "
                               "another dream.judge)")
         self.api_key = api_key
@@ -346,7 +346,7 @@ missed). The judge only flags (reference/algorithms.md §4.3), and a flag costs 
 look: at the reference's 0.6, set for a calibrated judge's review band below its act band, it
 missed a third of the duplicates of the consolidation benchmark."""
 
-MISMATCH_CAP = 0.1
+MISMATCH_CAP = 0.1  # the same cap as ynm.dream.heuristic.MISMATCH_CAP
 """``sameFact`` at most this when :func:`claim_mismatch` finds a difference (below every
 dedupe band: such a pair is never flagged as a duplicate)."""
 
@@ -420,7 +420,9 @@ def _swapped(a: list[str], b: list[str]) -> bool:
     """Whether sentences ``a`` and ``b`` (tokens) are one frame with a value swapped: the
     tokens they share in order (difflib) are at least :data:`SWAP_FRAME` of each, and one
     replaced span of at most :data:`SWAP_SPAN` tokens on each side holds a word that is no
-    function word on both sides (``the magpie scheduler reads ...`` / ``the magpie cli reads
+    function word on both sides, and is not the same words reworded (every such word a form
+    of one on the other side, :func:`_variant`: ``to rotate the database`` / ``rotating the
+    db`` is a restatement) (``the magpie scheduler reads ...`` / ``the magpie cli reads
     ...``; ``... end up in Cassandra.`` / ``... end up in MongoDB.``)."""
     from difflib import SequenceMatcher
 
@@ -434,9 +436,41 @@ def _swapped(a: list[str], b: list[str]) -> bool:
     def meaningful(span: list[str]) -> bool:
         return any(t[0].isalnum() and t not in _FUNCTION_WORDS for t in span)
 
+    def reworded(x: list[str], y: list[str]) -> bool:
+        # every word that carries meaning on each side is a form of a word on the other
+        def covered(p: list[str], q: list[str]) -> bool:
+            return all(any(_variant(s, t) for t in q)
+                       for s in p if s[0].isalnum() and s not in _FUNCTION_WORDS)
+        return covered(x, y) and covered(y, x)
+
     return any(op == "replace" and i2 - i1 <= SWAP_SPAN and j2 - j1 <= SWAP_SPAN
                and meaningful(a[i1:i2]) and meaningful(b[j1:j2])
+               and not reworded(a[i1:i2], b[j1:j2])
                for op, i1, i2, j1, j2 in ops)
+
+
+VARIANT_STEM = 4
+"""Two words sharing their first this many letters are one word reworded (``rotate`` /
+``rotating``), not a swapped value."""
+
+
+def _variant(x: str, y: str) -> bool:
+    """Whether words ``x`` and ``y`` (lowercase) are forms of one word rather than two
+    values: the same first :data:`VARIANT_STEM` letters (``rotate``/``rotating``,
+    ``deploy``/``deployed``), or the shorter, of at most 4 letters, an abbreviation of the
+    longer (same first letter, its letters in order: ``db``/``database``, ``cfg``/``config``).
+    Numbers are never variants (``100``/``1000`` differ)."""
+    if x == y:
+        return True
+    if any(c.isdigit() for c in x + y):
+        return False
+    if len(x) >= VARIANT_STEM and len(y) >= VARIANT_STEM and x[:VARIANT_STEM] == y[:VARIANT_STEM]:
+        return True
+    short, long_ = sorted((x, y), key=len)
+    if len(short) > 4 or len(short) < 2 or short[0] != long_[0] or len(long_) <= len(short):
+        return False
+    rest = iter(long_)
+    return all(c in rest for c in short)
 
 
 def claim_mismatch(a: Any, b: Any) -> list[str]:

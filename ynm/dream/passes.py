@@ -281,7 +281,8 @@ def dedupe(run: Run) -> PassReport:
             report.candidates += 1
             if a.id in gone or b.id in gone or run.capped(report, owner.id):
                 continue
-            j = run.ask(report, {"a": a.brief(), "b": b.brief()}, PAIR, owner.id)
+            j = run.ask(report, {"a": a.brief(), "b": b.brief()}, PAIR, owner.id,
+                        sides=(a.id, b.id))
             if j is None:
                 continue
             contradicts = j.answers["contradicts"].noul or 0.0
@@ -346,7 +347,9 @@ def _merge(run: Run, report: PassReport, a: Mem, b: Mem, data: dict[str, Any]) -
 
 def contradict(run: Run) -> PassReport:
     """Contradict (§4.10): pairs of live memories with the same mount and subject (not
-    working, not ``occurrence``) where the owner is fresh, plus dedupe's hand-offs; each is
+    working, not ``occurrence``) where the owner is fresh, plus dedupe's hand-offs (with or
+    without a subject, as the reference: a pair without one, "Alice owns the on-call
+    rotation" / "Bob owns ...", was dropped here before); each is
     judged on ``contradicts`` and ``newerSupersedes``. ``contradicts`` banded with
     ``dream.thresholds.contradict``: ignore does nothing; otherwise both sides get a
     ``contradicts`` link to the other. Act with ``newerSupersedes`` at or above the act
@@ -365,11 +368,14 @@ def contradict(run: Run) -> PassReport:
     handoffs: dict[str, list[tuple[Mem, Mem]]] = {}
     seen: set[tuple[str, str]] = set()
     for a_id, b_id, owner_id in run.handoffs:
-        if a_id in mems and b_id in mems:
+        # a hand-off needs no subject (§4.10: only occurrences are left out)
+        a, b = live.get(a_id), live.get(b_id)
+        if a is not None and b is not None and not _is_occurrence(a) \
+                and not _is_occurrence(b):
             key = (min(a_id, b_id), max(a_id, b_id))
             if key not in seen:
                 seen.add(key)
-                handoffs.setdefault(owner_id, []).append((mems[a_id], mems[b_id]))
+                handoffs.setdefault(owner_id, []).append((a, b))
     groups: dict[str, list[Mem]] = {}
     for m in mems.values():
         groups.setdefault(_key(m), []).append(m)
@@ -450,7 +456,8 @@ def _chain(first, second):
 def _judge_contradiction(run: Run, report: PassReport, a: Mem, b: Mem, owner_id: str,
                          gone: set[str]) -> None:
     cfg = run.config
-    j = run.ask(report, {"a": a.brief(), "b": b.brief()}, SUPERSEDE, owner_id)
+    j = run.ask(report, {"a": a.brief(), "b": b.brief()}, SUPERSEDE, owner_id,
+                sides=(a.id, b.id))
     if j is None:
         return
     decision = run.band(j.answers["contradicts"].noul or 0.0, cfg.thresholds.contradict, j)

@@ -69,37 +69,82 @@ def consolidate_report(full: dict[str, Any]) -> dict[str, Any]:
     return {"dryRun": full["dryRun"], "passes": passes, "full": full}
 
 
+NO_WRITER_HINT = ("no writer configured: set dream.writer to claude-cli or "
+                  "openai-compatible (or install the claude CLI, or set OPENAI_API_KEY or "
+                  "YNM_OPENAI_BASE_URL, for dream.writer auto)")
+"""What the text report says when reflect skipped subjects for lack of a writer."""
+CAP_HINT = "the pair cap (--max-pairs, dream.maxPairsPerRun)"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def format_report(r: dict[str, Any]) -> str:
     """The human text of ``ynm dream`` (reference/cli.md §4.5): per pass in report order,
     ``<pass>: <changed>/<candidates> changed`` (``would change`` in a dry run); in a dry run
     without ``--judge``, a model pass with candidates reads ``<pass>: <n> candidates (not
-    judged; add --judge)`` plus ``, <n> would change`` when it lists changes; then ``nothing new
-    since the last run; only expiry ran`` when nothing was fresh; ``no passes ran`` when no
-    pass ran.
+    judged; add --judge)`` (``1 candidate``) plus ``, <n> would change`` when it lists changes;
+    then ``nothing new since the last run; only expiry ran`` when nothing was fresh; ``no
+    passes ran`` when no pass ran.
 
-    Ours adds to a pass's line what it flagged for review, as in the JSON's
-    ``full.passes.<pass>.flagged`` (the reference's text leaves it out, so a run of an
-    uncalibrated judge, which only flags, read as if it had found nothing): ``, <n> memories
-    flagged for review`` (``would be flagged`` in a dry run), ``<n>`` counting each memory once
-    (a memory in several flagged pairs, or both sides of one), nothing when none was."""
+    Ours adds, so that the text says what the JSON says and what to do next (the reference's
+    text leaves all of it out, so an uncalibrated or unavailable judge's run read as if it had
+    found nothing):
+
+    - to a pass's line what it flagged for review (``full.passes.<pass>.flagged``): ``, <n>
+      memories flagged for review`` (``would be flagged`` in a dry run), each memory counted
+      once; and what it left for the next run: ``, <n> left for the next run by the pair cap
+      (--max-pairs, dream.maxPairsPerRun)`` (promote, dedupe, contradict) or ``, <n> subjects
+      skipped: no writer configured: set dream.writer ...`` (reflect with the ``none``
+      writer) or ``, <n> skipped`` (reflect, a writer or verification that failed);
+    - under a pass's line, each of its notes as ``  note: <note>`` (``judge unavailable: ...;
+      the heuristic judge answered instead``, a failed write, a verification), and
+      ``  fallback: the heuristic judge (no model) answered: it only flags for review`` when
+      the pass fell back to the no-model floor with no note saying why;
+    - the run's own notes (``no memory is in namespace ...``) as ``note: <note>``;
+    - after a run (not a dry run) that flagged memories: ``next: see them with `ynm review
+      list`, decide, then `ynm review clear <id>```."""
     full = r.get("full") or {}
     judged = full.get("judged", True)
-    verb = "would change" if r["dryRun"] else "changed"
-    flag_verb = "would be flagged" if r["dryRun"] else "flagged"
+    dry = r["dryRun"]
+    verb = "would change" if dry else "changed"
+    flag_verb = "would be flagged" if dry else "flagged"
+    no_writer = full.get("writer") == "none"
     lines = []
+    any_flagged = False
     for name, p in r["passes"].items():
+        fp = (full.get("passes") or {}).get(name, {})
         n = len(p["changed"])
         if not judged and name in MODEL_PASSES and p["candidates"] > 0:
-            line = f"{name}: {p['candidates']} candidates (not judged; add --judge)"
+            line = f"{name}: {_count(p['candidates'], 'candidate')} (not judged; add --judge)"
             if n:
                 line += f", {n} would change"
         else:
             line = f"{name}: {n}/{p['candidates']} {verb}"
-        flagged = len(set((full.get("passes") or {}).get(name, {}).get("flagged") or ()))
+        flagged = len(set(fp.get("flagged") or ()))
         if flagged:
-            line += (f", {flagged} {'memory' if flagged == 1 else 'memories'} {flag_verb} "
-                     "for review")
+            any_flagged = True
+            line += f", {_count(flagged, 'memory', 'memories')} {flag_verb} for review"
+        skipped = fp.get("skipped") or 0
+        if skipped and name == "reflect":
+            if no_writer and fp.get("fallback"):
+                line += f", {_count(skipped, 'subject')} skipped: {NO_WRITER_HINT}"
+            else:
+                line += f", {skipped} skipped"
+        elif skipped:
+            line += f", {skipped} left for the next run by {CAP_HINT}"
         lines.append(line)
+        notes = list(fp.get("notes") or ())
+        lines.extend(f"  note: {note}" for note in notes)
+        if (fp.get("fallback") and not notes and fp.get("judged")
+                and name in ("promote", "dedupe", "contradict")):
+            lines.append("  fallback: the heuristic judge (no model) answered: it only flags "
+                         "for review, never merges or forgets")
+    lines.extend(f"note: {note}" for note in full.get("notes") or ())
     if lines and full.get("fresh", 1) == 0:
         lines.append("nothing new since the last run; only expiry ran")
+    if any_flagged and not dry:
+        lines.append("next: see them with `ynm review list`, decide, then "
+                     "`ynm review clear <id>`")
     return "\n".join(lines) or "no passes ran"

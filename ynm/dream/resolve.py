@@ -22,8 +22,9 @@ Judge, ``auto`` (ours adds ``similarity`` before the heuristic floor):
 
 An explicit ``typesafe`` without a key is a ConfigError; an explicit ``writer-emulated``
 over the ``none`` writer is ``writer-emulated:none``, whose every question is unavailable
-(passes fall back); an explicit ``similarity`` without vectors answers everything with the
-heuristic judge.
+(passes fall back); an explicit ``similarity`` without vectors is the heuristic judge, under
+its own name, so the dream version (reference/algorithms.md §4.4) names the judge that
+actually judged and memories marked under ``similarity`` are judged again.
 
 The read and write paths (recall's reranker, remember's judge) only ever use a *calibrated*
 judge: :func:`calibrated_judge` finds it without probing for a writer.
@@ -35,7 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ynm.dream.budget import TokenBudget
-from ynm.dream.seams import Judge, Writer
+from ynm.dream.seams import Judge, JudgeLimits, ModelUnavailable, Writer
+from ynm.errors import ConfigError
 
 __all__ = [
     "calibrated_judge",
@@ -54,6 +56,27 @@ def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
+def key_of(env: Mapping[str, str], name: str) -> str | None:
+    """The API key in variable ``name`` of ``env``, stripped; None when unset, empty or
+    blanks only (``TYPESAFE_API_KEY="   "`` is no key: it would only fail at the first call).
+    Ours: the reference counts any non-empty value (reference/algorithms.md §4.17)."""
+    value = (env.get(name) or "").strip()
+    return value or None
+
+
+class JudgeNotConfigured(ConfigError):
+    """The configured judge cannot be built (``dream.judge: typesafe`` without its key) for a
+    run whose passes need it. A configuration problem the run refuses before writing
+    anything: exit 2."""
+
+    exit_code = 2
+
+
+NO_JUDGE_PASSES = ("expire", "normalise")
+"""Passes that never ask the judge (reference/algorithms.md §4.6, §4.7, §4.12); promote of
+``promote``-tagged memories does not either, but promote judges the others."""
+
+
 def resolve_writer(dream: Any, env: Mapping[str, str] | None = None, *,
                    probe: Callable[[Mapping[str, str]], bool] | None = None) -> Writer:
     """The writer ``dream.writer`` names, ``auto`` resolved as in the module docstring.
@@ -69,7 +92,7 @@ def resolve_writer(dream: Any, env: Mapping[str, str] | None = None, *,
     env = _env(env)
     choice = dream.writer
     openai = dream.openai
-    key = env.get(openai.api_key_env) or None
+    key = key_of(env, openai.api_key_env)
     if choice == "claude-cli":
         return ClaudeCliWriter(dream.claude.model, use_api_key=dream.claude.use_api_key,
                                env=env)
@@ -77,7 +100,7 @@ def resolve_writer(dream: Any, env: Mapping[str, str] | None = None, *,
         return OpenAICompatibleWriter(openai.base_url, openai.model, key)
     if choice == "none":
         return _none_writer()
-    base_override = env.get("YNM_OPENAI_BASE_URL") or None
+    base_override = (env.get("YNM_OPENAI_BASE_URL") or "").strip() or None
     if (not key and not base_override and env.get("YNM_NO_CLAUDE_CLI") != "1"
             and (probe or claude_available)(env)):
         return ClaudeCliWriter(dream.claude.model, use_api_key=dream.claude.use_api_key,
@@ -101,7 +124,7 @@ def typesafe_judge(dream: Any, env: Mapping[str, str] | None = None, *,
 
     env = _env(env)
     ts = dream.typesafe
-    return TypesafeJudge(env.get(ts.api_key_env) or None, ts.model,
+    return TypesafeJudge(key_of(env, ts.api_key_env), ts.model,
                          env.get("YNM_TYPESAFE_BASE_URL") or ts.base_url,
                          key_env=ts.api_key_env, budget=budget)
 
@@ -129,7 +152,7 @@ def resolve_judge(dream: Any, writer: Writer, env: Mapping[str, str] | None = No
     """
     env = _env(env)
     choice = dream.judge
-    if choice == "typesafe" or (choice == "auto" and env.get(dream.typesafe.api_key_env)):
+    if choice == "typesafe" or (choice == "auto" and key_of(env, dream.typesafe.api_key_env)):
         return typesafe_judge(dream, env, budget=budget)
     if choice == "writer-emulated" or (choice == "auto" and writer.name != "none"):
         from ynm.dream.judges import WriterEmulatedJudge
@@ -138,8 +161,8 @@ def resolve_judge(dream: Any, writer: Writer, env: Mapping[str, str] | None = No
     if choice == "similarity" or (choice == "auto" and embedder is not None):
         from ynm.dream.judges import SimilarityJudge
 
-        if embedder is None:
-            return SimilarityJudge(lambda state: None, _heuristic_judge())
+        if embedder is None:  # no vectors: the heuristic judges, under its own name (§4.4)
+            return _heuristic_judge()
         return SimilarityJudge.from_embedder(embedder, _heuristic_judge(), center=center,
                                              lookup=lookup)
     return _heuristic_judge()
@@ -159,13 +182,38 @@ def resolve(dream: Any, env: Mapping[str, str] | None = None, *, embedder: Any =
                          budget=budget), writer
 
 
+PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
+
+
+class UnbuiltJudge:
+    """Stands for a configured judge that could not be built (its key is missing) in a run
+    that asks it nothing (:func:`resolve_for`): the configured ``name``, so memories' dream
+    versions (reference/algorithms.md §4.4) stay those of that judge; :meth:`judge` raises
+    :class:`ModelUnavailable` with ``why`` should a pass ask it anyway."""
+
+    calibrated = False
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name = name
+        self.why = why
+
+    def limits(self) -> JudgeLimits:
+        """No calls are made: nominal limits."""
+        return JudgeLimits(state_tokens=0, request_tokens=0, max_choices=0)
+
+    def judge(self, state: Any, questions: Any) -> Any:
+        """Never answers. Raises: ModelUnavailable (``why``)."""
+        raise ModelUnavailable(self.why)
+
+
 NO_MODEL_RUN = ("expire",)
 """Passes whose run alone needs no judge or writer resolved (see :func:`resolve_for`)."""
 
 
 def resolve_for(ynm: Any, mount: Any = None, *,
                 probe: Callable[[Mapping[str, str]], bool] | None = None,
-                passes: Sequence[str] | None = None) -> tuple[Judge, Writer]:
+                passes: Sequence[str] | None = None,
+                judging: bool = True) -> tuple[Judge, Writer]:
     """:func:`resolve` for a :class:`ynm.service.ynm.Ynm`: its ``dream`` config, its
     environment (``.env`` files included), its embedder when vector search is on (so ``auto``
     can pick ``similarity``) and, when ``mount`` is given, that mount's centroid for the
@@ -180,8 +228,16 @@ def resolve_for(ynm: Any, mount: Any = None, *,
     either but is not included: which memories are fresh, and so whether it runs at all,
     depends on the judge's name (§4.4), so it keeps the configured judge.
 
+    ``judging`` says whether the run asks the judge at all (False for a dry run without
+    ``--judge``). When the configured judge cannot be built (``typesafe`` without its key) and
+    the run asks it nothing (``judging`` False, or only expire and normalise requested), the
+    run goes on with :class:`UnbuiltJudge`, which keeps the configured judge's name (so which
+    memories are fresh does not change) and is never asked. Ours: the reference refuses every
+    run of such a configuration (reference/algorithms.md §4.17).
+
     Raises:
-        ConfigError: ``typesafe`` chosen explicitly without its key (not for expire alone).
+        JudgeNotConfigured: the configured judge cannot be built and a pass of the run needs
+            it (exit 2; the message names the passes and the way out).
     """
     if passes and set(passes) <= set(NO_MODEL_RUN):
         return _heuristic_judge(), _none_writer()
@@ -191,12 +247,18 @@ def resolve_for(ynm: Any, mount: Any = None, *,
     embedder = center = None
     wants_vectors = dream.judge == "similarity" or (
         dream.judge == "auto" and writer.name == "none"
-        and not _env(env).get(dream.typesafe.api_key_env))
+        and not key_of(_env(env), dream.typesafe.api_key_env))
     if wants_vectors and ynm.config.embedder != "none":
         try:
             embedder = ynm.embedder
-        except Exception:  # noqa: BLE001 (no vectors: the heuristic floor answers)
+        except Exception as err:  # noqa: BLE001 (no vectors: the heuristic floor answers)
             embedder = None
+            ynm.embedder_problem = ynm.embedder_problem or str(err)
+        if embedder is None:  # as status and recall say it
+            ynm.warnings.append(
+                f"vector search is off ({ynm.embedder_problem or 'the embedder did not open'}"
+                "): dream judges with the heuristic judge (word overlap) instead of the "
+                "similarity judge")
         if embedder is not None and mount is not None:
             from ynm.index.search import centroid
 
@@ -204,12 +266,25 @@ def resolve_for(ynm: Any, mount: Any = None, *,
                 center = centroid(mount.cache.conn)  # the vectors the mount holds now
             except Exception:  # noqa: BLE001 (uncentred cosine is still an answer)
                 center = None
+    if dream.judge == "similarity" and ynm.config.embedder == "none":
+        ynm.warnings.append("dream.judge is similarity but the embedder is none (no vectors): "
+                            "dream judges with the heuristic judge (word overlap)")
     lookup = None
     if embedder is not None and mount is not None:
         def lookup(texts: list[str]) -> list[bytes]:
             return mount.cache.embeddings_of(embedder, texts)
-    return resolve_judge(dream, writer, env, embedder=embedder, center=center,
-                         lookup=lookup), writer
+    try:
+        return resolve_judge(dream, writer, env, embedder=embedder, center=center,
+                             lookup=lookup), writer
+    except ConfigError as err:
+        needing = [p for p in (passes or PASSES) if p not in NO_JUDGE_PASSES]
+        if judging and needing:
+            raise JudgeNotConfigured(
+                f"{err}; the {', '.join(needing)} pass{'es' if len(needing) > 1 else ''} "
+                f"need{'' if len(needing) > 1 else 's'} the judge (run only "
+                f"--passes {','.join(NO_JUDGE_PASSES)}, or a dry run without --judge, to do "
+                "without it)") from None
+        return UnbuiltJudge(dream.judge, str(err)), writer
 
 
 def calibrated_judge(dream: Any, env: Mapping[str, str] | None = None, *,
@@ -219,7 +294,7 @@ def calibrated_judge(dream: Any, env: Mapping[str, str] | None = None, *,
     and never fails (an explicit ``typesafe`` without a key gives None: recall and remember
     go on unjudged; ``ynm dream`` is where that configuration error is reported)."""
     env = _env(env)
-    if dream.judge not in ("auto", "typesafe") or not env.get(dream.typesafe.api_key_env):
+    if dream.judge not in ("auto", "typesafe") or not key_of(env, dream.typesafe.api_key_env):
         return None
     return typesafe_judge(dream, env, budget=budget)
 

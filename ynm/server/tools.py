@@ -77,9 +77,13 @@ class ConsolidateInput(_ToolInput):
     judge: bool = False
     max_pairs: int | None = Field(default=None, ge=1)
 
-    _ns = field_validator("namespace")(
-        classmethod(lambda cls, v: normalize_filter_namespace(v))
-    )
+    @field_validator("namespace")
+    @classmethod
+    def _ns(cls, v: str | None) -> str | None:
+        # "" (or "/") would read as every namespace: refused, as `ynm dream --namespace ''`
+        if v is not None and not v.strip().strip("/"):
+            raise ValueError("names no namespace (leave namespace out for all memories)")
+        return normalize_filter_namespace(v)
 
     @model_validator(mode="after")
     def _judge_needs_dry_run(self) -> ConsolidateInput:

@@ -39,10 +39,23 @@ def with_reasons(mounts: list[Any], memories: list[dict[str, Any]]) -> list[dict
     return memories
 
 
+def _level_meaning(judgment: dict[str, Any], qid: str, answer: dict[str, Any]) -> str | None:
+    """What a score answer's level means: the stored question's criterion at that level
+    (reference/algorithms.md §4.16, e.g. ``relation`` 2 is ``the same thing``), else the
+    answer's ``legend``, else None."""
+    level = answer.get("score")
+    criteria = ((judgment.get("questions") or {}).get(qid) or {}).get("criteria")
+    if isinstance(criteria, list) and isinstance(level, int) and 0 <= level < len(criteria):
+        return str(criteria[level])
+    legend = answer.get("legend")
+    return str(legend) if legend else None
+
+
 def why_line(memory: dict[str, Any]) -> str | None:
     """One line saying why ``memory`` is flagged: ``<reason>: <answers>; pair with <id>``,
-    e.g. ``possible duplicate: sameFact 0.72, relation 1, contradicts 0.10; pair with 01K...``
-    (noul answers with two decimals, a score's level, a choice's key). None without a flag,
+    e.g. ``possible duplicate: sameFact 0.72, relation 1 (same subject, different claims),
+    contradicts 0.10; pair with 01K...`` (noul answers with two decimals, a score's level and
+    what the level means, a choice's key). None without a flag,
     or for a flag that gives no reason, judgment or pair (``ynm annotate --needs-review``)."""
     review = memory.get("review")
     if not review:
@@ -55,7 +68,8 @@ def why_line(memory: dict[str, Any]) -> str | None:
             if a.get("noul") is not None:
                 parts.append(f"{qid} {a['noul']:.2f}")
             elif a.get("score") is not None:
-                parts.append(f"{qid} {a['score']}")
+                meaning = _level_meaning(j, qid, a)
+                parts.append(f"{qid} {a['score']}" + (f" ({meaning})" if meaning else ""))
             elif a.get("choice") is not None:
                 parts.append(f"{qid} {a['choice']}")
         if j.get("model"):

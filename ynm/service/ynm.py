@@ -709,14 +709,23 @@ class Ynm:
         §4.14).
 
         Raises:
-            InvalidInput: ``judge`` without ``dry_run``; an unknown pass; ``max_pairs`` < 1."""
+            InvalidInput: ``judge`` without ``dry_run``; an unknown pass; no pass named;
+                ``max_pairs`` < 1; ``YNM_TOKEN_BUDGET`` not a whole number >= 0 (checked at
+                the start of every run: ynm.dream.budget.check_token_budget).
+            JudgeNotConfigured: the configured judge cannot be built and a pass needs it
+                (ynm.dream.resolve.resolve_for)."""
+        import os
+
+        from ynm.dream.budget import check_token_budget
         from ynm.dream.engine import DreamInput, run_dream
         from ynm.dream.resolve import resolve_for
 
         inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
+        check_token_budget({**os.environ, **(self.loaded.env or {})})
         if judge_model is None or writer is None:
             mount = self.mount("project") or (self.mounts[0] if self.mounts else None)
-            resolved = resolve_for(self, mount, passes=inp.passes)
+            resolved = resolve_for(self, mount, passes=inp.passes,
+                                   judging=not dry_run or judge)
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
         return run_dream(self, inp, judge_model, writer)
 
