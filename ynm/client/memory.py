@@ -57,8 +57,10 @@ class Rejected(Exception):
 
 class Memory(Protocol):
     """The port (seed 003, Memory): anything with ``remember(record)`` that returns ynm's
-    WriteResult (reference/cli.md §3.1) and raises :class:`Unavailable` or
-    :class:`Rejected`."""
+    WriteResult (reference/cli.md §3.1) and raises :class:`Unavailable` (or its
+    :class:`NotYet`) or :class:`Rejected`. A memory may also have ``has_tag(tag) -> bool``
+    (``YnmCLI`` and ``YnmHTTP`` do): a queue then looks a record sent before up by its
+    :data:`OUTBOX_TAG` before sending it again; without it, no lookup is made."""
 
     def remember(self, record: Record) -> dict[str, Any]: ...
 
