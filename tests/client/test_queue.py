@@ -22,6 +22,7 @@ from ynm.client import (
     Record,
     Rejected,
     SQLQueueStore,
+    StoreUnavailable,
     Unavailable,
 )
 
@@ -105,9 +106,10 @@ def test_queued_while_down_then_flushed_oldest_first(store):
     keys = store.keys(QUEUE_PREFIX)
     assert keys == sorted(keys) and len(keys) == 5
     doc = json.loads(store.get(keys[0])[0])
-    # each remember flushed first: the oldest was tried (and its claim given back) four times
+    # sent directly once (nothing was queued), then each remember flushed first: the oldest
+    # was tried (and its claim given back) four times more
     assert doc == {"record": rec(0).to_json(), "queued": "2026-12-01T08:00:00.000000Z",
-                   "attempts": 4, "target": q.target}
+                   "attempts": 5, "target": q.target}
     assert json.loads(store.get(keys[4])[0])["attempts"] == 0
     mem.up, mem.fail_after = True, 2
     assert q.flush() == 3  # stops at the first failure
@@ -213,13 +215,27 @@ def test_another_workers_claim_holds_until_the_ttl(store):
     assert mem.took == ["record 1", "record 2"]
 
 
-def test_a_store_that_fails_makes_remember_raise(tmp_path):
-    class Broken:
-        def keys(self, prefix):
-            raise OSError("disk gone")
+def test_a_store_that_fails_sends_directly_and_raises_only_when_it_cannot(tmp_path):
+    def fail(*args, **kwargs):
+        raise OSError("disk gone")
 
-    with pytest.raises(OSError, match="disk gone"):
-        Queue(FakeMemory(), Broken(), owner="w1").remember(rec(1))
+    class Broken:
+        keys = get = create = compare_and_set = delete = fail
+
+    mem = FakeMemory()
+    q = Queue(mem, Broken(), owner="w1")
+    assert q.remember(rec(1)) == "sent" and mem.took == ["record 1"]
+    mem.up = False
+    with pytest.raises(StoreUnavailable, match="neither sent .down. nor queued: queue store "
+                                               "Broken: disk gone") as caught:
+        q.remember(rec(2))
+    assert isinstance(caught.value.__cause__, OSError)
+    for call in (q.pending, q.flush, lambda: q.drop(refused=True),
+                 lambda: q.retry(refused=True)):
+        with pytest.raises(StoreUnavailable, match="disk gone"):
+            call()
+    with pytest.raises(StoreUnavailable, match="disk gone"):
+        Queue(None, Broken(), owner="w1").remember(rec(3))
 
 
 def test_queue_refuses_what_is_not_a_record(store):
@@ -326,12 +342,13 @@ def test_a_record_refused_in_flight_keeps_its_reason_and_no_claim(store):
     assert q.flush() == 0 and q.refused == 2 and q.stopped is None
     keys = store.keys(REFUSED_PREFIX)
     assert len(keys) == 2 and store.keys(QUEUE_PREFIX) == []
-    for key, attempts in zip(keys, (2, 1), strict=True):
+    for key, attempts in zip(keys, (3, 1), strict=True):
         doc = json.loads(store.get(key)[0])
         # it was claimed while in flight; moved aside, nobody holds it any more
         assert "claimedBy" not in doc and "claimedAt" not in doc
         assert doc["error"] == "no distributed mount: run `ynm init` in the project"
-        assert doc["attempts"] == attempts  # record 0 was tried by remember(rec(1)) too
+        # record 0 was sent directly, then tried by remember(rec(1)) too
+        assert doc["attempts"] == attempts
 
 
 def test_every_flush_that_stops_says_why(store):
@@ -457,9 +474,10 @@ def test_drop_deletes_refused_records_only(store):
     refused = store.keys(REFUSED_PREFIX)
     queued = store.keys(QUEUE_PREFIX)[0]
     ulid = queued[len(QUEUE_PREFIX):]
-    for bad, problem in ((ulid, "it is queued"), ("01NOSUCH", "no refused record"),
-                         (queued, "it is queued"), ("other/" + ulid, "not a refused record's"),
-                         ("", "not a refused")):
+    for bad, problem in ((ulid, "it is queued .for repo:.*--queued"),
+                         ("01NOSUCH", "no refused or queued record"),
+                         (queued, "it is queued"), ("other/" + ulid, "not a record's id"),
+                         ("", "not a record's id")):
         with pytest.raises(InvalidInput, match=problem):
             q.drop([refused[0], bad])
         assert store.keys(REFUSED_PREFIX) == refused  # a bad id drops nothing

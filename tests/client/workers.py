@@ -7,6 +7,13 @@ print ``{"sent": n}``.
 
 ``hang <store> <owner> <marker>``: flush with a memory that writes ``<marker>`` once it holds a
 claim and then hangs, so the test can SIGKILL it mid-send.
+
+``cli <store> <owner> <bin>``: flush through ``YnmCLI(bin=<bin>)`` (a stand-in executable),
+so the test can kill this worker while its ``ynm remember`` child runs.
+
+``write-hang <store> <owner> <project> <marker>``: flush with a memory that writes the record
+through the real ``ynm`` (as ``YnmCLI`` would, idempotency tag included), then writes
+``<marker>`` and hangs: the write is done but the claim is still held when the test kills it.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ynm.client import Queue, Rejected, SQLQueueStore, Unavailable
+from ynm.client import Queue, Rejected, SQLQueueStore, Unavailable, YnmCLI
 
 
 class ServiceMemory:
@@ -50,11 +57,32 @@ class HangingMemory:
         raise Unavailable("hung")
 
 
+class WrittenThenHanging(YnmCLI):
+    """Writes the record through the real ynm, then writes ``marker`` and hangs."""
+
+    def __init__(self, project: str, marker: str) -> None:
+        super().__init__(cwd=project)
+        self.marker = Path(marker)
+
+    def remember(self, record: Any) -> dict[str, Any]:
+        out = super().remember(record)
+        self.marker.write_text(out["memoryId"])
+        time.sleep(600)
+        raise Unavailable("hung")
+
+
 def main(argv: list[str]) -> int:
     mode, store_url, owner = argv[:3]
     store = SQLQueueStore(store_url)
     if mode == "hang":
         Queue(HangingMemory(argv[3]), store, owner=owner).flush()
+        return 1
+    if mode == "cli":
+        Queue(YnmCLI(bin=argv[3]), store, owner=owner, target="user").flush()
+        return 1
+    if mode == "write-hang":
+        memory = WrittenThenHanging(argv[3], argv[4])
+        Queue(memory, store, owner=owner).flush()
         return 1
     memory = ServiceMemory(argv[3])
     go = Path(argv[4])

@@ -21,7 +21,15 @@ when it is built; ``YnmHTTP`` imports the ``mcp`` SDK when it sends).
 from __future__ import annotations
 
 from ynm.client.detect import detect
-from ynm.client.memory import Memory, Rejected, Unavailable, YnmCLI, YnmHTTP
+from ynm.client.memory import (
+    OUTBOX_TAG,
+    Memory,
+    NotYet,
+    Rejected,
+    Unavailable,
+    YnmCLI,
+    YnmHTTP,
+)
 from ynm.client.queue import (
     CLAIM_TTL,
     QUEUE_CAP,
@@ -31,20 +39,23 @@ from ynm.client.queue import (
     Queued,
 )
 from ynm.client.record import Record
-from ynm.client.stores import QueueStore, SQLQueueStore, StoreUnusable
+from ynm.client.stores import QueueStore, SQLQueueStore, StoreUnavailable, StoreUnusable
 
 __all__ = [
     "CLAIM_TTL",
+    "OUTBOX_TAG",
     "QUEUE_CAP",
     "QUEUE_PREFIX",
     "REFUSED_PREFIX",
     "Memory",
+    "NotYet",
     "Queue",
     "QueueStore",
     "Queued",
     "Record",
     "Rejected",
     "SQLQueueStore",
+    "StoreUnavailable",
     "StoreUnusable",
     "Unavailable",
     "YnmCLI",

@@ -38,6 +38,14 @@ class Unavailable(Exception):
     401/403/5xx, or it ran and failed): keep the record and send it again later."""
 
 
+class NotYet(Unavailable):
+    """ynm is there but cannot take the record until its user sets something up: a
+    distributed record sent through the CLI inside a git repository that has no ``.ynm/``
+    yet (``no distributed mount: run `ynm init` in the project``). ``ynm init`` there fixes
+    it, so the record is kept queued (a :class:`Unavailable`), not refused; a queue logs it as
+    a warning, since only a person can end it."""
+
+
 class Rejected(Exception):
     """ynm refused the record for good: refused input (``invalid input: ...``,
     ``refused: ...``; exit code 2, or the same as an MCP tool error) or no mount of the
@@ -49,10 +57,48 @@ class Rejected(Exception):
 
 class Memory(Protocol):
     """The port (seed 003, Memory): anything with ``remember(record)`` that returns ynm's
-    WriteResult (reference/cli.md §3.1) and raises :class:`Unavailable` or
-    :class:`Rejected`."""
+    WriteResult (reference/cli.md §3.1) and raises :class:`Unavailable` (or its
+    :class:`NotYet`) or :class:`Rejected`. A memory may also have ``has_tag(tag) -> bool``
+    (``YnmCLI`` and ``YnmHTTP`` do): a queue then looks a record sent before up by its
+    :data:`OUTBOX_TAG` before sending it again; without it, no lookup is made."""
 
     def remember(self, record: Record) -> dict[str, Any]: ...
+
+
+OUTBOX_TAG = "ynm-outbox:"
+"""The tag prefix of a record's idempotency key: a :class:`~ynm.client.queue.Queue` sends
+every record with one tag ``ynm-outbox:<ULID>`` (its queue key's ULID), so a record whose
+earlier send may have been written (a worker killed mid-send, a timeout) is looked up with
+``has_tag`` before it is sent again."""
+
+
+def _linux_pdeathsig() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when the process that started it
+    dies (Linux ``prctl(PR_SET_PDEATHSIG)``), or None elsewhere. A ``ynm remember`` whose
+    parent was killed must not finish a write the parent will never learn of: its record is
+    still claimed, and after the claim's TTL another worker sends it again. The libc call is
+    resolved here, before any fork, so the child runs no import."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    import signal
+
+    parent = os.getpid()
+    pr_set_pdeathsig, sigkill = 1, int(signal.SIGKILL)
+
+    def arm() -> None:
+        prctl(pr_set_pdeathsig, sigkill, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+
+    return arm
 
 
 def _error_text(stderr: str) -> str:
@@ -105,20 +151,18 @@ class YnmCLI:
             Unavailable: the executable is missing or cannot run, timed out, exited otherwise
                 (any other error), or printed no JSON.
         """
-        argv = [self.bin, "remember", "--json", *record.cli_args()]
-        try:
-            proc = subprocess.run(argv, input=record.content.encode("utf-8"),
-                                  capture_output=True, cwd=self.cwd, env=self.env,
-                                  timeout=self.timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise Unavailable(f"ynm remember timed out after {self.timeout:g} s") from None
-        except OSError as err:
-            raise Unavailable(f"cannot run {self.bin}: {err.strerror or err}") from None
+        proc = self._run(["remember", "--json", *record.cli_args()],
+                         record.content.encode("utf-8"), "remember")
         stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode == 2:
             raise Rejected(_error_text(stderr) or "ynm refused the record (exit 2)")
         if proc.returncode != 0:
             message = _error_text(stderr)
+            if proc.returncode == 1 and message.startswith("no distributed mount:") \
+                    and self.target.startswith("repo:"):
+                root = self.target[len("repo:"):]
+                raise NotYet(f"{message} (the repository {root} has no .ynm/ yet: after "
+                             "`ynm init` there, `ynm outbox flush` sends what waits)")
             if proc.returncode == 1 and permanent(message):
                 raise Rejected(message)
             raise Unavailable(f"ynm remember exited {proc.returncode}: "
@@ -127,6 +171,40 @@ class YnmCLI:
             return json.loads(proc.stdout)
         except ValueError:
             raise Unavailable("ynm remember printed no JSON result") from None
+
+    def _run(self, args: list[str], stdin: bytes, what: str) -> subprocess.CompletedProcess:
+        """Run ``ynm <args>`` from ``cwd``; on Linux the child dies with this process
+        (:func:`_linux_pdeathsig`), and on a timeout it is killed.
+
+        Raises:
+            Unavailable: the executable cannot run, or it timed out.
+        """
+        try:
+            return subprocess.run([self.bin, *args], input=stdin, capture_output=True,
+                                  cwd=self.cwd, env=self.env, timeout=self.timeout,
+                                  check=False, preexec_fn=_linux_pdeathsig())
+        except subprocess.TimeoutExpired:
+            raise Unavailable(f"ynm {what} timed out after {self.timeout:g} s") from None
+        except OSError as err:
+            raise Unavailable(f"cannot run {self.bin}: {err.strerror or err}") from None
+
+    def has_tag(self, tag: str) -> bool:
+        """Whether a memory with ``tag`` is in the store ynm writes to from ``cwd``
+        (``ynm recall --tags <tag> --limit 1 --json``): how a queue finds out that a record
+        whose earlier send was cut short was written after all (:data:`OUTBOX_TAG`).
+
+        Raises:
+            Unavailable: ynm could not answer (it cannot run, timed out, or failed).
+        """
+        proc = self._run(["recall", "--tags", tag, "--limit", "1", "--json"], b"", "recall")
+        if proc.returncode != 0:
+            message = _error_text(proc.stderr.decode("utf-8", "replace"))
+            raise Unavailable(f"ynm recall exited {proc.returncode}: {message or 'no message'}")
+        try:
+            hits = json.loads(proc.stdout)
+        except ValueError:
+            raise Unavailable("ynm recall printed no JSON result") from None
+        return any(tag in (hit.get("tags") or []) for hit in hits if isinstance(hit, dict))
 
 
 class YnmHTTP:
@@ -141,16 +219,23 @@ class YnmHTTP:
         transport: for tests, a function returning what ``mcp.Client`` connects to (a
             transport, or an in-process server) instead of the HTTP endpoint.
         timeout: seconds one write may take, connection included (default 30).
+
+    Raises:
+        ValueError: without ``transport``, an ``endpoint`` that is not an ``http(s)://`` URL
+            (:func:`normalize_endpoint`).
     """
 
     def __init__(self, endpoint: str, token: str | None = None,
                  transport: Callable[[], Any] | None = None, timeout: float = 30.0) -> None:
-        self.endpoint = endpoint
+        # with a transport the endpoint only names the server (tests); else it is the URL
+        self.endpoint = endpoint if transport is not None else normalize_endpoint(endpoint)
         self.token = token
         self.transport = transport
         self.timeout = timeout
-        self.target = f"http:{endpoint}"
-        """Where this memory writes (see :attr:`YnmCLI.target`): ``http:<endpoint>``."""
+        self.target = f"http:{self.endpoint}"
+        """Where this memory writes (see :attr:`YnmCLI.target`): ``http:<endpoint>``, the
+        endpoint normalised (:func:`normalize_endpoint`), so ``.../mcp/`` and ``.../mcp``
+        are one target."""
 
     def __repr__(self) -> str:
         return f"YnmHTTP(endpoint={self.endpoint!r})"
@@ -167,6 +252,28 @@ class YnmHTTP:
             Unavailable: connection errors, 401/403, 5xx, timeouts, any other tool error, and
                 a missing ``mcp`` package.
         """
+        data = self._blocking("memory_remember", record.to_json())
+        if not isinstance(data, dict):
+            raise Unavailable(f"{self.endpoint}: memory_remember answered without data")
+        return data
+
+    def has_tag(self, tag: str) -> bool:
+        """Whether a memory with ``tag`` is in the server's store (``memory_recall`` with
+        ``tags=[tag]``, one hit): see :meth:`YnmCLI.has_tag`.
+
+        Raises:
+            Unavailable: the server could not answer (as for :meth:`remember`; a refusal of
+                the query counts too).
+        """
+        try:
+            hits = self._blocking("memory_recall", {"tags": [tag], "limit": 1})
+        except Rejected as err:
+            raise Unavailable(f"{self.endpoint}: memory_recall: {err}") from None
+        return isinstance(hits, list) and any(
+            tag in (hit.get("tags") or []) for hit in hits if isinstance(hit, dict))
+
+    def _blocking(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call ``tool`` and return its ``data``, failures sorted as :meth:`remember` says."""
         import anyio
 
         statuses: list[int] = []  # HTTP error statuses seen, to name them in the message
@@ -176,9 +283,9 @@ class YnmHTTP:
                 from concurrent.futures import ThreadPoolExecutor
 
                 with ThreadPoolExecutor(1) as pool:
-                    return pool.submit(anyio.run, self._call, record.to_json(),
+                    return pool.submit(anyio.run, self._call, tool, arguments,
                                        statuses).result()
-            return anyio.run(self._call, record.to_json(), statuses)
+            return anyio.run(self._call, tool, arguments, statuses)
         except (Rejected, Unavailable):
             raise
         except ImportError as err:
@@ -192,7 +299,7 @@ class YnmHTTP:
             status = f"HTTP {statuses[-1]}: " if statuses else ""
             raise Unavailable(f"{self.endpoint}: {status}{_describe(err)}") from None
 
-    async def _call(self, arguments: dict[str, Any], statuses: list[int]) -> dict[str, Any]:
+    async def _call(self, tool: str, arguments: dict[str, Any], statuses: list[int]) -> Any:
         import anyio
         from mcp import Client
         from mcp.shared.exceptions import MCPError
@@ -216,7 +323,7 @@ class YnmHTTP:
             try:
                 async with Client(target) as client:
                     try:
-                        result = await client.call_tool("memory_remember", arguments)
+                        result = await client.call_tool(tool, arguments)
                     except MCPError as err:
                         if getattr(err, "code", None) != -32602:  # invalid params
                             raise
@@ -232,10 +339,32 @@ class YnmHTTP:
             if permanent(message):
                 raise Rejected(message)
             raise Unavailable(f"{self.endpoint}: {message or 'tool error'}")
-        data = (result.structured_content or {}).get("data")
-        if not isinstance(data, dict):
-            raise Unavailable(f"{self.endpoint}: memory_remember answered without data")
-        return data
+        return (result.structured_content or {}).get("data")
+
+
+def normalize_endpoint(endpoint: str) -> str:
+    """An MCP endpoint in one spelling: scheme and host lower-cased, trailing ``/`` of the
+    path removed (``HTTPS://Memory.example.com/mcp/`` -> ``https://memory.example.com/mcp``).
+
+    Raises:
+        ValueError: not an ``http://`` or ``https://`` URL with a host (``invalid input:
+            --endpoint: ...`` in ``ynm outbox``).
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    text = endpoint.strip() if isinstance(endpoint, str) else ""
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise ValueError(f"{endpoint!r} is not an http(s) URL of a ynm MCP endpoint "
+                         "(e.g. https://memory.example.com/mcp)")
+    netloc = parts.netloc.rpartition("@")
+    where = netloc[0] + netloc[1] + netloc[2].lower()
+    return urlunsplit((parts.scheme.lower(), where, parts.path.rstrip("/"), parts.query, ""))
 
 
 def _in_event_loop() -> bool:

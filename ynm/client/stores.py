@@ -48,6 +48,14 @@ class StoreUnusable(ValueError):
     ``invalid input: --store: <message>``; the message names the path or URL."""
 
 
+class StoreUnavailable(Exception):
+    """The queue store failed when it was used: its database is down or unreachable, a file
+    is locked past its timeout, the disk is full. Raised by :class:`~ynm.client.queue.Queue`
+    (its ``remember`` only when the record could be neither sent nor queued), with the
+    store's own error (a SQLAlchemy ``OperationalError``, say) as ``__cause__``; the message
+    is ``queue store <url>: <first line of the error>``, the password hidden."""
+
+
 _DRIVER_EXTRAS = {"sqlalchemy": "client", "psycopg": "client"}
 """The modules a queue store imports that one of ynm's extras brings (pyproject.toml
 ``[project.optional-dependencies]``), and that extra: a missing one is named with it."""
@@ -134,6 +142,28 @@ def _check_sqlite_file(path: Path, create: bool, default: bool) -> None:
                             f"{TABLE} table)")
 
 
+def _in_memory(database: str | None, query: dict[str, Any]) -> bool:
+    """True for a SQLite database that lives in memory and dies with the process: no file
+    (``sqlite://``), ``:memory:``, or a ``file:`` URI naming ``:memory:`` or ``mode=memory``."""
+    if database is None or database == ":memory:":
+        return True
+    if database.startswith("file:"):
+        return database[len("file:"):].startswith(":memory:") or query.get("mode") == "memory" \
+            or "mode=memory" in database
+    return False
+
+
+def _create_private(path: Path) -> None:
+    """Create the SQLite file ``path`` empty with mode 0600 unless it exists, so the queue
+    (which holds records not yet written, text included) is readable by its owner only;
+    SQLite gives its ``-wal`` and ``-shm`` files the database file's mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class SQLQueueStore:
     """:class:`QueueStore` on SQLAlchemy Core: one table ``ynm_client_queue`` (key, value,
     version), created by the first write.
@@ -182,6 +212,10 @@ class SQLQueueStore:
         if self._sqlite:
             if parsed.database == "":
                 raise StoreUnusable(f"{self.url}: no file named (sqlite:///<path>)")
+            if _in_memory(parsed.database, dict(parsed.query)):
+                raise StoreUnusable(f"{self.url} is an in-memory database: everything queued "
+                                    "in it would be lost when the program exits; name a file "
+                                    "(sqlite:///<path>)")
             if parsed.database and parsed.database != ":memory:" \
                     and not parsed.database.startswith("file:"):
                 self._path = Path(parsed.database).absolute()
@@ -234,7 +268,9 @@ class SQLQueueStore:
         if not self._ready:
             if self._path is not None:
                 # only the default store gets here without its directory (see __init__)
-                self._path.parent.mkdir(parents=True, exist_ok=True)
+                if not self._path.parent.is_dir():
+                    self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _create_private(self._path)
             try:
                 self._meta.create_all(self._engine)
             except sa.exc.DBAPIError:
