@@ -507,16 +507,17 @@ def months(n: int) -> list[ShardKey]:
             for i in range(n)]
 
 
-def record_fetches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The refspecs of every ``git fetch`` sync runs from now on, one list per run."""
+def record_fetches(monkeypatch: pytest.MonkeyPatch, command: str = "fetch") -> list[list[str]]:
+    """The refspecs of every ``git fetch`` (``command``) sync runs from now on, one list per
+    run."""
     from ynm.store import sync as sync_mod
 
     runs: list[list[str]] = []
     real = sync_mod.Transport.run
 
     def run(self, *args: str, check: bool = True):
-        if args and args[0] == "fetch":
-            runs.append([a for a in args if a.startswith("+")])
+        if args and args[0] == command:
+            runs.append([a for a in args if a.startswith(("+", "refs/"))])
         return real(self, *args, check=check)
 
     monkeypatch.setattr(sync_mod.Transport, "run", run)
@@ -599,6 +600,53 @@ def test_a_shard_removed_on_the_remote_keeps_its_tracking_ref(origin):
         before["refs/notes/ynm-remote/origin/distributed/common/episodic/2026-09"]
 
 
+def test_a_push_sends_each_shard_the_remote_holds_alone_and_new_ones_together(origin,
+                                                                             monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(4)
+    for key in keys[:3]:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    mine = [write(lb, keys[0]), write(lb, keys[2]), write(lb, keys[3])]
+    runs = record_fetches(monkeypatch, "push")
+    result = sync_log(lb, "origin")
+    glob = "refs/notes/ynm/distributed/*:refs/notes/ynm/distributed/*"
+    assert runs == [[f"{shard_ref(keys[0])}:{shard_ref(keys[0])}"],
+                    [f"{shard_ref(keys[2])}:{shard_ref(keys[2])}"], [glob]]
+    assert result.pushed == sorted(shard_ref(k) for k in (keys[0], keys[2], keys[3]))
+    assert result.pushed_records == 3 and result.retries == 0 and result.conflicts == []
+    for key, ids in zip((keys[0], keys[2], keys[3]), mine, strict=True):
+        assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
+    assert refs(b, "refs/notes/ynm/") == {k: v for k, v in refs(origin).items()
+                                          if k.startswith("refs/notes/ynm/")}
+
+
+def test_a_push_of_single_shards_rejected_midway_is_merged_and_retried(origin):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    mine = [write(lb, key) for key in keys]
+    theirs: list[str] = []
+
+    def race(round_: int) -> None:
+        if round_ == 0:  # a pushes to the middle shard between b's pull and b's push
+            theirs.extend(write(la, keys[1]))
+            sync_log(la, "origin")
+
+    result = sync_log(lb, "origin", before_push=race)
+    assert result.retries == 1 and result.conflicts == []
+    assert result.pushed == sorted(shard_ref(k) for k in keys) and result.pushed_records == 3
+    assert set(theirs + mine[1]) <= set(ids_at(origin, shard_ref(keys[1]), lb.anchor))
+    for key, ids in zip(keys, mine, strict=True):
+        assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
+
+
 @pytest.mark.parametrize("shards", [3, 12])
 def test_each_changed_shard_arrives_as_a_small_delta_of_its_own_old_blob(origin, shards):
     """Every note blob sits at the same path; fetched together, git pairs a shard's new blob
@@ -629,6 +677,39 @@ def test_each_changed_shard_arrives_as_a_small_delta_of_its_own_old_blob(origin,
             parts = row.split()
             if len(parts) >= 5 and parts[1] == "blob":
                 stored[parts[0]] = (int(parts[2]), len(parts) == 7)  # size, is a delta
+    assert new_blobs <= stored.keys()
+    for blob in new_blobs:
+        size, is_delta = stored[blob]
+        assert is_delta and size < 2_000, (blob, size, is_delta)
+
+
+def test_each_pushed_shard_leaves_as_a_small_delta_of_its_own_old_blob(origin):
+    """The push side of the test above: the origin keeps what it receives as packs
+    (``receive.unpackLimit=1``), and each shard's new blob came as a delta of its appended
+    lines."""
+    import random
+
+    rng = random.Random(7)
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(12)
+    for key in keys:
+        write(la, key, n=400, content=f"{rng.getrandbits(512):0128x}")
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    git(origin, "config", "receive.unpackLimit", "1")
+    packs_before = set((origin / "objects/pack").glob("*.idx"))
+    for key in keys:
+        write(lb, key, content="one more")
+    result = sync_log(lb, "origin")
+    assert result.pushed_records == 12 and len(result.pushed) == 12
+    new_blobs = {git(b, "rev-parse", f"{shard_ref(k)}:{lb.anchor}") for k in keys}
+    stored: dict[str, tuple[int, bool]] = {}
+    for idx in set((origin / "objects/pack").glob("*.idx")) - packs_before:
+        for row in git(origin, "verify-pack", "-v", str(idx)).splitlines():
+            parts = row.split()
+            if len(parts) >= 5 and parts[1] == "blob":
+                stored[parts[0]] = (int(parts[2]), len(parts) == 7)
     assert new_blobs <= stored.keys()
     for blob in new_blobs:
         size, is_delta = stored[blob]

@@ -19,7 +19,9 @@ refs/notes/ynm-remote/<remote>/... and merges them with git notes merge -s cat_s
   ones dropped, byte-sorted, duplicates removed) and the same two-parent commit shape
   (parents local then remote, message ``Merged notes from <remote ref> into <local ref>``).
 - Local shards are pushed without force; a rejected push (someone pushed in between) is fetched,
-  merged and pushed again, three rounds at most.
+  merged and pushed again, three rounds at most. A shard whose older tip the remote holds (by
+  its tracking ref) is pushed alone, for the same reason a changed shard is fetched alone; the
+  others (new shards) and the named documents go in one last push.
 - Transport runs the ``git`` executable, so credential helpers, SSH keys and proxies work; every
   call carries ``YNM_SYNC_IN_PROGRESS=1`` so the pre-push hook does not re-enter.
 - A remote that is not configured is reported under ``skipped`` (never as a conflict); the
@@ -392,17 +394,29 @@ def sync_log(
                 return result  # git rejects a push of a pattern that matches nothing
             if before_push is not None:
                 before_push(round_)
-            specs = [f"{local_prefix}*:{local_prefix}*"] if local else []
-            specs += [f"{ref}:{ref}" for ref in doc_refs]  # never forced
-            proc = git.run("push", "--porcelain", target, *specs, check=False)
-            if proc.returncode == 0:
-                _count_pushed(repo, proc.stdout, local, result)
-                docs.count_pushed(proc.stdout, result)
+            # each shard the remote holds an older tip of goes alone (its thin pack is a delta
+            # against its own old blob, module docstring); then one push of the rest, in which
+            # those already pushed are up to date
+            tracking = _refs_under(repo, tracking_prefix)
+            pushes = [[f"{ref}:{ref}"] for ref, sha in sorted(local.items())
+                      if tracking.get(tracking_prefix + ref[len(local_prefix):]) not in (None, sha)]
+            last = [f"{local_prefix}*:{local_prefix}*"] if local else []
+            last += [f"{ref}:{ref}" for ref in doc_refs]  # never forced
+            pushes.append(last)
+            rejected = False
+            for specs in pushes:
+                proc = git.run("push", "--porcelain", target, *specs, check=False)
+                if proc.returncode == 0:
+                    _count_pushed(repo, proc.stdout, local, result)
+                    docs.count_pushed(proc.stdout, result)
+                elif _REJECTED.search(proc.stderr + proc.stdout):
+                    _count_pushed(repo, proc.stdout, local, result)  # what did go through
+                    rejected = True
+                else:
+                    raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
+            if not rejected:
                 return result
-            if _REJECTED.search(proc.stderr + proc.stdout):
-                result.retries += 1
-                continue
-            raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
+            result.retries += 1
     result.conflicts.append(f"push to {remote} still rejected after {MAX_ROUNDS} rounds")
     return result
 
