@@ -581,6 +581,28 @@ def test_a_remote_tip_held_here_moves_the_tracking_ref_without_a_fetch(origin, m
     assert refs(b, "refs/notes/ynm-remote/") == before
 
 
+def test_a_changed_shard_held_here_without_a_tracking_ref_is_fetched_alone(origin,
+                                                                           monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    for key in keys:
+        git(b, "update-ref", "-d", tracking_ref(key))
+    write(la, keys[0])
+    write(la, keys[2])
+    sync_log(la, "origin")
+    runs = record_fetches(monkeypatch)
+    result = sync_log(lb, "origin", push=False)
+    assert runs == [[f"+{shard_ref(keys[0])}:{tracking_ref(keys[0])}"],
+                    [f"+{shard_ref(keys[2])}:{tracking_ref(keys[2])}"]]
+    assert result.fast_forwarded == [shard_ref(keys[0]), shard_ref(keys[2])]
+    assert result.fetched_records == 2
+
+
 def test_a_shard_removed_on_the_remote_keeps_its_tracking_ref(origin):
     a, b = clone(origin, "a"), clone(origin, "b")
     la, lb = open_log(a), open_log(b)

@@ -199,9 +199,10 @@ def fetch_changed(repo: pygit2.Repository, git: Transport, target: str,
     """Bring ``target``'s refs under each spec's ``source`` into its tracking refs, as the
     glob refspec ``+<source>*:<tracking>*`` would, transferring only what changed (module
     docstring): one ``git ls-remote``; a tip already held here moves its tracking ref without
-    a transfer; refs new here (no tracking ref, so no old version to delta against) come in
-    one ``git fetch`` together; every other changed ref of a ``per_ref`` spec comes in its own
-    ``git fetch``, so git's thin pack deltas its new note blob against its own old one.
+    a transfer; refs new here (no old version to delta against) come in
+    one ``git fetch`` together; every other changed ref of a ``per_ref`` spec (its tracking
+    ref, or a local ref of the same name, is here) comes in its own ``git fetch``, so git's
+    thin pack deltas its new note blob against its own old one.
     Tracking refs whose remote ref is gone are kept (as a fetch without ``--prune``).
 
     Returns the number of ``git fetch`` runs (0 when nothing changed).
@@ -230,8 +231,8 @@ def fetch_changed(repo: pygit2.Repository, git: Transport, target: str,
         refspec = f"+{ref}:{tracking}"
         if sha in repo:
             repo.references.create(tracking, pygit2.Oid(hex=sha), force=True)
-        elif spec.per_ref and old is not None:
-            alone.append(refspec)
+        elif spec.per_ref and (old is not None or repo.references.get(ref) is not None):
+            alone.append(refspec)  # an old version is here, by its tracking or local ref
         else:
             batch.append(refspec)
     runs = [batch] if batch else []
