@@ -736,3 +736,22 @@ def test_each_pushed_shard_leaves_as_a_small_delta_of_its_own_old_blob(origin):
     for blob in new_blobs:
         size, is_delta = stored[blob]
         assert is_delta and size < 2_000, (blob, size, is_delta)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (b"", b"a\nb\n", 2),
+        (b"a\nb\n", b"a\nb\nc\n", 1),  # an append: only the tail counts
+        (b"a\nb\n", b"a\nb\na\nc\nc\n", 1),  # appended copies of old or repeated lines: once
+        (b"ab\nb\n", b"ab\nb\na\n", 1),  # "a" is part of an old line, not an old line
+        (b"a\nxb\n", b"a\nxb\nb\n", 1),  # "b" ends an old line but is not one
+        (b"a\nb\n", b"b\nc\na\n", 1),  # a merge re-sorts: every line is compared
+        (b"a\nb", b"a\nbc\n", 1),  # the old blob without a final newline is no prefix
+        (b"x\n", b"x\n" + b"".join(b"%d\n" % i for i in range(100)) + b"x\n", 100),  # long tail
+    ],
+)
+def test_records_new_to_a_shard_are_counted_from_its_tail(old, new, expected):
+    from ynm.store.sync import _lines_not_in
+
+    assert _lines_not_in(new, old) == expected

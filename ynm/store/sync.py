@@ -130,11 +130,28 @@ def new_records(repo: pygit2.Repository, new: str, old: str | None) -> int:
         before = old_notes.get(obj)
         if before == blob:
             continue
-        lines = {line for line in repo[blob].data.split(b"\n") if line}
-        if before is not None:
-            lines -= set(repo[before].data.split(b"\n"))
-        count += len(lines)
+        data = repo[blob].data
+        old_data = repo[before].data if before is not None else b""
+        count += _lines_not_in(data, old_data)
     return count
+
+
+TAIL_SEARCH_LINES = 64  # up to this many appended lines are looked up in the old blob by search
+
+
+def _lines_not_in(data: bytes, old: bytes) -> int:
+    """Distinct non-empty lines of ``data`` that are not lines of ``old``. When ``data`` only
+    appends to ``old`` (a fast-forward of a shard), only the appended lines are split, and a
+    few are looked up by a substring search of ``old`` rather than splitting the whole shard
+    (which costs about 30 ms per MB of shard)."""
+    if old and old.endswith(b"\n") and data.startswith(old):
+        tail = {line for line in data[len(old):].split(b"\n") if line}
+        if len(tail) <= TAIL_SEARCH_LINES:
+            framed = b"\n" + old
+            return sum(1 for line in tail if b"\n" + line + b"\n" not in framed)
+        return len(tail - set(old.split(b"\n")))
+    lines = {line for line in data.split(b"\n") if line}
+    return len(lines - set(old.split(b"\n")))
 
 
 def cat_sort_uniq(ours: bytes, theirs: bytes) -> bytes:
