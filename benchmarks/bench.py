@@ -252,7 +252,7 @@ def refresh_after_sync(repo: Path, root: Path, env: dict[str, str],
     share = refresh_ms / pct(reindex, 50) * 100
     return [
         ("sync pull of 100 records@100000", f"{sync_ms:.1f}", "",
-         f"{len(result['project']['merged'])} shards fast-forwarded"),
+         f"{len(result['project']['fastForwarded'])} shards fast-forwarded"),
         ("refresh after that sync@100000", f"{refresh_ms:.1f}", "",
          f"{report.shards_tail} tail reads, {report.memories_folded} memories folded; "
          f"{share:.2f}% of a full reindex"),

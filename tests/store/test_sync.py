@@ -496,3 +496,262 @@ def test_merge_without_git_identity_in_the_environment(origin, monkeypatch):
     result = sync_log(lb, "origin")
     assert result.conflicts == [] and result.merged == [REF] and result.pushed == [REF]
     assert git(b, "log", "-1", "--format=%an%ae", REF)
+
+
+# ------------------------------------------------------------- the pull moves only what changed
+
+
+def months(n: int) -> list[ShardKey]:
+    """``n`` semantic shards of distinct months (2026-01, 2026-02, ...)."""
+    return [ShardKey("distributed", NS, "semantic", f"20{26 + i // 12}-{i % 12 + 1:02d}")
+            for i in range(n)]
+
+
+def record_fetches(monkeypatch: pytest.MonkeyPatch, command: str = "fetch") -> list[list[str]]:
+    """The refspecs of every ``git fetch`` (``command``) sync runs from now on, one list per
+    run."""
+    from ynm.store import sync as sync_mod
+
+    runs: list[list[str]] = []
+    real = sync_mod.Transport.run
+
+    def run(self, *args: str, check: bool = True):
+        if args and args[0] == command:
+            runs.append([a for a in args if a.startswith(("+", "refs/"))])
+        return real(self, *args, check=check)
+
+    monkeypatch.setattr(sync_mod.Transport, "run", run)
+    return runs
+
+
+def shard_ref(key: ShardKey) -> str:
+    return f"refs/notes/ynm/{key.level}/{key.namespace}/{key.type}/{key.bucket}"
+
+
+def tracking_ref(key: ShardKey) -> str:
+    return f"refs/notes/ynm-remote/origin/{key.level}/{key.namespace}/{key.type}/{key.bucket}"
+
+
+def test_a_pull_fetches_new_shards_together_and_each_changed_shard_alone(origin, monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(4)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    runs = record_fetches(monkeypatch)
+    assert sync_log(lb, "origin", push=False).fetched_records == 4
+    # shards new to b have no old version to delta against: one fetch brings them all
+    assert runs == [sorted(f"+{shard_ref(k)}:{tracking_ref(k)}" for k in keys)]
+
+    runs.clear()
+    first = write(la, keys[1], n=2)
+    second = write(la, keys[3])
+    sync_log(la, "origin")
+    result = sync_log(lb, "origin", push=False)
+    assert result.fetched_records == 3 and result.fast_forwarded == [shard_ref(keys[1]),
+                                                                     shard_ref(keys[3])]
+    assert runs == [[f"+{shard_ref(keys[1])}:{tracking_ref(keys[1])}"],
+                    [f"+{shard_ref(keys[3])}:{tracking_ref(keys[3])}"]]
+    assert set(first) <= set(ids_at(b, shard_ref(keys[1]), lb.anchor))
+    assert set(second) <= set(ids_at(b, shard_ref(keys[3]), lb.anchor))
+    assert refs(b, "refs/notes/ynm/") == {k: v for k, v in refs(origin).items()
+                                          if k.startswith("refs/notes/ynm/")}
+
+    runs.clear()
+    result = sync_log(lb, "origin", push=False)  # nothing changed: no transfer at all
+    assert runs == [] and result.fetched == [] and result.fetched_records == 0
+
+
+def test_a_remote_tip_held_here_moves_the_tracking_ref_without_a_fetch(origin, monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    before = refs(b, "refs/notes/ynm-remote/")
+    assert len(before) == 3
+    for ref in before:
+        git(b, "update-ref", "-d", ref)
+    runs = record_fetches(monkeypatch)
+    result = sync_log(lb, "origin", push=False)
+    assert runs == [] and result.fetched == []
+    assert refs(b, "refs/notes/ynm-remote/") == before
+
+
+def test_a_changed_shard_held_here_without_a_tracking_ref_is_fetched_alone(origin,
+                                                                           monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    for key in keys:
+        git(b, "update-ref", "-d", tracking_ref(key))
+    write(la, keys[0])
+    write(la, keys[2])
+    sync_log(la, "origin")
+    runs = record_fetches(monkeypatch)
+    result = sync_log(lb, "origin", push=False)
+    assert runs == [[f"+{shard_ref(keys[0])}:{tracking_ref(keys[0])}"],
+                    [f"+{shard_ref(keys[2])}:{tracking_ref(keys[2])}"]]
+    assert result.fast_forwarded == [shard_ref(keys[0]), shard_ref(keys[2])]
+    assert result.fetched_records == 2
+
+
+def test_a_shard_removed_on_the_remote_keeps_its_tracking_ref(origin):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    write(la, SEMANTIC)
+    write(la, EPISODIC)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    git(origin, "update-ref", "-d", EPISODIC_REF)
+    write(la, SEMANTIC)
+    sync_log(la, "origin", pull=False)
+    before = refs(b)
+    result = sync_log(lb, "origin", push=False)
+    assert result.fast_forwarded == [REF]
+    after = refs(b)
+    assert after[EPISODIC_REF] == before[EPISODIC_REF]  # nothing lost here
+    assert after["refs/notes/ynm-remote/origin/distributed/common/episodic/2026-09"] == \
+        before["refs/notes/ynm-remote/origin/distributed/common/episodic/2026-09"]
+
+
+def test_a_push_sends_each_shard_the_remote_holds_alone_and_new_ones_together(origin,
+                                                                             monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(4)
+    for key in keys[:3]:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    mine = [write(lb, keys[0]), write(lb, keys[2]), write(lb, keys[3])]
+    runs = record_fetches(monkeypatch, "push")
+    result = sync_log(lb, "origin")
+    glob = "refs/notes/ynm/distributed/*:refs/notes/ynm/distributed/*"
+    assert runs == [[f"{shard_ref(keys[0])}:{shard_ref(keys[0])}"],
+                    [f"{shard_ref(keys[2])}:{shard_ref(keys[2])}"], [glob]]
+    assert result.pushed == sorted(shard_ref(k) for k in (keys[0], keys[2], keys[3]))
+    assert result.pushed_records == 3 and result.retries == 0 and result.conflicts == []
+    for key, ids in zip((keys[0], keys[2], keys[3]), mine, strict=True):
+        assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
+    assert refs(b, "refs/notes/ynm/") == {k: v for k, v in refs(origin).items()
+                                          if k.startswith("refs/notes/ynm/")}
+
+
+def test_a_push_of_single_shards_rejected_midway_is_merged_and_retried(origin):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    mine = [write(lb, key) for key in keys]
+    theirs: list[str] = []
+
+    def race(round_: int) -> None:
+        if round_ == 0:  # a pushes to the middle shard between b's pull and b's push
+            theirs.extend(write(la, keys[1]))
+            sync_log(la, "origin")
+
+    result = sync_log(lb, "origin", before_push=race)
+    assert result.retries == 1 and result.conflicts == []
+    assert result.pushed == sorted(shard_ref(k) for k in keys) and result.pushed_records == 3
+    assert set(theirs + mine[1]) <= set(ids_at(origin, shard_ref(keys[1]), lb.anchor))
+    for key, ids in zip(keys, mine, strict=True):
+        assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
+
+
+@pytest.mark.parametrize("shards", [3, 12])
+def test_each_changed_shard_arrives_as_a_small_delta_of_its_own_old_blob(origin, shards):
+    """Every note blob sits at the same path; fetched together, git pairs a shard's new blob
+    with whichever old blobs fall in its window (at most ``pack.window`` = 10 of them), so
+    beyond ten shards some arrive whole. Fetched alone, each is a delta of the appended
+    lines. The received packs are kept (``fetch.unpackLimit=1``) to read how each came."""
+    import random
+
+    rng = random.Random(shards)
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(shards)
+    for key in keys:  # ~60 KB of incompressible, unrelated lines per shard
+        write(la, key, n=400, content=f"{rng.getrandbits(512):0128x}")
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    for key in keys:
+        write(la, key, content="one more")
+    sync_log(la, "origin")
+    git(b, "config", "fetch.unpackLimit", "1")
+    packs_before = set((b / ".git/objects/pack").glob("*.idx"))
+    result = sync_log(lb, "origin", push=False)
+    assert result.fetched_records == shards and len(result.fast_forwarded) == shards
+    new_blobs = {git(b, "rev-parse", f"{shard_ref(k)}:{lb.anchor}") for k in keys}
+    stored: dict[str, tuple[int, bool]] = {}
+    for idx in set((b / ".git/objects/pack").glob("*.idx")) - packs_before:
+        for row in git(b, "verify-pack", "-v", str(idx)).splitlines():
+            parts = row.split()
+            if len(parts) >= 5 and parts[1] == "blob":
+                stored[parts[0]] = (int(parts[2]), len(parts) == 7)  # size, is a delta
+    assert new_blobs <= stored.keys()
+    for blob in new_blobs:
+        size, is_delta = stored[blob]
+        assert is_delta and size < 2_000, (blob, size, is_delta)
+
+
+def test_each_pushed_shard_leaves_as_a_small_delta_of_its_own_old_blob(origin):
+    """The push side of the test above: the origin keeps what it receives as packs
+    (``receive.unpackLimit=1``), and each shard's new blob came as a delta of its appended
+    lines."""
+    import random
+
+    rng = random.Random(7)
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(12)
+    for key in keys:
+        write(la, key, n=400, content=f"{rng.getrandbits(512):0128x}")
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    git(origin, "config", "receive.unpackLimit", "1")
+    packs_before = set((origin / "objects/pack").glob("*.idx"))
+    for key in keys:
+        write(lb, key, content="one more")
+    result = sync_log(lb, "origin")
+    assert result.pushed_records == 12 and len(result.pushed) == 12
+    new_blobs = {git(b, "rev-parse", f"{shard_ref(k)}:{lb.anchor}") for k in keys}
+    stored: dict[str, tuple[int, bool]] = {}
+    for idx in set((origin / "objects/pack").glob("*.idx")) - packs_before:
+        for row in git(origin, "verify-pack", "-v", str(idx)).splitlines():
+            parts = row.split()
+            if len(parts) >= 5 and parts[1] == "blob":
+                stored[parts[0]] = (int(parts[2]), len(parts) == 7)
+    assert new_blobs <= stored.keys()
+    for blob in new_blobs:
+        size, is_delta = stored[blob]
+        assert is_delta and size < 2_000, (blob, size, is_delta)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (b"", b"a\nb\n", 2),
+        (b"a\nb\n", b"a\nb\nc\n", 1),  # an append: only the tail counts
+        (b"a\nb\n", b"a\nb\na\nc\nc\n", 1),  # appended copies of old or repeated lines: once
+        (b"ab\nb\n", b"ab\nb\na\n", 1),  # "a" is part of an old line, not an old line
+        (b"a\nxb\n", b"a\nxb\nb\n", 1),  # "b" ends an old line but is not one
+        (b"a\nb\n", b"b\nc\na\n", 1),  # a merge re-sorts: every line is compared
+        (b"a\nb", b"a\nbc\n", 1),  # the old blob without a final newline is no prefix
+        (b"x\n", b"x\n" + b"".join(b"%d\n" % i for i in range(100)) + b"x\n", 100),  # long tail
+    ],
+)
+def test_records_new_to_a_shard_are_counted_from_its_tail(old, new, expected):
+    from ynm.store.sync import _lines_not_in
+
+    assert _lines_not_in(new, old) == expected
