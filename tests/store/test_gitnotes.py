@@ -359,6 +359,78 @@ def test_200_records_in_batches_of_10(log: GitNotesLog, key: ShardKey) -> None:
     assert data == lines(*range(200))
 
 
+def _deflated_calls(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """Record, per blob written by an append, the size of the deflated prefix it reused."""
+    import ynm.store.gitnotes as gitnotes
+
+    seen: list[int | None] = []
+    real = gitnotes.write_appended_blob
+
+    def spy(repo, objects_dir, content, base):  # type: ignore[no-untyped-def]
+        seen.append(None if base is None else base.size)
+        return real(repo, objects_dir, content, base)
+
+    monkeypatch.setattr(gitnotes, "write_appended_blob", spy)
+    return seen
+
+
+def test_appends_in_one_process_deflate_only_the_new_lines(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second and later appends reuse the previous blob's deflated content; a foreign
+    write in between (git notes by another process, no final newline) makes the next append
+    start cold; another shard keeps its own prefix. git reads every version byte for byte."""
+    other = ShardKey("personal", "user/test", "episodic", "2026-09")
+    seen = _deflated_calls(monkeypatch)
+    log.append({key: (lines(1, 2), 2)})
+    log.append({key: (line(3), 1), other: (line("o1"), 1)})
+    log.append({key: (line(4), 1), other: (line("o2"), 1)})
+    assert seen == [None, len(lines(1, 2)), None, len(lines(1, 2, 3)), len(line("o1"))]
+    # A foreign writer replaces the note with content lacking a final newline.
+    foreign = lines(1, 2, 3, 4) + b'{"id":"foreign"}'
+    tree = mktree(repo, [("100644", hash_blob(repo, foreign), anchor)])
+    git(repo, "update-ref", key.ref, make_commit(repo, tree, "foreign", git(repo, "rev-parse",
+                                                                               key.ref)))
+    log.append({key: (line(5), 1)})
+    log.append({key: (line(6), 1)})
+    assert seen[-2:] == [None, len(foreign + b"\n" + line(5))]
+    expected = foreign + b"\n" + lines(5, 6)
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == expected
+    assert git_bytes(repo, "notes", f"--ref={other.ref}", "show", anchor) == lines("o1", "o2")
+    # Every stored version reads back as what was appended up to then.
+    versions = git(repo, "rev-list", key.ref).split()
+    assert len(versions) == 6
+    assert git_bytes(repo, "show", f"{versions[4]}:{anchor}") == lines(1, 2, 3)
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
+    fresh = GitNotesLog(repo, level="personal", anchor=anchor)
+    assert fresh.read_all()[key.ref].data == expected
+
+
+def test_lost_swap_retry_rebuilds_from_the_intruders_blob(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retried append after a lost compare-and-swap must not reuse the prefix of the blob
+    it lost against: the result holds the intruder's line and ours, once each."""
+    log.append({key: (line(1), 1)})
+    seen = _deflated_calls(monkeypatch)
+    intruded = []
+
+    def intrude(ref: str) -> None:
+        if not intruded:
+            intruded.append(ref)
+            git(repo, "notes", f"--ref={ref}", "append", "-m", '{"id":"git"}', anchor)
+
+    log.before_update_ref = intrude
+    log.append({key: (line(2), 1)})
+    data = git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor)
+    assert data.count(b'"id":"git"') == 1 and data.count(line(2)) == 1
+    assert data.startswith(line(1))
+    assert seen[0] == len(line(1)) and seen[1] is None
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
+
+
 def test_append_waits_for_the_repo_lock(repo: Path, anchor: str, key: ShardKey) -> None:
     log = GitNotesLog(repo, level="personal", anchor=anchor, lock_timeout_s=0.05)
     with log.lock():

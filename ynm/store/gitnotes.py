@@ -21,7 +21,7 @@ import pygit2
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
-from ynm.store.objects import write_blob
+from ynm.store.objects import DeflatedContent, write_appended_blob, write_blob
 from ynm.store.repo import open_repository, repo_common_dir, signature
 
 MAX_CAS_RETRIES = 5
@@ -32,6 +32,9 @@ REF_LOCK_RETRY_S = 0.005
 # Reading a 3 MB loose blob costs ~15 ms in libgit2 (inflate plus hash verification); the cache
 # lets consecutive appends and reads in one process skip it.
 BLOB_CACHE_BYTES = 64 * 1024 * 1024
+# Deflated shard contents kept by blob id, so the next append to that shard compresses only its
+# new lines (ynm.store.objects.write_appended_blob). Bytes of compressed data.
+DEFLATED_CACHE_BYTES = 32 * 1024 * 1024
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 
@@ -156,6 +159,8 @@ class GitNotesLog:
         self.before_update_ref: Callable[[str], None] | None = None
         self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
         self._blob_cache_bytes = 0
+        self._deflated: OrderedDict[str, DeflatedContent] = OrderedDict()
+        self._deflated_bytes = 0
         # Flat first (what writers write), then the two fan-outs git porcelain may produce.
         self._note_paths = (
             anchor,
@@ -539,7 +544,11 @@ class GitNotesLog:
                 # A foreign writer may have left no final newline; never fuse two lines.
                 separator = b"\n" if old and not old.endswith(b"\n") else b""
                 content = old + separator + payload
-                blob_id = write_blob(self.repo, self.common_dir / "objects", content)
+                base = self._deflated.get(str(old_blob_id)) if old_blob_id is not None else None
+                if base is not None and base.size != len(old):
+                    base = None
+                blob_id, deflated = write_appended_blob(
+                    self.repo, self.common_dir / "objects", content, base)
                 tree_id = self._notes_tree(old_tree, blob_id)
                 parents = [previous] if previous is not None else []
                 commit_id = self._commit(tree_id, parents, message)
@@ -547,6 +556,9 @@ class GitNotesLog:
                     self.before_update_ref(ref)
                 if self._compare_and_swap(ref, previous, commit_id, message):
                     self._remember_blob(str(blob_id), content)
+                    self._remember_deflated(
+                        str(old_blob_id) if old_blob_id is not None else None,
+                        str(blob_id), deflated)
                     return AppendedShard(
                         key=key,
                         ref=ref,
@@ -586,6 +598,23 @@ class GitNotesLog:
         while self._blob_cache_bytes > BLOB_CACHE_BYTES:
             _, evicted = self._blob_cache.popitem(last=False)
             self._blob_cache_bytes -= len(evicted)
+
+    def _remember_deflated(self, old_hex: str | None, blob_hex: str,
+                           deflated: DeflatedContent | None) -> None:
+        """Keep a shard blob's deflated content for the next append, dropping the one it
+        replaced (an append never extends an older version again); least recently used entries
+        go past DEFLATED_CACHE_BYTES."""
+        if old_hex is not None and old_hex in self._deflated:
+            self._deflated_bytes -= len(self._deflated.pop(old_hex).body)
+        if deflated is None or len(deflated.body) > DEFLATED_CACHE_BYTES:
+            return
+        if blob_hex in self._deflated:
+            return
+        self._deflated[blob_hex] = deflated
+        self._deflated_bytes += len(deflated.body)
+        while self._deflated_bytes > DEFLATED_CACHE_BYTES:
+            _, evicted = self._deflated.popitem(last=False)
+            self._deflated_bytes -= len(evicted.body)
 
     def _ref_target(self, ref: str) -> str | None:
         """Hex id the ref points at (symbolic refs resolved), or None when it does not exist."""
