@@ -361,7 +361,7 @@ def test_200_records_in_batches_of_10(log: GitNotesLog, key: ShardKey) -> None:
 
 def _deflated_calls(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     """Record, per blob written by an append, the size of the deflated prefix it reused."""
-    import ynm.store.gitnotes as gitnotes
+    from ynm.store import gitnotes
 
     seen: list[int | None] = []
     real = gitnotes.write_appended_blob
@@ -405,6 +405,23 @@ def test_appends_in_one_process_deflate_only_the_new_lines(
     assert "error" not in fsck.lower()
     fresh = GitNotesLog(repo, level="personal", anchor=anchor)
     assert fresh.read_all()[key.ref].data == expected
+
+
+def test_a_new_log_object_reuses_the_prefix_from_the_loose_file(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a new ``ynm remember`` process sees: no memory of earlier appends, yet the blob
+    ynm wrote last is extended without deflating it again."""
+    log.append({key: (lines(1, 2), 2)})
+    seen = _deflated_calls(monkeypatch)
+    fresh = GitNotesLog(repo, level="personal", anchor=anchor)
+    fresh.append({key: (line(3), 1)})
+    again = GitNotesLog(repo, level="personal", anchor=anchor)
+    again.append({key: (line(4), 1)})
+    assert seen == [len(lines(1, 2)), len(lines(1, 2, 3))]
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == lines(1, 2, 3, 4)
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
 
 
 def test_lost_swap_retry_rebuilds_from_the_intruders_blob(

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from ynm.store.objects import (
     adler32_combine,
+    adler32_of_tail,
     deflate_content,
     extend_deflated,
+    read_deflated_loose,
     write_appended_blob,
     write_blob,
 )
@@ -49,6 +51,12 @@ def test_blob_id_and_content_match_git(tmp_path: Path) -> None:
 @settings(max_examples=200, deadline=None)
 def test_adler32_combine_equals_adler32_of_the_concatenation(a: bytes, b: bytes) -> None:
     assert adler32_combine(zlib.adler32(a), zlib.adler32(b), len(b)) == zlib.adler32(a + b)
+
+
+@given(st.binary(max_size=3000), st.binary(max_size=70_000))
+@settings(max_examples=100, deadline=None)
+def test_adler32_of_tail_inverts_the_combination(a: bytes, b: bytes) -> None:
+    assert adler32_of_tail(zlib.adler32(a + b), zlib.adler32(a), len(b)) == zlib.adler32(b)
 
 
 def test_adler32_combine_with_long_second_part() -> None:
@@ -127,3 +135,50 @@ def test_prefix_longer_than_the_blob_is_refused(tmp_path: Path) -> None:
     base = deflate_content(b"abc\n" * 10)
     with pytest.raises(ValueError):
         write_appended_blob(repo, repo_path / ".git" / "objects", b"abc\n", base)
+
+
+def test_a_new_process_recovers_the_deflated_prefix_from_the_loose_file(tmp_path: Path) -> None:
+    """Only a loose object in ynm's stitched layout is reused; git's own loose object, a
+    packed object, a missing one and a file whose id does not match give None."""
+    repo_path = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
+    repo = pygit2.Repository(str(repo_path))
+    objects = repo_path / ".git" / "objects"
+    rng = random.Random(3)
+    content = _lines(rng, 200)
+    oid, _ = write_appended_blob(repo, objects, content, None)
+    content2 = content + _lines(rng, 3)
+    oid2, deflated2 = write_appended_blob(repo, objects, content2, deflate_content(content))
+    loaded = read_deflated_loose(objects, str(oid2))
+    assert loaded is not None
+    data, recovered = loaded
+    assert data == content2
+    assert recovered == deflated2
+    # It extends like the in-memory form does.
+    content3 = content2 + _lines(rng, 1)
+    oid3, _ = write_appended_blob(repo, objects, content3, recovered)
+    assert subprocess.run(["git", "-C", str(repo_path), "cat-file", "blob", str(oid3)],
+                          check=True, capture_output=True).stdout == content3
+    # A file under another id (copied) fails the hash check.
+    fake = "0" * 40
+    (objects / "00").mkdir(exist_ok=True)
+    (objects / "00" / fake[2:]).write_bytes((objects / str(oid2)[:2] / str(oid2)[2:]).read_bytes())
+    assert read_deflated_loose(objects, fake) is None
+    # git's own loose object of the same bytes is not in the stitched layout.
+    path = objects / str(oid)[:2] / str(oid)[2:]
+    path.unlink()
+    written = subprocess.run(["git", "-C", str(repo_path), "hash-object", "-w", "--stdin"],
+                             input=content, check=True, capture_output=True).stdout.decode()
+    assert written.strip() == str(oid)
+    assert zlib.decompress(path.read_bytes()) == b"blob %d\0" % len(content) + content
+    assert read_deflated_loose(objects, str(oid)) is None
+    # Packed: no loose file.
+    subprocess.run(["git", "-C", str(repo_path), "add", "-A"], check=True, capture_output=True)
+    tree = subprocess.run(["git", "-C", str(repo_path), "mktree"], check=True,
+                          capture_output=True, input=f"100644 blob {oid3}\tx\n".encode()
+                          ).stdout.decode().strip()
+    subprocess.run(["git", "-C", str(repo_path), "update-ref", "refs/t", tree], check=True)
+    subprocess.run(["git", "-C", str(repo_path), "repack", "-adq"], check=True)
+    subprocess.run(["git", "-C", str(repo_path), "prune-packed"], check=True)
+    assert read_deflated_loose(objects, str(oid3)) is None
+    assert read_deflated_loose(objects, "1" * 40) is None

@@ -21,7 +21,12 @@ import pygit2
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
-from ynm.store.objects import DeflatedContent, write_appended_blob, write_blob
+from ynm.store.objects import (
+    DeflatedContent,
+    read_deflated_loose,
+    write_appended_blob,
+    write_blob,
+)
 from ynm.store.repo import open_repository, repo_common_dir, signature
 
 MAX_CAS_RETRIES = 5
@@ -540,13 +545,10 @@ class GitNotesLog:
                     self._check_new_ref(ref)
                 old_tree = self._commit_tree(previous) if previous is not None else None
                 old_blob_id = self._find_note(old_tree) if old_tree is not None else None
-                old = self.read_blob(str(old_blob_id)) if old_blob_id is not None else b""
+                old, base = self._old_content(old_blob_id)
                 # A foreign writer may have left no final newline; never fuse two lines.
                 separator = b"\n" if old and not old.endswith(b"\n") else b""
                 content = old + separator + payload
-                base = self._deflated.get(str(old_blob_id)) if old_blob_id is not None else None
-                if base is not None and base.size != len(old):
-                    base = None
                 blob_id, deflated = write_appended_blob(
                     self.repo, self.common_dir / "objects", content, base)
                 tree_id = self._notes_tree(old_tree, blob_id)
@@ -598,6 +600,26 @@ class GitNotesLog:
         while self._blob_cache_bytes > BLOB_CACHE_BYTES:
             _, evicted = self._blob_cache.popitem(last=False)
             self._blob_cache_bytes -= len(evicted)
+
+    def _old_content(self, blob_id: pygit2.Oid | None) -> tuple[bytes, DeflatedContent | None]:
+        """The note blob an append extends and, when known, its deflated content: from memory,
+        else from its loose file when ynm wrote it (one inflate, no libgit2 read), else the
+        bytes alone through libgit2."""
+        if blob_id is None:
+            return b"", None
+        hex_id = str(blob_id)
+        base = self._deflated.get(hex_id)
+        if hex_id not in self._blob_cache:
+            loaded = read_deflated_loose(self.common_dir / "objects", hex_id)
+            if loaded is not None:
+                data, base = loaded
+                self._remember_blob(hex_id, data)
+                self._remember_deflated(None, hex_id, base)
+                return data, base
+        data = self.read_blob(hex_id)
+        if base is not None and base.size != len(data):
+            base = None
+        return data, base
 
     def _remember_deflated(self, old_hex: str | None, blob_hex: str,
                            deflated: DeflatedContent | None) -> None:

@@ -13,6 +13,7 @@ flush; each appended piece is compressed with the previous 32 KiB of content as 
 so back-references reach into the prefix as in any deflate stream), then an empty final block and
 the Adler-32 of everything. The deflated content of the old blob is kept in memory
 (:class:`DeflatedContent`) and reused byte for byte; the Adler-32 is combined arithmetically.
+A new process recovers it from the loose file itself (:func:`read_deflated_loose`).
 What is left per append is the SHA-1 of the whole object (the object id covers every byte: the
 floor of the format), deflating the new lines, and writing the file.
 """
@@ -35,6 +36,8 @@ _ADLER_BASE = 65521
 _ZLIB_HEADER = b"\x78\x01"
 # A final, empty fixed-Huffman block: ends a stream whose last piece was sync-flushed.
 _FINAL_EMPTY_BLOCK = b"\x03\x00"
+# How a sync flush ends: an empty stored block (LEN 0, NLEN 0xFFFF) on a byte boundary.
+_SYNC_MARK = b"\x00\x00\xff\xff"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,17 @@ def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
     return s1 | (s2 << 16)
 
 
+def adler32_of_tail(whole: int, head_adler: int, tail_len: int) -> int:
+    """The Adler-32 of ``b`` from ``adler32(a + b)``, ``adler32(a)`` and ``len(b)``: the
+    combination of :func:`adler32_combine` solved for the second part."""
+    rem = tail_len % _ADLER_BASE
+    s1, s2 = whole & 0xFFFF, (whole >> 16) & 0xFFFF
+    a1, b1 = head_adler & 0xFFFF, (head_adler >> 16) & 0xFFFF
+    a2 = (s1 - a1 + 1) % _ADLER_BASE
+    b2 = (s2 - rem * a1 - b1 + rem) % _ADLER_BASE
+    return a2 | (b2 << 16)
+
+
 def _deflate_piece(data: bytes, dictionary: bytes = b"") -> bytes:
     """Raw deflate of ``data`` ending in a sync flush (byte-aligned, not final)."""
     if dictionary:
@@ -95,6 +109,53 @@ def extend_deflated(base: DeflatedContent, prefix_tail: bytes, extra: bytes) -> 
     piece = _deflate_piece(extra, prefix_tail[-WINDOW:])
     adler = adler32_combine(base.adler, zlib.adler32(extra), len(extra))
     return DeflatedContent(base.size + len(extra), adler, base.body + piece)
+
+
+def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, DeflatedContent] | None:
+    """A blob's content and its reusable deflated form, read back from a loose object that
+    :func:`write_appended_blob` wrote (so a new process can append without deflating it all).
+
+    The file must be exactly that layout: zlib header, the deflated object header ending in a
+    sync flush, content pieces ending in a sync flush, an empty final block and the Adler-32.
+    It is inflated once and checked in full: the inflated bytes must be ``blob <size>\0`` plus
+    the content and hash to ``blob_hex``, and the stream must end exactly there.
+
+    Returns:
+        (content, deflated content), or None when the object is not loose (packed), missing,
+        written by another writer (git, libgit2) or fails any check; the caller then reads the
+        blob through libgit2 and deflates it whole.
+    """
+    path = objects_dir / blob_hex[:2] / blob_hex[2:]
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    if raw[:2] != _ZLIB_HEADER or raw[-6:-4] != _FINAL_EMPTY_BLOCK:
+        return None
+    inflater = zlib.decompressobj()
+    try:
+        full = inflater.decompress(raw)
+    except zlib.error:
+        return None
+    if not inflater.eof or inflater.unused_data or inflater.unconsumed_tail:
+        return None
+    nul = full.find(b"\0", 0, 32)
+    if nul < 0 or not full.startswith(b"blob "):
+        return None
+    header, content = full[:nul + 1], full[nul + 1:]
+    if header != b"blob %d\0" % len(content):
+        return None
+    head_piece = _deflate_piece(header)
+    start = 2 + len(head_piece)
+    body = raw[start:-6]
+    if raw[2:start] != head_piece or not body.endswith(_SYNC_MARK):
+        return None
+    if hashlib.sha1(full).hexdigest() != blob_hex:
+        return None
+    # The inflater has checked the trailer against the bytes, so the content's own Adler-32
+    # can be taken from it without a second pass.
+    adler = adler32_of_tail(int.from_bytes(raw[-4:], "big"), zlib.adler32(header), len(content))
+    return content, DeflatedContent(len(content), adler, body)
 
 
 def _is_sha1(repo: pygit2.Repository) -> bool:
