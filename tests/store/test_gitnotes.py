@@ -448,6 +448,55 @@ def test_lost_swap_retry_rebuilds_from_the_intruders_blob(
     assert "error" not in fsck.lower()
 
 
+def _loose_blob_count(repo: Path) -> int:
+    counts = dict(row.split(": ") for row in git(repo, "count-objects", "-v").splitlines())
+    return int(counts["count"])
+
+
+def test_loose_bytes_are_counted_across_processes_and_packed_past_the_limit(
+    repo: Path, anchor: str, key: ShardKey
+) -> None:
+    """Each log object (a process) adds the loose bytes it wrote to the shared counter; the
+    append that passes the limit starts one background repack, which leaves no loose objects
+    and every version readable, and the counter starts again from zero."""
+    counter = Path(git(repo, "rev-parse", "--git-common-dir"))
+    counter = (repo / counter if not counter.is_absolute() else counter) / "ynm-loose-bytes"
+    first = GitNotesLog(repo, level="personal", anchor=anchor)
+    first.pack_after_bytes = 10**9
+    a = first.append({key: (lines(*range(300)), 300)})[0]
+    size_a = (repo / ".git" / "objects" / a.blob_id[:2] / a.blob_id[2:]).stat().st_size
+    assert int(counter.read_text()) == size_a
+    second = GitNotesLog(repo, level="personal", anchor=anchor)
+    second.pack_after_bytes = 10**9
+    b = second.append({key: (line("b"), 1)})[0]
+    size_b = (repo / ".git" / "objects" / b.blob_id[:2] / b.blob_id[2:]).stat().st_size
+    assert int(counter.read_text()) == size_a + size_b
+    assert second.wait_for_packing() is None
+    assert _loose_blob_count(repo) > 0
+    third = GitNotesLog(repo, level="personal", anchor=anchor)
+    third.pack_after_bytes = size_a + size_b + 1
+    c = third.append({key: (line("c"), 1)})[0]
+    assert third.wait_for_packing(60) == 0
+    assert int(counter.read_text()) == 0
+    assert _loose_blob_count(repo) == 0
+    for blob in (a.blob_id, b.blob_id, c.blob_id):
+        git(repo, "cat-file", "-e", blob)
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == (
+        lines(*range(300)) + lines("b", "c"))
+    # Appends go on from the packed blob (no loose file to reuse: deflated whole).
+    fourth = GitNotesLog(repo, level="personal", anchor=anchor)
+    fourth.append({key: (line("d"), 1)})
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor).endswith(lines("c", "d"))
+
+
+def test_packing_off_leaves_no_counter(repo: Path, anchor: str, key: ShardKey) -> None:
+    log = GitNotesLog(repo, level="personal", anchor=anchor)
+    log.pack_after_bytes = None
+    log.append({key: (line(1), 1)})
+    assert not (repo / ".git" / "ynm-loose-bytes").exists()
+    assert log.wait_for_packing() is None
+
+
 def test_append_waits_for_the_repo_lock(repo: Path, anchor: str, key: ShardKey) -> None:
     log = GitNotesLog(repo, level="personal", anchor=anchor, lock_timeout_s=0.05)
     with log.lock():

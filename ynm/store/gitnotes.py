@@ -10,6 +10,7 @@ Source: reference/storage.md §3 (git-notes layout) and DESIGN.md "Storage".
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -40,6 +41,15 @@ BLOB_CACHE_BYTES = 64 * 1024 * 1024
 # Deflated shard contents kept by blob id, so the next append to that shard compresses only its
 # new lines (ynm.store.objects.write_appended_blob). Bytes of compressed data.
 DEFLATED_CACHE_BYTES = 32 * 1024 * 1024
+# Every append leaves a whole shard blob as a loose object (~1 MB for a 6.7 MB shard). Once the
+# loose bytes appends wrote (counted across processes in <common dir>/ynm-loose-bytes) pass
+# this, `git repack -d` runs in the background: it packs the loose objects, each shard version
+# as a delta of the next (they share all but the tail), and removes the loose copies.
+PACK_AFTER_LOOSE_BYTES = 64 * 1024 * 1024
+LOOSE_COUNTER_FILE = "ynm-loose-bytes"
+# One delta candidate is enough: a shard version is a prefix of the next one. git's default
+# window (10) costs five times the CPU for the same pack.
+REPACK_COMMAND = ("repack", "-d", "-q", "--window=1")
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 
@@ -162,6 +172,8 @@ class GitNotesLog:
         self.lock_timeout_s = lock_timeout_s
         self.common_dir = repo_common_dir(self.repo)
         self.before_update_ref: Callable[[str], None] | None = None
+        self.pack_after_bytes: int | None = PACK_AFTER_LOOSE_BYTES
+        self._packer: subprocess.Popen[bytes] | None = None
         self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
         self._blob_cache_bytes = 0
         self._deflated: OrderedDict[str, DeflatedContent] = OrderedDict()
@@ -347,7 +359,14 @@ class GitNotesLog:
         if not work:
             return []
         with self.lock():
-            return [self._append_shard(key, payload, count) for key, payload, count in work]
+            written: list[AppendedShard] = []
+            try:
+                for key, payload, count in work:
+                    written.append(self._append_shard(key, payload, count))
+            finally:
+                if written:
+                    self._count_loose_bytes(written)
+            return written
 
     def write_shard(
         self,
@@ -573,6 +592,56 @@ class GitNotesLog:
         except pygit2.GitError as exc:
             raise StoreError(f"cannot append to {ref}: {exc}") from exc
         raise StoreConflict(f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {ref}")
+
+    # ----------------------------------------------------------------------------- packing
+
+    def _count_loose_bytes(self, written: list[AppendedShard]) -> None:
+        """Add the loose bytes of the blobs just written to ``<common dir>/ynm-loose-bytes`` and
+        start a background repack once they pass ``pack_after_bytes``. Called under
+        ``ynm.lock``; never raises (packing is housekeeping, the append has succeeded)."""
+        if self.pack_after_bytes is None:
+            return
+        objects = self.common_dir / "objects"
+        added = 0
+        for shard in written:
+            try:
+                added += (objects / shard.blob_id[:2] / shard.blob_id[2:]).stat().st_size
+            except OSError:
+                continue
+        counter = self.common_dir / LOOSE_COUNTER_FILE
+        try:
+            total = int(counter.read_text() or "0") + added
+        except (OSError, ValueError):
+            total = added
+        try:
+            if total >= self.pack_after_bytes and self._start_packing():
+                total = 0
+            counter.write_text(str(total))
+        except OSError:
+            pass
+
+    def _start_packing(self) -> bool:
+        """Run ``git repack -d -q --window=1`` on the common dir in the background, detached
+        from this process's terminal and output. Returns False (and starts nothing) while an
+        earlier one from this object is still running or git cannot be started."""
+        if self._packer is not None and self._packer.poll() is None:
+            return False
+        try:
+            self._packer = subprocess.Popen(
+                ["git", f"--git-dir={self.common_dir}", *REPACK_COMMAND],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            return False
+        return True
+
+    def wait_for_packing(self, timeout_s: float | None = None) -> int | None:
+        """Wait for a background repack this object started; its exit code, or None if none
+        was started. Raises subprocess.TimeoutExpired past ``timeout_s``."""
+        if self._packer is None:
+            return None
+        return self._packer.wait(timeout_s)
 
     def _check_new_ref(self, ref: str) -> None:
         """Refuse to create ``ref`` where git could not: when an existing ref is one of its
