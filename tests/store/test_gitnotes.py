@@ -489,6 +489,19 @@ def test_loose_bytes_are_counted_across_processes_and_packed_past_the_limit(
     assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor).endswith(lines("c", "d"))
 
 
+def test_pack_loose_objects_packs_now_and_zeroes_the_counter(
+    repo: Path, anchor: str, key: ShardKey
+) -> None:
+    log = GitNotesLog(repo, level="personal", anchor=anchor)
+    for n in range(5):
+        log.append({key: (line(n), 1)})
+    assert _loose_blob_count(repo) > 0
+    log.pack_loose_objects()
+    assert _loose_blob_count(repo) == 0
+    assert (repo / ".git" / "ynm-loose-bytes").read_text() == "0"
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == lines(*range(5))
+
+
 def test_packing_off_leaves_no_counter(repo: Path, anchor: str, key: ShardKey) -> None:
     log = GitNotesLog(repo, level="personal", anchor=anchor)
     log.pack_after_bytes = None

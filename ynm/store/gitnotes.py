@@ -636,6 +636,21 @@ class GitNotesLog:
             return False
         return True
 
+    def pack_loose_objects(self) -> None:
+        """Pack the loose objects now and wait (``git repack -d -q --window=1``), then zero
+        the loose-bytes counter. For maintenance and the benchmark; appends pack on their own.
+
+        Raises:
+            StoreError: git failed, with its message.
+        """
+        with self.lock():
+            self.wait_for_packing()
+            done = subprocess.run(["git", f"--git-dir={self.common_dir}", *REPACK_COMMAND],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise StoreError(f"git repack failed: {done.stderr.strip()}")
+            (self.common_dir / LOOSE_COUNTER_FILE).write_text("0")
+
     def wait_for_packing(self, timeout_s: float | None = None) -> int | None:
         """Wait for a background repack this object started; its exit code, or None if none
         was started. Raises subprocess.TimeoutExpired past ``timeout_s``."""
