@@ -4,7 +4,9 @@ from :data:`ynm.server.tools.TOOL_SPECS` (reference/server.md §1).
 One process is the single writer of its store. Every service call runs on one worker thread
 that owns the :class:`~ynm.service.ynm.Ynm` (its SQLite connections belong to that thread), so
 calls never block the event loop; write tools also take an asyncio lock, so writes are one at a
-time even if the worker pool ever grows.
+time even if the worker pool ever grows. ``memory_remember`` calls that queue behind that lock
+are run as one group commit (:meth:`MemoryService.call_grouped`, ``Ynm.remember_many``): one
+append per shard for all of them, each caller with its own result or error.
 
 Result envelope (§1.3): success is one text item, ``data`` as pretty JSON, plus
 ``\\n\\nGuidance: <text>`` when there is guidance, and ``structuredContent`` ``{data,
