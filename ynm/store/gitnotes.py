@@ -608,17 +608,24 @@ class GitNotesLog:
                 added += (objects / shard.blob_id[:2] / shard.blob_id[2:]).stat().st_size
             except OSError:
                 continue
-        counter = self.common_dir / LOOSE_COUNTER_FILE
+        # One open, read and rewrite in place (a fixed width, so no truncation): this runs on
+        # every append.
         try:
-            total = int(counter.read_text() or "0") + added
-        except (OSError, ValueError):
-            total = added
+            fd = os.open(self.common_dir / LOOSE_COUNTER_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return
         try:
+            try:
+                total = int(os.read(fd, 64).strip() or b"0") + added
+            except ValueError:
+                total = added
             if total >= self.pack_after_bytes and self._start_packing():
                 total = 0
-            counter.write_text(str(total))
+            os.pwrite(fd, b"%020d\n" % total, 0)
         except OSError:
             pass
+        finally:
+            os.close(fd)
 
     def _start_packing(self) -> bool:
         """Run ``git repack -d -q --window=1`` on the common dir in the background, detached
@@ -649,7 +656,7 @@ class GitNotesLog:
                                   capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 raise StoreError(f"git repack failed: {done.stderr.strip()}")
-            (self.common_dir / LOOSE_COUNTER_FILE).write_text("0")
+            (self.common_dir / LOOSE_COUNTER_FILE).write_text(f"{0:020d}\n")
 
     def wait_for_packing(self, timeout_s: float | None = None) -> int | None:
         """Wait for a background repack this object started; its exit code, or None if none
