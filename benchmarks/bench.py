@@ -18,6 +18,14 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
 - ynm recall process: the whole ``ynm recall "<query>"`` command as a new process;
 - sync@1000: one new record, then ``ynm sync`` (fetch, merge, push) against a local bare remote
   holding 1k memories;
+- append to the largest shard: one record (raw shard append, warm process) into the biggest
+  shard, next to ``git hash-object`` of that shard's blob in the same run (the object id covers
+  every byte: the floor of the format) and an append into a new, empty shard;
+- .git bytes after N appends: N one-record appends into the largest shard (``--appends``,
+  default 1000) with background packing, ``du`` of ``.git`` before and after;
+- 8 writers through ynm serve's write queue: 8 concurrent tasks send ``remember`` through the
+  server's MemoryService (one worker thread, one write queue) into the largest shard's
+  namespace; remembers per second, and every record checked to land exactly once;
 - refresh after sync: a sync brings 100 new records (written by another clone into the
   existing month shards) into the store; the cache refresh that follows, against the full
   reindex of the same store.
@@ -121,7 +129,8 @@ def recall_by_folding(log: GitNotesLog, text: str, now: int) -> list[str]:
     return [m.memory_id for _, m in ranked[:10]]
 
 
-def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str, str]]:
+def bench_size(size: int, samples: int, root: Path,
+               appends: int = 1000) -> list[tuple[str, str, str, str]]:
     repo, queries, seed_s = seed_store(size, root)
     env = {**os.environ, **GIT_ENV, **LEXICAL, "YNM_HOME": str(root / "home")}
     rows: list[tuple[str, str, str, str]] = []
@@ -174,6 +183,8 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
         rows.extend(long_query_rows(y, size, samples))
+    rows.extend(append_rows(repo, env, size, samples, appends))
+    rows.extend(serve_writers_rows(repo, env, size))
     if size >= 100_000:
         rows.extend(refresh_after_sync(repo, root, env, reindex))
     ynm = str(Path(sys.executable).with_name("ynm"))
@@ -181,6 +192,130 @@ def bench_size(size: int, samples: int, root: Path) -> list[tuple[str, str, str,
                                         check=True, capture_output=True), 10)
     row("ynm recall process", proc, "whole command, new process")
     return rows
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes on disk under ``path`` (``du -sb``)."""
+    out = subprocess.run(["du", "-sb", str(path)], check=True, capture_output=True, text=True)
+    return int(out.stdout.split()[0])
+
+
+def append_rows(repo: Path, env: dict[str, str], size: int, samples: int,
+                appends: int) -> list[tuple[str, str, str, str]]:
+    """Append to the largest shard against ``git hash-object`` of its blob and an append to a
+    new shard (same run, alternating); then ``.git`` bytes before and after ``appends``
+    appends into the largest shard, background packing included."""
+    with Ynm.open(repo, env=env) as y:
+        log = y.mount("project").log
+        blobs = log.read_all()
+        biggest = max(blobs.values(), key=lambda b: len(b.data))
+        key = biggest.tip.key
+        blob_file = repo / ".git" / "bench-largest-blob"
+        blob_file.write_bytes(biggest.data)
+        i = iter(range(10**9))
+
+        def record(k: ShardKey) -> bytes:
+            r = y._stamp({"op": "create", "type": k.type, "level": k.level,
+                          "namespace": k.namespace, "content": f"append bench {next(i)}",
+                          "tags": [], "links": []})
+            return (dumps_record(r) + "\n").encode()
+
+        log.append({key: (record(key), 1)})  # warm: the process has seen this shard
+        large: list[float] = []
+        empty: list[float] = []
+        hashing: list[float] = []
+        taken = {tip.key for tip in log.tips().values()}
+        spare = (ShardKey(key.level, key.namespace, key.type, f"{year}-01")
+                 for year in range(2100, 9999))
+        for _ in range(samples):
+            fresh = next(k for k in spare if k not in taken)
+            large += timed(lambda: log.append({key: (record(key), 1)}), 1)
+            empty += timed(lambda f=fresh: log.append({f: (record(f), 1)}), 1)
+            hashing += timed(lambda: subprocess.run(["git", "hash-object", str(blob_file)],
+                                                    check=True, capture_output=True), 1)
+        blob_file.unlink()
+        above = pct(large, 50) - pct(empty, 50)
+        rows = [
+            (f"append to the largest shard@{size}", f"{pct(large, 50):.1f}",
+             f"{pct(large, 95):.1f}", f"{len(biggest.data) / 1e6:.1f} MB shard {key.shard_id}"),
+            (f"append to an empty shard@{size}", f"{pct(empty, 50):.1f}",
+             f"{pct(empty, 95):.1f}", "a new shard each time"),
+            (f"git hash-object of the largest shard's blob@{size}", f"{pct(hashing, 50):.1f}",
+             f"{pct(hashing, 95):.1f}",
+             f"append above empty: {above:.1f} ms = {above / pct(hashing, 50):.2f}x hash-object"),
+        ]
+        if appends:
+            before = dir_bytes(repo / ".git")
+            t = time.perf_counter()
+            for _ in range(appends):
+                log.append({key: (record(key), 1)})
+            seconds = time.perf_counter() - t
+            if hasattr(log, "wait_for_packing"):  # older trees did not pack
+                log.wait_for_packing()
+            after = dir_bytes(repo / ".git")
+            note = (f"before {before / 1e6:.0f} MB ({after / before:.2f}x), background packing "
+                    f"still behind; {appends / seconds:.0f} appends/s")
+            rows.append((f".git bytes after {appends} appends@{size}", f"{after / 1e6:.0f} MB",
+                         "", note))
+            if hasattr(log, "pack_loose_objects"):
+                log.pack_loose_objects()
+                packed = dir_bytes(repo / ".git")
+                rows.append((f".git bytes after {appends} appends and one repack@{size}",
+                             f"{packed / 1e6:.0f} MB", "",
+                             f"{packed / before:.2f}x the {before / 1e6:.0f} MB before"))
+    return rows
+
+
+def serve_writers_rows(repo: Path, env: dict[str, str], size: int, writers: int = 8,
+                       per_writer: int = 50) -> list[tuple[str, str, str, str]]:
+    """``writers`` concurrent tasks each sending ``per_writer`` remembers through ynm serve's
+    MemoryService (its one worker thread and write queue); remembers per second, and every
+    record read back from git exactly once, in each writer's order."""
+    import asyncio
+
+    from ynm.server.app import MemoryService
+
+    with Ynm.open(repo, env=env) as y:
+        log = y.mount("project").log
+        biggest = max(log.read_all().values(), key=lambda b: len(b.data))
+    key = biggest.tip.key
+    tag = f"w{time.time_ns()}"
+    from ynm.server.tools import TOOL_SPECS
+
+    grouped = getattr(TOOL_SPECS["memory_remember"], "run_many", None)
+    service = MemoryService(repo, personal=False, env=env)
+    service.open()
+
+    async def writer(w: int) -> None:
+        for n in range(per_writer):
+            inp = RememberInput(type=key.type, level="distributed", namespace=key.namespace,
+                                content=f"{tag} writer {w} item {n}")
+            if grouped is not None:  # the MCP tool's path: group commit of queued remembers
+                await service.call_grouped(grouped, inp)
+            else:
+                await service.call(lambda ynm, inp=inp: ynm.remember(inp), write=True)
+
+    async def everyone() -> float:
+        t = time.perf_counter()
+        await asyncio.gather(*(writer(w) for w in range(writers)))
+        return time.perf_counter() - t
+
+    try:
+        seconds = asyncio.run(everyone())
+    finally:
+        service.close()
+    with Ynm.open(repo, env=env) as y:
+        records = [r for b in y.mount("project").log.read_all().values()
+                   for r in parse_jsonl(b.data).records
+                   if r.content and r.content.startswith(tag)]
+    seen = [r.content for r in records]
+    assert len(seen) == len(set(seen)) == writers * per_writer, "every record exactly once"
+    for w in range(writers):
+        mine = [c for c in seen if c.startswith(f"{tag} writer {w} ")]
+        assert mine == [f"{tag} writer {w} item {n}" for n in range(per_writer)], "order kept"
+    total = writers * per_writer
+    return [(f"{writers} writers via ynm serve@{size}", f"{seconds * 1000 / total:.1f}", "",
+             f"{total / seconds:.0f} remembers/s; {total} records each landed once")]
 
 
 def long_paragraph(y: Ynm, chars: int = 2000) -> str:
@@ -293,13 +428,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--dir", default=str(HERE / ".stores"))
+    parser.add_argument("--appends", type=int, default=1000,
+                        help="appends into the largest shard for the .git bytes row")
     args = parser.parse_args()
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"seeding and measuring {size} memories ...", file=sys.stderr)
-        rows.extend(bench_size(size, args.samples, root))
+        rows.extend(bench_size(size, args.samples, root, args.appends))
     print("measuring sync ...", file=sys.stderr)
     rows.extend(bench_sync(root, max(5, args.samples // 2)))
     print("| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")

@@ -359,6 +359,157 @@ def test_200_records_in_batches_of_10(log: GitNotesLog, key: ShardKey) -> None:
     assert data == lines(*range(200))
 
 
+def _deflated_calls(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """Record, per blob written by an append, the size of the deflated prefix it reused."""
+    from ynm.store import gitnotes
+
+    seen: list[int | None] = []
+    real = gitnotes.write_appended_blob
+
+    def spy(repo, objects_dir, content, base):  # type: ignore[no-untyped-def]
+        seen.append(None if base is None else base.size)
+        return real(repo, objects_dir, content, base)
+
+    monkeypatch.setattr(gitnotes, "write_appended_blob", spy)
+    return seen
+
+
+def test_appends_in_one_process_deflate_only_the_new_lines(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second and later appends reuse the previous blob's deflated content; a foreign
+    write in between (git notes by another process, no final newline) makes the next append
+    start cold; another shard keeps its own prefix. git reads every version byte for byte."""
+    other = ShardKey("personal", "user/test", "episodic", "2026-09")
+    seen = _deflated_calls(monkeypatch)
+    log.append({key: (lines(1, 2), 2)})
+    log.append({key: (line(3), 1), other: (line("o1"), 1)})
+    log.append({key: (line(4), 1), other: (line("o2"), 1)})
+    assert seen == [None, len(lines(1, 2)), None, len(lines(1, 2, 3)), len(line("o1"))]
+    # A foreign writer replaces the note with content lacking a final newline.
+    foreign = lines(1, 2, 3, 4) + b'{"id":"foreign"}'
+    tree = mktree(repo, [("100644", hash_blob(repo, foreign), anchor)])
+    git(repo, "update-ref", key.ref, make_commit(repo, tree, "foreign", git(repo, "rev-parse",
+                                                                               key.ref)))
+    log.append({key: (line(5), 1)})
+    log.append({key: (line(6), 1)})
+    assert seen[-2:] == [None, len(foreign + b"\n" + line(5))]
+    expected = foreign + b"\n" + lines(5, 6)
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == expected
+    assert git_bytes(repo, "notes", f"--ref={other.ref}", "show", anchor) == lines("o1", "o2")
+    # Every stored version reads back as what was appended up to then.
+    versions = git(repo, "rev-list", key.ref).split()
+    assert len(versions) == 6
+    assert git_bytes(repo, "show", f"{versions[4]}:{anchor}") == lines(1, 2, 3)
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
+    fresh = GitNotesLog(repo, level="personal", anchor=anchor)
+    assert fresh.read_all()[key.ref].data == expected
+
+
+def test_a_new_log_object_reuses_the_prefix_from_the_loose_file(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a new ``ynm remember`` process sees: no memory of earlier appends, yet the blob
+    ynm wrote last is extended without deflating it again."""
+    log.append({key: (lines(1, 2), 2)})
+    seen = _deflated_calls(monkeypatch)
+    fresh = GitNotesLog(repo, level="personal", anchor=anchor)
+    fresh.append({key: (line(3), 1)})
+    again = GitNotesLog(repo, level="personal", anchor=anchor)
+    again.append({key: (line(4), 1)})
+    assert seen == [len(lines(1, 2)), len(lines(1, 2, 3))]
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == lines(1, 2, 3, 4)
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
+
+
+def test_lost_swap_retry_rebuilds_from_the_intruders_blob(
+    repo: Path, anchor: str, log: GitNotesLog, key: ShardKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retried append after a lost compare-and-swap must not reuse the prefix of the blob
+    it lost against: the result holds the intruder's line and ours, once each."""
+    log.append({key: (line(1), 1)})
+    seen = _deflated_calls(monkeypatch)
+    intruded = []
+
+    def intrude(ref: str) -> None:
+        if not intruded:
+            intruded.append(ref)
+            git(repo, "notes", f"--ref={ref}", "append", "-m", '{"id":"git"}', anchor)
+
+    log.before_update_ref = intrude
+    log.append({key: (line(2), 1)})
+    data = git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor)
+    assert data.count(b'"id":"git"') == 1 and data.count(line(2)) == 1
+    assert data.startswith(line(1))
+    assert seen[0] == len(line(1)) and seen[1] is None
+    fsck = git(repo, "fsck", "--strict", "--full", check=False)
+    assert "error" not in fsck.lower()
+
+
+def _loose_blob_count(repo: Path) -> int:
+    counts = dict(row.split(": ") for row in git(repo, "count-objects", "-v").splitlines())
+    return int(counts["count"])
+
+
+def test_loose_bytes_are_counted_across_processes_and_packed_past_the_limit(
+    repo: Path, anchor: str, key: ShardKey
+) -> None:
+    """Each log object (a process) adds the loose bytes it wrote to the shared counter; the
+    append that passes the limit starts one background repack, which leaves no loose objects
+    and every version readable, and the counter starts again from zero."""
+    counter = Path(git(repo, "rev-parse", "--git-common-dir"))
+    counter = (repo / counter if not counter.is_absolute() else counter) / "ynm-loose-bytes"
+    first = GitNotesLog(repo, level="personal", anchor=anchor)
+    first.pack_after_bytes = 10**9
+    a = first.append({key: (lines(*range(300)), 300)})[0]
+    size_a = (repo / ".git" / "objects" / a.blob_id[:2] / a.blob_id[2:]).stat().st_size
+    assert int(counter.read_text()) == size_a
+    second = GitNotesLog(repo, level="personal", anchor=anchor)
+    second.pack_after_bytes = 10**9
+    b = second.append({key: (line("b"), 1)})[0]
+    size_b = (repo / ".git" / "objects" / b.blob_id[:2] / b.blob_id[2:]).stat().st_size
+    assert int(counter.read_text()) == size_a + size_b
+    assert second.wait_for_packing() is None
+    assert _loose_blob_count(repo) > 0
+    third = GitNotesLog(repo, level="personal", anchor=anchor)
+    third.pack_after_bytes = size_a + size_b + 1
+    c = third.append({key: (line("c"), 1)})[0]
+    assert third.wait_for_packing(60) == 0
+    assert int(counter.read_text()) == 0
+    assert _loose_blob_count(repo) == 0
+    for blob in (a.blob_id, b.blob_id, c.blob_id):
+        git(repo, "cat-file", "-e", blob)
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == (
+        lines(*range(300)) + lines("b", "c"))
+    # Appends go on from the packed blob (no loose file to reuse: deflated whole).
+    fourth = GitNotesLog(repo, level="personal", anchor=anchor)
+    fourth.append({key: (line("d"), 1)})
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor).endswith(lines("c", "d"))
+
+
+def test_pack_loose_objects_packs_now_and_zeroes_the_counter(
+    repo: Path, anchor: str, key: ShardKey
+) -> None:
+    log = GitNotesLog(repo, level="personal", anchor=anchor)
+    for n in range(5):
+        log.append({key: (line(n), 1)})
+    assert _loose_blob_count(repo) > 0
+    log.pack_loose_objects()
+    assert _loose_blob_count(repo) == 0
+    assert int((repo / ".git" / "ynm-loose-bytes").read_text()) == 0
+    assert git_bytes(repo, "notes", f"--ref={key.ref}", "show", anchor) == lines(*range(5))
+
+
+def test_packing_off_leaves_no_counter(repo: Path, anchor: str, key: ShardKey) -> None:
+    log = GitNotesLog(repo, level="personal", anchor=anchor)
+    log.pack_after_bytes = None
+    log.append({key: (line(1), 1)})
+    assert not (repo / ".git" / "ynm-loose-bytes").exists()
+    assert log.wait_for_packing() is None
+
+
 def test_append_waits_for_the_repo_lock(repo: Path, anchor: str, key: ShardKey) -> None:
     log = GitNotesLog(repo, level="personal", anchor=anchor, lock_timeout_s=0.05)
     with log.lock():

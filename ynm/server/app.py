@@ -4,7 +4,9 @@ from :data:`ynm.server.tools.TOOL_SPECS` (reference/server.md §1).
 One process is the single writer of its store. Every service call runs on one worker thread
 that owns the :class:`~ynm.service.ynm.Ynm` (its SQLite connections belong to that thread), so
 calls never block the event loop; write tools also take an asyncio lock, so writes are one at a
-time even if the worker pool ever grows.
+time even if the worker pool ever grows. ``memory_remember`` calls that queue behind that lock
+are run as one group commit (:meth:`MemoryService.call_grouped`, ``Ynm.remember_many``): one
+append per shard for all of them, each caller with its own result or error.
 
 Result envelope (§1.3): success is one text item, ``data`` as pretty JSON, plus
 ``\\n\\nGuidance: <text>`` when there is guidance, and ``structuredContent`` ``{data,
@@ -79,6 +81,8 @@ class MemoryService:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ynm-service")
         self._write_lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
+        # Calls waiting for a group commit: (run_many, input, caller, future).
+        self._grouped: list[tuple[Callable[..., Any], Any, CallerOf | None, Any]] = []
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -149,11 +153,61 @@ class MemoryService:
         worker thread, since resolving a person reads the people document."""
         if not write:
             return await asyncio.wrap_future(self._executor.submit(self._call, fn, caller))
+        async with self._lock():
+            return await asyncio.wrap_future(self._executor.submit(self._call, fn, caller))
+
+    def _lock(self) -> asyncio.Lock:
+        """The write lock of the running event loop."""
         loop = asyncio.get_running_loop()
         if self._write_lock is None or self._lock_loop is not loop:
             self._write_lock, self._lock_loop = asyncio.Lock(), loop
-        async with self._write_lock:
-            return await asyncio.wrap_future(self._executor.submit(self._call, fn, caller))
+        return self._write_lock
+
+    async def call_grouped(self, run_many: Callable[[Ynm, list[tuple[Any, Any]]], list[Any]],
+                           inp: Any, *, caller: CallerOf | None = None) -> Any:
+        """A write that may share one group commit with the same kind of writes queued
+        behind the write lock: while one batch runs on the worker thread, new calls wait;
+        the first of them to get the lock runs all that are waiting as one
+        ``run_many(ynm, [(input, caller), ...])`` (one append per shard), and each call gets
+        its own result or its own exception. Calls keep their arrival order, so one client's
+        sequential writes land in order. Source: DESIGN.md "Server" (single write queue)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._grouped.append((run_many, inp, caller, future))
+        async with self._lock():
+            if not future.done():
+                batch = [job for job in self._grouped if job[0] is run_many]
+                self._grouped = [job for job in self._grouped if job[0] is not run_many]
+                try:
+                    outs = await asyncio.wrap_future(
+                        self._executor.submit(self._call_many, run_many, batch))
+                except Exception as err:  # noqa: BLE001 - the whole batch failed to run
+                    outs = [err] * len(batch)
+                for (_, _, _, waiting), out in zip(batch, outs, strict=True):
+                    if isinstance(out, BaseException):
+                        waiting.set_exception(out)
+                    else:
+                        waiting.set_result(out)
+        return await future
+
+    def _call_many(self, run_many: Callable[[Ynm, list[tuple[Any, Any]]], list[Any]],
+                   batch: list[tuple[Any, Any, CallerOf | None, Any]]) -> list[Any]:
+        """Run one group on the worker thread: each call's caller resolved on its own (a
+        failure there fails that call only), then one ``run_many`` for the rest."""
+        ynm = self._ynm()
+        outs: list[Any] = [None] * len(batch)
+        calls: list[tuple[Any, Any]] = []
+        placed: list[int] = []
+        for n, (_, inp, caller, _) in enumerate(batch):
+            try:
+                calls.append((inp, caller(ynm) if caller is not None else None))
+                placed.append(n)
+            except Exception as err:  # noqa: BLE001 - reported to this call only
+                outs[n] = err
+        if calls:
+            for n, out in zip(placed, run_many(ynm, calls), strict=True):
+                outs[n] = out
+        return outs
 
 
 def envelope(output: ToolOutput) -> Any:
@@ -216,9 +270,13 @@ def _make_tool(spec: ToolSpec, service: MemoryService) -> Any:
     async def handler(arguments: dict[str, Any], ctx: Context) -> Any:
         try:
             inp = spec.parse(arguments)
-            output = await service.call(lambda ynm: spec.run(ynm, inp),
-                                        write=not spec.read_only,
-                                        caller=caller_of(request_auth(ctx)))
+            if spec.run_many is not None:
+                output = await service.call_grouped(spec.run_many, inp,
+                                                    caller=caller_of(request_auth(ctx)))
+            else:
+                output = await service.call(lambda ynm: spec.run(ynm, inp),
+                                            write=not spec.read_only,
+                                            caller=caller_of(request_auth(ctx)))
         except YnmError as err:
             return tool_error(str(err))
         except Exception as err:  # noqa: BLE001 - a tool call never crashes the server

@@ -139,6 +139,9 @@ class ToolSpec:
         destructive: True only for ``memory_forget`` (``destructiveHint``).
         description: what the agent reads in ``tools/list``.
         run: ``run(ynm, input) -> ToolOutput``, one service call.
+        run_many: For tools the server may group (``memory_remember``): ``run_many(ynm,
+            [(input, caller), ...]) -> [ToolOutput | exception, ...]``, one group commit for
+            the calls queued together; None for the rest.
     """
 
     name: str
@@ -148,6 +151,8 @@ class ToolSpec:
     description: str
     run: Callable[[Ynm, Any], ToolOutput]
     destructive: bool = False
+    run_many: Callable[[Ynm, list[tuple[Any, Any]]], list[ToolOutput | BaseException]] | None = (
+        None)
 
     def parse(self, arguments: dict[str, Any] | None) -> Any:
         """Validate tool arguments: camelCase names only, unknown fields rejected.
@@ -204,7 +209,17 @@ def _invalid(err: ValidationError) -> InvalidInput:
 
 
 def _remember(ynm: Ynm, inp: RememberInput) -> ToolOutput:
-    result = dict(ynm.remember(inp))
+    return _remember_output(ynm.remember(inp))
+
+
+def _remember_many(ynm: Ynm, calls: list[tuple[RememberInput, Any]]
+                   ) -> list[ToolOutput | BaseException]:
+    return [out if isinstance(out, BaseException) else _remember_output(out)
+            for out in ynm.remember_many(calls)]
+
+
+def _remember_output(written: dict[str, Any]) -> ToolOutput:
+    result = dict(written)
     guidance = result.pop("guidance", None)
     if guidance:
         guidance = guidance.replace("`ynm supersede`", "`memory_supersede`")
@@ -357,6 +372,7 @@ TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
         "the team; only for team-safe project facts). If the memory already exists, use "
         "memory_supersede instead.",
         _remember,
+        run_many=_remember_many,
     ),
     ToolSpec(
         "memory_recall", "recall", RecallQuery, True,

@@ -248,6 +248,84 @@ class Ynm:
             Refused: a distributed write holds a secret (redaction gate).
             UnknownMount, MountLevelMismatch, NoMount: see :func:`route`.
         """
+        [out] = self.remember_many([(inp, self.caller)])
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    def remember_many(
+        self, calls: list[tuple[RememberInput, Caller | None]]
+    ) -> list[dict[str, Any] | BaseException]:
+        """Several ``remember`` calls as one group commit: each input is checked, stamped and
+        gated on its own (as its caller, ``Ynm.caller`` for the duration), then the records
+        of all of them are appended with one commit per shard (in input order within the
+        shard), then each gets its own WriteResult.
+
+        Returns:
+            Per input, in order: its WriteResult (``revision``: the commit holding its record,
+            shared by the records of that shard), or the exception its call would have
+            raised. A refused input, or a shard whose append failed, fails only the inputs
+            concerned; the others are stored. Source: ``ynm serve``'s single write queue
+            (DESIGN.md "Server"), which hands queued remembers here together.
+        """
+        outs: list[dict[str, Any] | BaseException | None] = [None] * len(calls)
+        # What went wrong without failing a write, per input (its own steps and its shard's).
+        notes: list[list[str]] = [[] for _ in calls]
+        staged: list[tuple[int, Mount, Record, RememberInput]] = []
+        saved = self.caller
+        try:
+            for n, (inp, caller) in enumerate(calls):
+                self.caller = caller
+                mark = len(self.warnings)
+                try:
+                    prepared = self._prepare_remember(inp)
+                except Exception as err:  # noqa: BLE001 - reported to this input only
+                    outs[n] = err
+                    continue
+                finally:
+                    notes[n] += self.warnings[mark:]
+                if isinstance(prepared, dict):  # a hosted store wrote it
+                    outs[n] = prepared
+                else:
+                    staged.append((n, prepared[0], prepared[1], inp))
+        finally:
+            self.caller = saved
+        # One append per (mount, shard): a failure reaches only the records in that shard.
+        groups: dict[tuple[str, ShardKey], list[int]] = {}
+        for i, (_n, mount, record, _inp) in enumerate(staged):
+            key = ShardKey(record.level, record.namespace, record.type, record.bucket)
+            groups.setdefault((mount.id, key), []).append(i)
+        revisions: dict[int, str] = {}
+        for members in groups.values():
+            mount = staged[members[0]][1]
+            mark = len(self.warnings)
+            try:
+                out = self._append(mount, [staged[i][2] for i in members])
+            except Exception as err:  # noqa: BLE001 - reported to this shard's inputs only
+                for i in members:
+                    outs[staged[i][0]] = err
+                continue
+            for i in members:
+                revisions[i] = out.revision
+                notes[staged[i][0]] += self.warnings[mark:]
+        for i, (n, mount, record, inp) in enumerate(staged):
+            if i not in revisions:
+                continue
+            mark = len(self.warnings)
+            self.caller = calls[n][1]
+            try:
+                result = self._finish_remember(mount, record, inp, revisions[i])
+            finally:
+                self.caller = saved
+            notes[n] += self.warnings[mark:]
+            if notes[n]:
+                result["warnings"] = notes[n]
+            outs[n] = result
+        return [out if out is not None else RuntimeError("not run") for out in outs]
+
+    def _prepare_remember(self, inp: RememberInput) -> tuple[Mount, Record] | dict[str, Any]:
+        """Route, stamp, gate and judge one remember: (mount, record) to append, or the
+        result of a hosted store that wrote it itself."""
         level = inp.level
         if level is None:
             if self.mount(PERSONAL) is None:
@@ -266,7 +344,6 @@ class Ynm:
         if hosted is not None:  # a hosted store stamps, gates and writes it
             return remember_hosted(hosted, inp, level, namespace)
         mount = route(self.mounts, level, inp.mount)
-        mark = len(self.warnings)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
         fields: dict[str, Any] = {
             "op": "create", "type": inp.type, "level": level, "namespace": namespace,
@@ -286,9 +363,14 @@ class Ynm:
         if judged is not None:
             record = self._stamp(judged, session=inp.session, source=inp.source)
         # -- end write-path judge --
-        out = self._append(mount, [record])
+        return mount, record
+
+    def _finish_remember(self, mount: Mount, record: Record, inp: RememberInput,
+                         revision: str) -> dict[str, Any]:
+        """The WriteResult of a stored remember, with similar-memory guidance (the caller
+        adds ``warnings``)."""
         result = {"memoryId": record.memory_id, "recordId": record.id, "mount": mount.id,
-                  "revision": out.revision}
+                  "revision": revision}
         try:  # after the append: a failure here is a warning (see _append)
             guidance = self.similar_guidance(record.memory_id, inp.content)
         except Exception as err:  # noqa: BLE001
@@ -297,7 +379,7 @@ class Ynm:
                                  f"({type(err).__name__}: {err})")
         if guidance:
             result["guidance"] = guidance
-        return self._with_warnings(result, mark)
+        return result
 
     def similar_guidance(self, memory_id: str, content: str) -> str | None:
         """The note a write gets when similar memories already exist, or None.

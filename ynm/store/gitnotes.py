@@ -10,6 +10,7 @@ Source: reference/storage.md §3 (git-notes layout) and DESIGN.md "Storage".
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -21,7 +22,12 @@ import pygit2
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
-from ynm.store.objects import write_blob
+from ynm.store.objects import (
+    DeflatedContent,
+    read_deflated_loose,
+    write_appended_blob,
+    write_blob,
+)
 from ynm.store.repo import open_repository, repo_common_dir, signature
 
 MAX_CAS_RETRIES = 5
@@ -32,6 +38,18 @@ REF_LOCK_RETRY_S = 0.005
 # Reading a 3 MB loose blob costs ~15 ms in libgit2 (inflate plus hash verification); the cache
 # lets consecutive appends and reads in one process skip it.
 BLOB_CACHE_BYTES = 64 * 1024 * 1024
+# Deflated shard contents kept by blob id, so the next append to that shard compresses only its
+# new lines (ynm.store.objects.write_appended_blob). Bytes of compressed data.
+DEFLATED_CACHE_BYTES = 32 * 1024 * 1024
+# Every append leaves a whole shard blob as a loose object (~1 MB for a 6.7 MB shard). Once the
+# loose bytes appends wrote (counted across processes in <common dir>/ynm-loose-bytes) pass
+# this, `git repack -d` runs in the background: it packs the loose objects, each shard version
+# as a delta of the next (they share all but the tail), and removes the loose copies.
+PACK_AFTER_LOOSE_BYTES = 64 * 1024 * 1024
+LOOSE_COUNTER_FILE = "ynm-loose-bytes"
+# One delta candidate is enough: a shard version is a prefix of the next one. git's default
+# window (10) costs five times the CPU for the same pack.
+REPACK_COMMAND = ("repack", "-d", "-q", "--window=1")
 BLOB_MODE = pygit2.enums.FileMode.BLOB
 TREE_MODE = pygit2.enums.FileMode.TREE
 
@@ -154,8 +172,12 @@ class GitNotesLog:
         self.lock_timeout_s = lock_timeout_s
         self.common_dir = repo_common_dir(self.repo)
         self.before_update_ref: Callable[[str], None] | None = None
+        self.pack_after_bytes: int | None = PACK_AFTER_LOOSE_BYTES
+        self._packer: subprocess.Popen[bytes] | None = None
         self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
         self._blob_cache_bytes = 0
+        self._deflated: OrderedDict[str, DeflatedContent] = OrderedDict()
+        self._deflated_bytes = 0
         # Flat first (what writers write), then the two fan-outs git porcelain may produce.
         self._note_paths = (
             anchor,
@@ -337,7 +359,14 @@ class GitNotesLog:
         if not work:
             return []
         with self.lock():
-            return [self._append_shard(key, payload, count) for key, payload, count in work]
+            written: list[AppendedShard] = []
+            try:
+                for key, payload, count in work:
+                    written.append(self._append_shard(key, payload, count))
+            finally:
+                if written:
+                    self._count_loose_bytes(written)
+            return written
 
     def write_shard(
         self,
@@ -535,11 +564,12 @@ class GitNotesLog:
                     self._check_new_ref(ref)
                 old_tree = self._commit_tree(previous) if previous is not None else None
                 old_blob_id = self._find_note(old_tree) if old_tree is not None else None
-                old = self.read_blob(str(old_blob_id)) if old_blob_id is not None else b""
+                old, base = self._old_content(old_blob_id)
                 # A foreign writer may have left no final newline; never fuse two lines.
                 separator = b"\n" if old and not old.endswith(b"\n") else b""
                 content = old + separator + payload
-                blob_id = write_blob(self.repo, self.common_dir / "objects", content)
+                blob_id, deflated = write_appended_blob(
+                    self.repo, self.common_dir / "objects", content, base)
                 tree_id = self._notes_tree(old_tree, blob_id)
                 parents = [previous] if previous is not None else []
                 commit_id = self._commit(tree_id, parents, message)
@@ -547,6 +577,9 @@ class GitNotesLog:
                     self.before_update_ref(ref)
                 if self._compare_and_swap(ref, previous, commit_id, message):
                     self._remember_blob(str(blob_id), content)
+                    self._remember_deflated(
+                        str(old_blob_id) if old_blob_id is not None else None,
+                        str(blob_id), deflated)
                     return AppendedShard(
                         key=key,
                         ref=ref,
@@ -559,6 +592,78 @@ class GitNotesLog:
         except pygit2.GitError as exc:
             raise StoreError(f"cannot append to {ref}: {exc}") from exc
         raise StoreConflict(f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {ref}")
+
+    # ----------------------------------------------------------------------------- packing
+
+    def _count_loose_bytes(self, written: list[AppendedShard]) -> None:
+        """Add the loose bytes of the blobs just written to ``<common dir>/ynm-loose-bytes`` and
+        start a background repack once they pass ``pack_after_bytes``. Called under
+        ``ynm.lock``; never raises (packing is housekeeping, the append has succeeded)."""
+        if self.pack_after_bytes is None:
+            return
+        objects = self.common_dir / "objects"
+        added = 0
+        for shard in written:
+            try:
+                added += (objects / shard.blob_id[:2] / shard.blob_id[2:]).stat().st_size
+            except OSError:
+                continue
+        # One open, read and rewrite in place (a fixed width, so no truncation): this runs on
+        # every append.
+        try:
+            fd = os.open(self.common_dir / LOOSE_COUNTER_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return
+        try:
+            try:
+                total = int(os.read(fd, 64).strip() or b"0") + added
+            except ValueError:
+                total = added
+            if total >= self.pack_after_bytes and self._start_packing():
+                total = 0
+            os.pwrite(fd, b"%020d\n" % total, 0)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def _start_packing(self) -> bool:
+        """Run ``git repack -d -q --window=1`` on the common dir in the background, detached
+        from this process's terminal and output. Returns False (and starts nothing) while an
+        earlier one from this object is still running or git cannot be started."""
+        if self._packer is not None and self._packer.poll() is None:
+            return False
+        try:
+            self._packer = subprocess.Popen(
+                ["git", f"--git-dir={self.common_dir}", *REPACK_COMMAND],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            return False
+        return True
+
+    def pack_loose_objects(self) -> None:
+        """Pack the loose objects now and wait (``git repack -d -q --window=1``), then zero
+        the loose-bytes counter. For maintenance and the benchmark; appends pack on their own.
+
+        Raises:
+            StoreError: git failed, with its message.
+        """
+        with self.lock():
+            self.wait_for_packing()
+            done = subprocess.run(["git", f"--git-dir={self.common_dir}", *REPACK_COMMAND],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise StoreError(f"git repack failed: {done.stderr.strip()}")
+            (self.common_dir / LOOSE_COUNTER_FILE).write_text(f"{0:020d}\n")
+
+    def wait_for_packing(self, timeout_s: float | None = None) -> int | None:
+        """Wait for a background repack this object started; its exit code, or None if none
+        was started. Raises subprocess.TimeoutExpired past ``timeout_s``."""
+        if self._packer is None:
+            return None
+        return self._packer.wait(timeout_s)
 
     def _check_new_ref(self, ref: str) -> None:
         """Refuse to create ``ref`` where git could not: when an existing ref is one of its
@@ -586,6 +691,43 @@ class GitNotesLog:
         while self._blob_cache_bytes > BLOB_CACHE_BYTES:
             _, evicted = self._blob_cache.popitem(last=False)
             self._blob_cache_bytes -= len(evicted)
+
+    def _old_content(self, blob_id: pygit2.Oid | None) -> tuple[bytes, DeflatedContent | None]:
+        """The note blob an append extends and, when known, its deflated content: from memory,
+        else from its loose file when ynm wrote it (one inflate, no libgit2 read), else the
+        bytes alone through libgit2."""
+        if blob_id is None:
+            return b"", None
+        hex_id = str(blob_id)
+        base = self._deflated.get(hex_id)
+        if hex_id not in self._blob_cache:
+            loaded = read_deflated_loose(self.common_dir / "objects", hex_id)
+            if loaded is not None:
+                data, base = loaded
+                self._remember_blob(hex_id, data)
+                self._remember_deflated(None, hex_id, base)
+                return data, base
+        data = self.read_blob(hex_id)
+        if base is not None and base.size != len(data):
+            base = None
+        return data, base
+
+    def _remember_deflated(self, old_hex: str | None, blob_hex: str,
+                           deflated: DeflatedContent | None) -> None:
+        """Keep a shard blob's deflated content for the next append, dropping the one it
+        replaced (an append never extends an older version again); least recently used entries
+        go past DEFLATED_CACHE_BYTES."""
+        if old_hex is not None and old_hex in self._deflated:
+            self._deflated_bytes -= len(self._deflated.pop(old_hex).body)
+        if deflated is None or len(deflated.body) > DEFLATED_CACHE_BYTES:
+            return
+        if blob_hex in self._deflated:
+            return
+        self._deflated[blob_hex] = deflated
+        self._deflated_bytes += len(deflated.body)
+        while self._deflated_bytes > DEFLATED_CACHE_BYTES:
+            _, evicted = self._deflated.popitem(last=False)
+            self._deflated_bytes -= len(evicted.body)
 
     def _ref_target(self, ref: str) -> str | None:
         """Hex id the ref points at (symbolic refs resolved), or None when it does not exist."""
