@@ -129,9 +129,9 @@ def cache_bytes_row(cache, size: int) -> tuple[str, str, str, str]:
     cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     cache_bytes = Path(cache.path).stat().st_size
     raw = cache.conn.execute("SELECT sum(bytes) FROM shards").fetchone()[0] or 1
-    return (f"cache bytes@{size}", "", "",
-            f"{cache_bytes / 1e6:.1f} MB = {cache_bytes / raw:.2f}x the raw JSONL "
+    note = (f"{cache_bytes / 1e6:.1f} MB = {cache_bytes / raw:.2f}x the raw JSONL "
             f"({raw / 1e6:.1f} MB)")
+    return (f"cache bytes@{size}", "", "", note)
 
 
 def reindex_rss_row(repo: Path, env: dict[str, str], size: int) -> tuple[str, str, str, str]:

@@ -245,7 +245,8 @@ class Run:
             self.live.pop(memory_id, None)
         for mount in self.ynm.mounts:
             for rowid, state, shown, tomb, namespace, *row in mount.fresh_cache().conn.execute(
-                    f"SELECT rowid, ynm_unpack(state), summary, tombstoned, namespace, {_MEM_COLUMNS} "
+                    "SELECT rowid, ynm_unpack(state), summary, tombstoned, namespace, "
+                    f"{_MEM_COLUMNS} "
                     "FROM memories m WHERE memory_id IN (SELECT value FROM json_each(?))",
                     (json.dumps(sorted(ids)),)):
                 if tomb or row[0] in self.live:

@@ -98,8 +98,9 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
         cache = mount.fresh_cache()
         # the summary shown for it, as list gives it: the current record's, or one derived
         # from its content when the record has none (an imported record may not)
-        row = cache.conn.execute("SELECT ynm_unpack(state), summary FROM memories WHERE memory_id = ?",
-                                 (memory_id,)).fetchone()
+        row = cache.conn.execute(
+            "SELECT ynm_unpack(state), summary FROM memories WHERE memory_id = ?",
+            (memory_id,)).fetchone()
         if row is None:
             continue
         state = json.loads(row[0])

@@ -515,7 +515,8 @@ class Ynm:
             "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
             "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
             "AND json_extract(l.value, '$.to') = ? "
-            "AND json_extract(ynm_unpack(m.state), '$.current.provenance.source') LIKE 'promoted:%' "
+            "AND json_extract(ynm_unpack(m.state), '$.current.provenance.source') "
+            "LIKE 'promoted:%' "
             "ORDER BY m.updated_at DESC LIMIT 1", (memory_id,)).fetchone()
         if copy is not None:
             return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
