@@ -8,6 +8,8 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   store append: the raw one-record shard append alone;
 - load+fold: read every shard blob, parse, fold (no cache);
 - reindex: full cache rebuild from git;
+- cache bytes: the cache file against the raw JSONL bytes of the shards it was built from;
+- reindex peak RSS: a whole ``ynm reindex`` process, its wall time and peak resident memory;
 - refresh: cache refresh after one foreign append (a second process's write, here another
   log object), which reads only the appended tail;
 - recall (cache): ``Ynm.recall`` over corpus queries that match, through a fresh cache;
@@ -129,6 +131,33 @@ def recall_by_folding(log: GitNotesLog, text: str, now: int) -> list[str]:
     return [m.memory_id for _, m in ranked[:10]]
 
 
+def cache_bytes_row(cache, size: int) -> tuple[str, str, str, str]:
+    """The cache file's bytes (after a WAL checkpoint) against the raw JSONL bytes of the
+    shard blobs it was built from (``shards.bytes``); the target is at most 1.5x."""
+    cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache_bytes = Path(cache.path).stat().st_size
+    raw = cache.conn.execute("SELECT sum(bytes) FROM shards").fetchone()[0] or 1
+    note = (f"{cache_bytes / 1e6:.1f} MB = {cache_bytes / raw:.2f}x the raw JSONL "
+            f"({raw / 1e6:.1f} MB)")
+    return (f"cache bytes@{size}", "", "", note)
+
+
+def reindex_rss_row(repo: Path, env: dict[str, str], size: int) -> tuple[str, str, str, str]:
+    """Peak resident memory of a whole ``ynm reindex`` process (its own ru_maxrss)."""
+    code = ("import resource, runpy, sys\n"
+            f"sys.argv = ['ynm', 'reindex', '-q', '--mount', 'project', '--cwd', {str(repo)!r}]\n"
+            "try:\n    runpy.run_module('ynm', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)
+    ms = (time.perf_counter() - t) * 1000
+    peak_kb = int(done.stderr.strip().splitlines()[-1])
+    return (f"reindex peak RSS@{size}", f"{ms:.0f}", "",
+            f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process")
+
+
 def bench_size(size: int, samples: int, root: Path,
                appends: int = 1000) -> list[tuple[str, str, str, str]]:
     repo, queries, seed_s = seed_store(size, root)
@@ -144,6 +173,8 @@ def bench_size(size: int, samples: int, root: Path,
         rows.append((f"bulk import@{size}", f"{seed_s * 1000:.0f}", "", "one-time seeding"))
         reindex = timed(lambda: mount.cache.rebuild(log), 2 if size < 100_000 else 1)
         row("full reindex", reindex, f"{mount.cache.counts()['memories']} memories")
+        rows.append(cache_bytes_row(mount.cache, size))
+        rows.append(reindex_rss_row(repo, env, size))
         row("load+fold", timed(lambda: fold(
             r for b in log.read_all().values() for r in parse_jsonl(b.data).records), 3))
 

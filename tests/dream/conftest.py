@@ -80,7 +80,7 @@ def history(y: Ynm, memory_id: str) -> list[dict[str, Any]]:
     out = []
     for m in y.mounts:
         out += [json.loads(line) for (line,) in m.fresh_cache().conn.execute(
-            "SELECT line FROM records WHERE memory_id = ? ORDER BY recorded_at, id",
+            "SELECT ynm_unpack(line) FROM records WHERE memory_id = ? ORDER BY recorded_at, id",
             (memory_id,))]
     return out
 

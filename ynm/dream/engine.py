@@ -131,8 +131,8 @@ class Mem:
 
 # What :class:`Mem` reads from a ``memories`` row besides the state (see Mem.__init__).
 _MEM_COLUMNS = ("memory_id, type, subject, tags, updated_at, "
-                "json_extract(state, '$.current.content'), "
-                "json_extract(state, '$.current.summary')")
+                "json_extract(ynm_unpack(state), '$.current.content'), "
+                "json_extract(ynm_unpack(state), '$.current.summary')")
 
 
 def version_of(current_id: str, subject: str | None, judge_name: str) -> str:
@@ -205,8 +205,8 @@ class Run:
         for mount in self.ynm.mounts:
             cache = mount.fresh_cache()
             for memory_id, current_id, subject, updated_at, dreamed in cache.conn.execute(
-                    "SELECT memory_id, json_extract(state, '$.current.id'), subject, "
-                    "updated_at, json_extract(state, '$.dreamed') "
+                    "SELECT memory_id, json_extract(ynm_unpack(state), '$.current.id'), subject, "
+                    "updated_at, json_extract(ynm_unpack(state), '$.dreamed') "
                     f"FROM memories m WHERE {cond}", args):
                 if memory_id in out:  # the first mount in mount order holds it (Ynm.find)
                     continue
@@ -230,7 +230,7 @@ class Run:
             self.live = {}
             for mount in self.ynm.mounts:
                 for rowid, state, shown, *row in mount.fresh_cache().conn.execute(
-                        f"SELECT rowid, state, summary, {_MEM_COLUMNS} FROM memories m "
+                        f"SELECT rowid, ynm_unpack(state), summary, {_MEM_COLUMNS} FROM memories m "
                         f"WHERE {cond}", args):
                     if row[0] not in self.live and row[0] not in self.dry_gone:
                         self.live[row[0]] = Mem(mount, rowid, state, shown, tuple(row))
@@ -251,7 +251,8 @@ class Run:
             self.live.pop(memory_id, None)
         for mount in self.ynm.mounts:
             for rowid, state, shown, tomb, namespace, *row in mount.fresh_cache().conn.execute(
-                    f"SELECT rowid, state, summary, tombstoned, namespace, {_MEM_COLUMNS} "
+                    "SELECT rowid, ynm_unpack(state), summary, tombstoned, namespace, "
+                    f"{_MEM_COLUMNS} "
                     "FROM memories m WHERE memory_id IN (SELECT value FROM json_each(?))",
                     (json.dumps(sorted(ids)),)):
                 if tomb or row[0] in self.live:

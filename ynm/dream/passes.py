@@ -114,7 +114,7 @@ def retention(run: Run) -> PassReport:
     newest: dict[str, tuple[str, dict[str, Any]]] = {}
     for mount in run.ynm.mounts:
         for state, updated_at in mount.fresh_cache().conn.execute(
-                "SELECT state, updated_at FROM memories WHERE tombstoned = 0 "
+                "SELECT ynm_unpack(state), updated_at FROM memories WHERE tombstoned = 0 "
                 "AND type = 'reflective' AND subject IS NOT NULL"):
             import json
 

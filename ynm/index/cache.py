@@ -197,30 +197,36 @@ class MountCache:
         schema.set_meta(conn, "mount", self.mount_id)
         report = RefreshReport(rebuilt=True)
         all_records: list[Record] = []
-        record_rows = []
         total = len(tips)
         if progress:
             progress("read", 0, total)
+        pack = schema.pack
         for i, (ref, tip) in enumerate(sorted(tips.items())):
             blob_id = log.note_blob_id(tip.commit)
             data = log.read_blob(blob_id) if blob_id else b""
             parsed = parse_jsonl(data)
             self._store_problems(ref, parsed.problems, replace=False)
-            for r, line in zip(parsed.records, parsed.lines):
-                record_rows.append((r.id, r.memory_id, ref, r.recorded_at, r.op, line.strip()))
+            # One shard at a time: its blob and lines are let go before the next is read; only
+            # the parsed records stay, for the fold.
+            conn.executemany(
+                "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
+                ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line.strip()))
+                 for r, line in zip(parsed.records, parsed.lines)))
             all_records.extend(parsed.records)
             self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
             report.shards_full += 1
             report.records_added += len(parsed.records)
+            del data, parsed
             if progress:
                 progress("read", i + 1, total)
-        conn.executemany("INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)", record_rows)
+        n_records = len(all_records)
         if progress:
-            progress("fold", 0, len(all_records))
+            progress("fold", 0, n_records)
         result = fold(all_records)
+        del all_records
         self._insert_memories(result.memories.values(), progress)
         if progress:
-            progress("fold", len(all_records), len(all_records))
+            progress("fold", n_records, n_records)
         report.memories_folded = len(result.memories)
         return report
 
@@ -396,7 +402,7 @@ class MountCache:
         if batch.added:
             conn.executemany(
                 "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.id, r.memory_id, ref, r.recorded_at, r.op, line)
+                [(r.id, r.memory_id, ref, r.recorded_at, r.op, schema.pack(line))
                  for r, line, ref in batch.added.values()],
             )
         if not batch.touched:
@@ -412,7 +418,7 @@ class MountCache:
             "WHERE memory_id IN (SELECT memory_id FROM touched)"
         ):
             rec = fresh.get(rid)
-            groups[memory_id].append(rec if rec is not None else parse_line(line))
+            groups[memory_id].append(rec if rec is not None else parse_line(schema.unpack(line)))
         folded = []
         gone = []
         for memory_id, recs in groups.items():
@@ -428,21 +434,31 @@ class MountCache:
         self._upsert_memories(folded)
         return len(folded)
 
-    def _insert_memories(self, memories: Iterable[Memory], progress: Progress | None) -> None:
-        rows = []
-        fts_rows = []
-        mems = list(memories)
-        for i, m in enumerate(mems, start=1):
-            row = _memory_row(m)
-            rows.append((i, *row))
-            fts_rows.append((i, *fts_values(row[15], row[16], row[4], m.tags)))
-        self.conn.executemany(
-            "INSERT INTO memories VALUES (" + ", ".join("?" * 20) + ")", rows
-        )
-        self.conn.executemany(
-            "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-            fts_rows,
-        )
+    def _insert_memories(self, memories: Iterable[Memory], progress: Progress | None,
+                         chunk: int = 5000) -> None:
+        """Insert folded memories with rowids 1, 2, ... and their FTS rows, ``chunk`` at a
+        time, so the rows built for the insert never hold the whole store."""
+        it = iter(memories)
+        i = 0
+        while True:
+            rows = []
+            fts_rows = []
+            for m in it:
+                i += 1
+                row = _memory_row(m)
+                rows.append((i, *row))
+                fts_rows.append((i, *fts_values(row[15], row[16], row[4], m.tags)))
+                if len(rows) == chunk:
+                    break
+            if not rows:
+                return
+            self.conn.executemany(
+                "INSERT INTO memories VALUES (" + ", ".join("?" * 20) + ")", rows
+            )
+            self.conn.executemany(
+                "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
+                fts_rows,
+            )
 
     def _upsert_memories(self, memories: Iterable[Memory]) -> None:
         conn = self.conn
@@ -691,7 +707,7 @@ class MountCache:
         row = self.conn.execute(
             "SELECT state FROM memories WHERE memory_id = ?", (memory_id,)
         ).fetchone()
-        return json.loads(row[0]) if row else None
+        return json.loads(schema.unpack(row[0])) if row else None
 
 
 def embedding_text(summary: str, content: str) -> str:
@@ -730,6 +746,6 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
         m.created_at, m.updated_at, m.versions,
         memory_summary(m), indexed_content(m),
-        json.dumps(state, ensure_ascii=False, separators=(",", ":")),
+        schema.pack(json.dumps(state, ensure_ascii=False, separators=(",", ":"))),
         m.expires_at_ms(),
     )

@@ -57,7 +57,7 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
     for mount in mounts:
         cache = mount.fresh_cache()
         for ref, line in cache.conn.execute(
-                "SELECT ref, line FROM records WHERE memory_id = ?", (memory_id,)):
+                "SELECT ref, ynm_unpack(line) FROM records WHERE memory_id = ?", (memory_id,)):
             found.append((parse_line(line), mount.id, ref))
     if not found:
         raise UnknownMemory(memory_id)
@@ -98,8 +98,9 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
         cache = mount.fresh_cache()
         # the summary shown for it, as list gives it: the current record's, or one derived
         # from its content when the record has none (an imported record may not)
-        row = cache.conn.execute("SELECT state, summary FROM memories WHERE memory_id = ?",
-                                 (memory_id,)).fetchone()
+        row = cache.conn.execute(
+            "SELECT ynm_unpack(state), summary FROM memories WHERE memory_id = ?",
+            (memory_id,)).fetchone()
         if row is None:
             continue
         state = json.loads(row[0])
@@ -111,7 +112,7 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
             {"memoryId": mid, "rel": rel, "summary": summary}
             for mid, rel, summary in cache.conn.execute(
                 "SELECT m.memory_id, json_extract(l.value, '$.rel'), m.summary "
-                "FROM memories m, json_each(m.state, '$.links') l "
+                "FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
                 "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.to') = ? "
                 "AND m.memory_id != ? ORDER BY m.updated_at DESC", (memory_id, memory_id))
         ]

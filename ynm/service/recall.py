@@ -191,7 +191,9 @@ def entry(row: dict[str, Any]) -> Any:
     (ynm.model.context_block.Entry), with the ids it ``derives-from``."""
     from ynm.model.context_block import Entry
 
-    links = json.loads(row["state"]).get("links", [])
+    from ynm.index.schema import unpack
+
+    links = json.loads(unpack(row["state"])).get("links", [])
     return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
                  row["content"], tuple(json.loads(row["tags"])), level=row["level"],
                  derives_from=tuple(link["to"] for link in links
@@ -202,6 +204,9 @@ def hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, 
     """A RecallHit in the key order of reference/cli.md §3.2, from a score (ynm.model.ranker)
     and a ``memories`` row (:func:`rows_by_rowid`, with the ``_parts``, ``_hybrid`` and
     ``_expired`` keys :func:`ranked_across` adds)."""
+    from ynm.index.schema import unpack
+
+    row["state"] = unpack(row["state"])  # kept unpacked for the author lookup that follows
     state = json.loads(row["state"])
     current = state["current"]
     hit: dict[str, Any] = {"memoryId": row["memory_id"], "mount": mount_id, "score": s.total}

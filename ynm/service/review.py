@@ -26,8 +26,8 @@ def with_reasons(mounts: list[Any], memories: list[dict[str, Any]]) -> list[dict
             continue
         flags: dict[str, dict[str, Any]] = {}
         for memory_id, line in mount.cache.conn.execute(
-                "SELECT memory_id, line FROM records WHERE op = 'annotate' AND memory_id IN "
-                "(SELECT value FROM json_each(?)) ORDER BY recorded_at, id",
+                "SELECT memory_id, ynm_unpack(line) FROM records WHERE op = 'annotate' "
+                "AND memory_id IN (SELECT value FROM json_each(?)) ORDER BY recorded_at, id",
                 (json.dumps([m["memoryId"] for m in wanted]),)):
             obj = json.loads(line)
             if obj.get("needsReview") is True:

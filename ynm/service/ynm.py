@@ -594,10 +594,11 @@ class Ynm:
         target = route(self.mounts, "distributed", mount_id)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
-            "SELECT m.memory_id FROM memories m, json_each(m.state, '$.links') l "
+            "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
             "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
             "AND json_extract(l.value, '$.to') = ? "
-            "AND json_extract(m.state, '$.current.provenance.source') LIKE 'promoted:%' "
+            "AND json_extract(ynm_unpack(m.state), '$.current.provenance.source') "
+            "LIKE 'promoted:%' "
             "ORDER BY m.updated_at DESC LIMIT 1", (memory_id,)).fetchone()
         if copy is not None:
             return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
@@ -1259,7 +1260,8 @@ class Ynm:
                 until=q.until, include_tombstoned=q.include_tombstoned,
                 needs_review=q.needs_review, now_ms=now,
             ))
-            sql = (f"SELECT updated_at, state, summary, tombstoned, expires_at FROM memories m "
+            sql = (f"SELECT updated_at, ynm_unpack(state), summary, tombstoned, expires_at "
+                   f"FROM memories m "
                    f"WHERE {cond} ORDER BY updated_at DESC")
             if q.limit:
                 sql += f" LIMIT {int(q.limit)}"
@@ -1509,9 +1511,13 @@ class Ynm:
         return out
 
 
-def _actor(state: str) -> str | None:
-    """``provenance.actor`` of the current content record in a folded state's JSON; None
-    without parsing when no ``user:`` actor appears in it (only those name an author)."""
+def _actor(state: str | bytes) -> str | None:
+    """``provenance.actor`` of the current content record in a folded state's JSON (packed or
+    not, ynm.index.schema.unpack); None without parsing when no ``user:`` actor appears in it
+    (only those name an author)."""
+    from ynm.index.schema import unpack
+
+    state = unpack(state)
     if '"user:' not in state:
         return None
     current = json.loads(state).get("current") or {}
