@@ -133,6 +133,41 @@ _MODEL_CONFIG = ConfigDict(
 # --------------------------------------------------------------------------------------------
 
 
+def _check_url(value: str | None) -> str | None:
+    """A hosted store's url must be absolute ``http://`` or ``https://`` with a host: a url
+    without a scheme (``localhost:8080/mcp``) would only fail at the first call, as a store
+    that cannot be reached."""
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise ValueError(f"expected an http:// or https:// url with a host, got {value!r} "
+                         "(for example https://memory.example.com/mcp)")
+    return value
+
+
+def _check_mount_ids(mounts: list[MountConfig]) -> list[MountConfig]:
+    """Mount ids name one mount each, whatever the providers: ``personal`` and ``project`` are
+    the built-in local mounts', and no two entries share an id (``--mount``, hits' ``mount``
+    and sign-in files would otherwise mean two stores)."""
+    seen: set[str] = set()
+    for mc in mounts:
+        if mc.id in ("personal", "project"):
+            raise ValueError(f"mount id {mc.id!r} is the built-in {mc.id} mount's: choose "
+                             "another id")
+        if mc.id in seen:
+            raise ValueError(f"mount id {mc.id!r} is used twice: give each mount its own id")
+        seen.add(mc.id)
+    return mounts
+
+
 class MountConfig(BaseModel):
     """One entry of ``mounts[]``: an extra store (org bare repo, directory, hosted store).
 
@@ -160,6 +195,7 @@ class MountConfig(BaseModel):
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
     _provider = field_validator("provider")(
         classmethod(lambda cls, v: _check_provider(v, SUPPORTED_MOUNT_PROVIDERS)))
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
 
     @model_validator(mode="after")
     def _provider_rules(self) -> MountConfig:
@@ -340,6 +376,7 @@ class Config(BaseModel):
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
     _provider = field_validator("provider")(
         classmethod(lambda cls, v: _check_provider(v, SUPPORTED_PROVIDERS)))
+    _mount_ids = field_validator("mounts")(classmethod(lambda cls, v: _check_mount_ids(v)))
 
     @field_validator("index")
     @classmethod
