@@ -138,8 +138,11 @@ def test_login_refusals_write_nothing(serving, ynm_home, cli_run, project):
             '"provider":"mcp","url":"…"} to mounts in ~/.ynm/config.json\n')
         result = cli_run("login", "team", "--token", OTHER_TOKEN)
         assert result.exit_code == 1
-        assert result.stderr.startswith(f"Error: could not sign in to team ({base}/mcp): the "
-                                        "hosted store refused the sign-in (401 invalid_token)")
+        assert result.stderr == (
+            f"Error: could not sign in to team ({base}/mcp): the hosted store refused the "
+            "sign-in (401 invalid_token: Missing or invalid bearer token); get a new token "
+            "(from the store's operator or your identity provider) and sign in with it: "
+            "`ynm login team`\n")
         assert OTHER_TOKEN not in result.stderr
         result = cli_run("login", "team", input="\n")
         assert result.exit_code == 2 and "token: empty" in result.stderr
@@ -272,7 +275,17 @@ def test_a_refused_or_missing_sign_in_is_named_not_dropped(team, ynm_home, hoste
     hits, stderr = recall_json(cli_run, "helm")
     assert [h["memoryId"] for h in hits] == [lid]
     assert stderr == (f"shared memory left out: team ({team}): the hosted store refused the "
-                      "sign-in (401 invalid_token); run `ynm login team` again\n")
+                      "sign-in (401 invalid_token: Missing or invalid bearer token); get a new "
+                      "token (from the store's operator or your identity provider) and sign "
+                      "in with it: `ynm login team`\n")
+    # every hosted call gives the store's reason: context, status, remember
+    for args in (("context", "--json"), ("status", "--json")):
+        out = cli_run(*args)
+        assert "401 invalid_token: Missing or invalid bearer token" in out.stdout + out.stderr
+    out = cli_run("remember", "--mount", "team", "--level", "distributed", "--type",
+                  "semantic", "--content", "Refused writes say why")
+    assert out.exit_code == 1
+    assert "401 invalid_token: Missing or invalid bearer token" in out.stderr
     assert OTHER_TOKEN not in stderr
     assert cli_run("logout", "team").exit_code == 0
     hits, stderr = recall_json(cli_run, "helm")
@@ -416,7 +429,7 @@ def test_the_mcp_tools_name_a_left_out_hosted_store_in_the_guidance(
     assert "Shared memory left out: team" in context.structured_content["guidance"]
 
 
-@pytest.mark.parametrize("blocked", ["mcp", "httpx2"])
+@pytest.mark.parametrize("blocked", ["httpx2"])
 def test_without_the_server_extra_recall_answers_and_names_what_to_install(
         project, ynm_home, cli_run, blocked):
     from tests.support.blocked import run_without
@@ -429,3 +442,15 @@ def test_without_the_server_extra_recall_answers_and_names_what_to_install(
     assert result.stderr == (
         "shared memory left out: team (http://127.0.0.1:9/mcp): a hosted (mcp) mount needs the "
         f"server extra: pip install 'ynm[server]' ({blocked} is not installed)\n")
+
+
+def test_without_the_mcp_client_a_hosted_store_is_still_called(project, ynm_home, cli_run):
+    """A tool call is one HTTP request sent with httpx2: the mcp package is not imported."""
+    from tests.support.blocked import run_without
+
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    result = run_without(["mcp"], "recall", "helm", cwd=project)
+    assert result.returncode == 0 and lid in result.stdout
+    assert result.stderr.startswith(
+        "shared memory left out: team (http://127.0.0.1:9/mcp): cannot reach it")

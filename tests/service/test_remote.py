@@ -204,3 +204,38 @@ def test_a_refused_connection_says_so():
     assert isinstance(result, RemoteError) and not result.answered
     assert str(result).startswith("cannot reach it (")
     assert "tok" not in str(result)
+
+
+@pytest.mark.parametrize(
+    ("status", "challenge", "body", "token", "said"),
+    [
+        (401, 'Bearer error="invalid_token", error_description="token expired"', "", "t",
+         "the hosted store refused the sign-in (401 invalid_token: token expired); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, 'Bearer error="invalid_token", error_description="wrong audience", '
+              'resource_metadata="https://h/.well-known/oauth-protected-resource"', "", "t",
+         "the hosted store refused the sign-in (401 invalid_token: wrong audience); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, "", '{"error": "invalid_token", "error_description": "unknown key"}', "t",
+         "the hosted store refused the sign-in (401 invalid_token: unknown key); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, 'Bearer error="invalid_token"', "", None, "not signed in; run `ynm login team`"),
+        (403, 'Bearer error="insufficient_scope", error_description="token lacks the scope '
+              'memory:write", scope="memory:write"', "", "t",
+         "the hosted store refused access (403 insufficient_scope: token lacks the scope "
+         "memory:write); the token lacks the scope memory:write: sign in with a token that "
+         "has it: `ynm login team`"),
+        (403, "", '{"error": "invalid_origin", "error_description": "Origin not allowed"}', "t",
+         "the hosted store refused access (403 invalid_origin: Origin not allowed)"),
+        (421, "", '{"error": "invalid_host", "error_description": "Host header not allowed"}',
+         "t", "the hosted store refused the url's host name (421 invalid_host: Host header not "
+              "allowed)"),
+    ],
+)
+def test_a_refusal_gives_the_stores_reason_and_advice_that_can_help(
+        status, challenge, body, token, said):
+    err = remote._refusal(status, challenge, body, RemoteMount("team", URL, token))
+    assert (str(err), err.status) == (said, status)

@@ -77,6 +77,11 @@ class RemoteError(YnmError):
         self.tool_text = tool_text
 
     @property
+    def timed_out(self) -> bool:
+        """True when the store gave no answer in time (it may still be working)."""
+        return str(self).startswith("no answer")
+
+    @property
     def answered(self) -> bool:
         """True when the store was reached and the tool itself failed."""
         return self.tool_text is not None
@@ -220,7 +225,6 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     try:
         import anyio
         import httpx2  # noqa: F401
-        from mcp import Client  # noqa: F401
     except ImportError as err:
         why = str(missing_extra(err, "a hosted (mcp) mount", "server"))
         return [RemoteError(why) for _ in calls]
@@ -245,18 +249,120 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     return results
 
 
-async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
-    """One tool call over streamable HTTP; every failure becomes a :class:`RemoteError`."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+MODERN_PROTOCOL = "2026-07-28"  # the MCP protocol version a one-request tool call speaks
 
-    refused: list[tuple[int, str]] = []
+
+async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
+    """One tool call over streamable HTTP; every failure becomes a :class:`RemoteError`.
+
+    The call is one JSON-RPC ``tools/call`` POST of the modern (sessionless) MCP protocol,
+    sent with ``httpx2``: ``ynm serve --http`` answers it in one JSON (or event-stream)
+    response, and importing the ``mcp`` client (about 2.5 s) is spared. A store that does not
+    speak that protocol (a handshake-era server: HTTP 400, or the JSON-RPC error -32022 or
+    another protocol error) is asked again with the ``mcp`` client, which negotiates."""
+    import httpx2
+
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "MCP-Protocol-Version": MODERN_PROTOCOL,
+               "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    if remote.token:
+        headers["Authorization"] = f"Bearer {remote.token}"
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+            "io.modelcontextprotocol/clientInfo": {"name": "ynm", "version": _version()},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args, "_meta": meta}}
+    try:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s)) as http:
+            response = await http.post(remote.url, json=body, headers=headers)
+            await response.aread()
+    except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
+        raise _translate(err, [], remote) from None
+    status = response.status_code
+    if status in (401, 403, 404, 421):
+        raise _translate(None, [(status, response.headers.get("www-authenticate", ""),
+                                 response.text)], remote)
+    message = _answer(response) if status < 300 else None
+    error = message.get("error") if isinstance(message, dict) else None
+    if status == 400 or (isinstance(error, dict) and error.get("code") in _PROTOCOL_ERRORS):
+        return await _call_negotiated(remote, tool, args, timeout_s)
+    if status >= 300:
+        raise RemoteError(f"the hosted store answered HTTP {status}{_said(response.text)}",
+                          status=status)
+    if isinstance(error, dict):
+        text = str(error.get("message") or error)
+        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        raise RemoteError("the hosted store's answer is not an MCP result")
+    return _data(result.get("isError"), result.get("structuredContent"),
+                 "".join(str(c.get("text", "")) for c in result.get("content") or []
+                         if isinstance(c, dict)))
+
+
+# JSON-RPC errors of a store that wants another protocol: invalid request, method not found,
+# unsupported protocol version (-32022), server not initialized (-32002)
+_PROTOCOL_ERRORS = (-32600, -32601, -32022, -32002)
+
+
+def _version() -> str:
+    from ynm import __version__
+
+    return __version__
+
+
+def _answer(response: Any) -> Any:
+    """The JSON-RPC response of id 1 in a JSON body or an event stream (None if none)."""
+    kind = response.headers.get("content-type", "")
+    try:
+        if "text/event-stream" in kind:
+            for event in response.text.split("\n\n"):
+                data = "\n".join(line[5:].lstrip() for line in event.splitlines()
+                                 if line.startswith("data:"))
+                if data:
+                    message = json.loads(data)
+                    if isinstance(message, dict) and message.get("id") == 1:
+                        return message
+            return None
+        return json.loads(response.text)
+    except ValueError:
+        return None
+
+
+def _data(is_error: Any, structured: Any, text: str) -> Any:
+    """A tool result's ``data``: ``structuredContent.data``, else the JSON text before any
+    ``Guidance:``; a tool error is a :class:`RemoteError` with the store's text."""
+    if is_error:
+        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
+    if isinstance(structured, dict) and "data" in structured:
+        return structured["data"]
+    body = text.split("\n\nGuidance: ", 1)[0]
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise RemoteError("the hosted store's answer is not JSON") from None
+
+
+async def _call_negotiated(remote: RemoteMount, tool: str, args: dict[str, Any],
+                           timeout_s: float) -> Any:
+    """The tool call through the ``mcp`` SDK's client, which negotiates the protocol with
+    the store; for stores that do not take the one-request call."""
+    try:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+    except ImportError as err:
+        from ynm.errors import missing_extra
+
+        raise RemoteError(str(missing_extra(err, "a hosted (mcp) mount", "server"))) from None
+
+    refused: list[tuple[int, str, str]] = []
 
     async def watch(response: Any) -> None:
-        if response.status_code in (401, 403, 404):
+        if response.status_code in (401, 403, 404, 421):
+            await response.aread()
             refused.append((response.status_code,
-                            response.headers.get("www-authenticate", "")))
+                            response.headers.get("www-authenticate", ""), response.text))
 
     headers = {"Authorization": f"Bearer {remote.token}"} if remote.token else {}
     try:
@@ -268,17 +374,8 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
             result = await client.call_tool(tool, args)
     except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
         raise _translate(err, refused, remote) from None
-    if getattr(result, "is_error", False):
-        text = _text(result)
-        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
-    structured = getattr(result, "structured_content", None)
-    if isinstance(structured, dict) and "data" in structured:
-        return structured["data"]
-    body = _text(result).split("\n\nGuidance: ", 1)[0]
-    try:
-        return json.loads(body)
-    except ValueError:
-        raise RemoteError("the hosted store's answer is not JSON") from None
+    return _data(getattr(result, "is_error", False), getattr(result, "structured_content", None),
+                 _text(result))
 
 
 def _text(result: Any) -> str:
@@ -291,24 +388,64 @@ def _leaves(err: BaseException) -> list[BaseException]:
     return [err]
 
 
-def _translate(err: BaseException, refused: list[tuple[int, str]],
+def _params(challenge: str, body: str) -> dict[str, str]:
+    """The ``error``, ``error_description`` and ``scope`` of a refusal: the
+    ``WWW-Authenticate`` challenge's parameters (RFC 6750 §3), else the JSON body's."""
+    found = {k.lower(): v for k, v in re.findall(r'([A-Za-z_]+)="([^"]*)"', challenge)}
+    try:
+        data = json.loads(body) if body else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        for key in ("error", "error_description", "scope"):
+            if isinstance(data.get(key), str):
+                found.setdefault(key, data[key])
+    # the store's words are shown: printable, one line, bounded
+    return {k: "".join(c for c in v if c.isprintable())[:200] for k, v in found.items()}
+
+
+def _refusal(status: int, challenge: str, body: str, remote: RemoteMount) -> RemoteError:
+    """A refused call in words, with the store's reason (``error_description``) and what can
+    help: a new token for a token refused (401), one with the missing scope for 403
+    ``insufficient_scope`` (RFC 6750 §3.1)."""
+    p = _params(challenge, body)
+    code, why = p.get("error"), p.get("error_description")
+    said = f"{code}: {why}" if code and why else (code or why or "")
+    if status == 401:
+        if remote.token is None:
+            return RemoteError(f"not signed in; run `ynm login {remote.id}`", status=401)
+        return RemoteError(
+            f"the hosted store refused the sign-in (401 {said or 'invalid_token'}); get a new "
+            f"token (from the store's operator or your identity provider) and sign in with it: "
+            f"`ynm login {remote.id}`", status=401)
+    if status == 403:
+        text = f"the hosted store refused access (403{' ' + said if said else ''})"
+        if code == "insufficient_scope" and p.get("scope"):
+            text += (f"; the token lacks the scope {p['scope']}: sign in with a token that "
+                     f"has it: `ynm login {remote.id}`")
+        return RemoteError(text, status=403)
+    if status == 421:
+        return RemoteError(f"the hosted store refused the url's host name (421"
+                           f"{' ' + said if said else ''})", status=421)
+    return RemoteError("no MCP endpoint at this url (404)", status=404)
+
+
+def _said(body: str) -> str:
+    p = _params("", body)
+    said = p.get("error_description") or p.get("error")
+    return f": {said}" if said else ""
+
+
+def _translate(err: BaseException | None, refused: list[tuple[int, str, str]],
                remote: RemoteMount) -> RemoteError:
     """Why a call failed, in words (httpx's habit of mapping foreign errors at one boundary):
-    the HTTP refusal seen if any, else the first underlying error. Never the token."""
+    the HTTP refusal seen if any (``(status, WWW-Authenticate, body)``), else the first
+    underlying error. Never the token."""
     import httpx2
 
     if refused:
-        status, challenge = refused[-1]
-        if status == 401:
-            if remote.token is None:
-                return RemoteError(f"not signed in; run `ynm login {remote.id}`", status=401)
-            code = re.search(r'error="([^"]+)"', challenge)
-            why = code.group(1) if code else "invalid_token"
-            return RemoteError(f"the hosted store refused the sign-in (401 {why}); run "
-                               f"`ynm login {remote.id}` again", status=401)
-        if status == 403:
-            return RemoteError("the hosted store refused access (403)", status=403)
-        return RemoteError("no MCP endpoint at this url (404)", status=404)
+        return _refusal(*refused[-1], remote)
+    assert err is not None
     leaves = _leaves(err)
     for leaf in leaves:
         if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
@@ -566,6 +703,11 @@ def remember_hosted(remote: RemoteMount, inp: Any, level: str,
     if inp.namespace is not None:
         args["namespace"] = namespace
     (result,) = call_tools([(remote, "memory_remember", args)], RECALL_TIMEOUT_S)
+    if isinstance(result, RemoteError) and result.timed_out:
+        # the store may have taken it and still be writing: never claim it did not
+        raise YnmError(f"mount {remote.id} ({remote.url}): {result}; it may or may not have "
+                       "been written: check with `ynm recall --mount "
+                       f"{remote.id}` before writing it again")
     return _write_result(remote, result, "; nothing was written")
 
 
