@@ -454,3 +454,24 @@ def test_without_the_mcp_client_a_hosted_store_is_still_called(project, ynm_home
     assert result.returncode == 0 and lid in result.stdout
     assert result.stderr.startswith(
         "shared memory left out: team (http://127.0.0.1:9/mcp): cannot reach it")
+
+
+def test_a_recall_with_nothing_local_and_a_store_left_out_says_it_is_incomplete(
+        project, ynm_home, cli_run):
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        ynm_home.mkdir(parents=True, exist_ok=True)
+        (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+            {"id": "team", "level": "distributed", "provider": "mcp", "url": url,
+             "timeout": 0.5}]}))
+        result = cli_run("recall", "helm")
+    assert result.exit_code == 0
+    assert result.stdout == ("No matches in the stores that answered; the answer is "
+                             "incomplete: shared memory was left out (below)\n")
+    assert result.stderr == (f"shared memory left out: team ({url}): no answer within 0.5 s "
+                             "(give a slow store more with \"timeout\" in its mount's "
+                             "configuration)\n")

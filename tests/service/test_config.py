@@ -695,3 +695,14 @@ def test_mount_ids_are_unique_whatever_the_providers(
     (home / "config.json").write_text(json.dumps({"mounts": mounts}))
     with pytest.raises(InvalidInput, match=rf"config\.json: mounts: mount id '{mounts[0]['id']}'"):
         load_config(tmp_path, env=env)
+
+
+@pytest.mark.parametrize(("timeout", "ok"), [(30, True), (0.5, True), (0, False), (-1, False),
+                                             (601, False), ("10", False)])
+def test_a_hosted_mounts_timeout_is_seconds_over_0_up_to_600(timeout, ok) -> None:
+    entry = {**_hosted("team"), "timeout": timeout}
+    if ok:
+        assert MountConfig.model_validate(entry).timeout == timeout
+    else:
+        with pytest.raises(ValueError, match="timeout"):
+            MountConfig.model_validate(entry)

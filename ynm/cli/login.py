@@ -85,7 +85,7 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> Non
     for m in chosen:
         auth_path(loaded.home, m.id)  # a bad id fails before the token is read
     secret = _read_token(token)
-    results = call_tools([(RemoteMount(m.id, m.url, secret), "memory_status", {})
+    results = call_tools([(RemoteMount(m.id, m.url, secret, timeout=m.timeout), "memory_status", {})
                           for m in chosen], STATUS_TIMEOUT_S)
     for m, result in zip(chosen, results):
         if isinstance(result, RemoteError):

@@ -173,7 +173,8 @@ class MountConfig(BaseModel):
 
     JSON keys are camelCase. ``provider`` is ``git-notes`` (needs ``path``) or ``mcp`` (a
     hosted store: needs ``url``, ``level: distributed``, and a sign-in kept apart from the
-    configuration, see :mod:`ynm.service.remote`); the reference's ``fs``, ``sqlite``,
+    configuration, see :mod:`ynm.service.remote`; ``timeout``: seconds each call to it may
+    take, over 0 and at most 600, instead of the defaults there); the reference's ``fs``, ``sqlite``,
     ``memory`` and ``s3`` providers, and any unknown one, are refused with a message naming
     the key. A ``git-notes`` mount also needs ``anchor``, but that is checked when the mount is
     opened (:func:`require_mount_anchor`), not here. Source: reference/cli.md §5.3.
@@ -186,6 +187,7 @@ class MountConfig(BaseModel):
     provider: str = "git-notes"
     path: str | None = None
     url: str | None = None
+    timeout: float | None = Field(default=None, gt=0, le=600)
     anchor: str | None = None
     remote: str | None = None
     bucket: str | None = None

@@ -95,6 +95,7 @@ class RemoteMount:
     id: str
     url: str
     token: str | None = field(default=None, repr=False)
+    timeout: float | None = None  # seconds per call, from the mount's ``timeout``
     level: str = "distributed"
     provider: str = "mcp"
 
@@ -204,7 +205,8 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
     out = []
     for mc in loaded.config.mounts:
         if mc.provider == "mcp" and mc.url:
-            out.append(RemoteMount(mc.id, mc.url, read_sign_in(loaded.home, mc.id, mc.url)))
+            out.append(RemoteMount(mc.id, mc.url, read_sign_in(loaded.home, mc.id, mc.url),
+                                   timeout=mc.timeout))
     return out
 
 
@@ -213,8 +215,9 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
 
 def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
                timeout_s: float) -> list[Any]:
-    """Call one MCP tool on each hosted store, all at once, each bounded by ``timeout_s``
-    seconds (connecting included). Returns, in the order of ``calls``, the tool's ``data``
+    """Call one MCP tool on each hosted store, all at once, each bounded by its mount's
+    ``timeout`` (:attr:`RemoteMount.timeout`), else ``timeout_s`` seconds (connecting
+    included). Returns, in the order of ``calls``, the tool's ``data``
     (``structuredContent.data``, else the JSON text before any ``Guidance:``) or the
     :class:`RemoteError` saying why there is none; without the ``mcp`` client (the
     ``server`` extra) every call's error says which extra to install. Raises nothing for a
@@ -229,13 +232,16 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
         why = str(missing_extra(err, "a hosted (mcp) mount", "server"))
         return [RemoteError(why) for _ in calls]
     results: list[Any] = [None] * len(calls)
+    default_s = timeout_s
 
     async def one(i: int, remote: RemoteMount, tool: str, args: dict[str, Any]) -> None:
+        timeout_s = remote.timeout or default_s
         try:
             with anyio.fail_after(timeout_s):
                 results[i] = await _call(remote, tool, args, timeout_s)
         except TimeoutError:
-            results[i] = RemoteError(f"no answer within {timeout_s:g} s")
+            results[i] = RemoteError(f"no answer within {timeout_s:g} s (give a slow store "
+                                     f"more with \"timeout\" in its mount's configuration)")
         except RemoteError as err:
             results[i] = err
 

@@ -893,6 +893,9 @@ class Ynm:
                                     self._now_ms()))
             hits.sort(key=lambda h: h["updatedAt"], reverse=True)
             hits.sort(key=lambda h: h["score"], reverse=True)
+            # a memory a local mount and a hosted store both hold is one hit: the better scored
+            seen: set[Any] = set()
+            hits = [h for h in hits if not (h["memoryId"] in seen or seen.add(h["memoryId"]))]
             del hits[keep:]
         # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
         from ynm.dream.rerank import rerank_recall
