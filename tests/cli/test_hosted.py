@@ -475,3 +475,30 @@ def test_a_recall_with_nothing_local_and_a_store_left_out_says_it_is_incomplete(
     assert result.stderr == (f"shared memory left out: team ({url}): no answer within 0.5 s "
                              "(give a slow store more with \"timeout\" in its mount's "
                              "configuration)\n")
+
+
+@pytest.mark.parametrize(("content", "mode", "said"), [
+    ("not json", 0o600, "is damaged (not JSON), so team is not signed in: run `ynm login team` "
+                        "to replace it"),
+    ('["x"]', 0o600, "is damaged (not a ynm sign-in), so team is not signed in: run `ynm login "
+                     "team` to replace it"),
+    ('{"v": 1, "url": "URL", "token": "a b"}', 0o600,
+     "is damaged (no token that can be sent), so team is not signed in: run `ynm login team` "
+     "to replace it"),
+    ('{"v": 1, "url": "URL", "token": "tok"}', 0o644,
+     "can be read by other users (mode 0644): run `chmod 600 PATH`"),
+])
+def test_a_damaged_or_open_sign_in_file_is_named_with_its_fix(project, ynm_home, cli_run,
+                                                               content, mode, said):
+    url = "http://127.0.0.1:9/mcp"
+    mount_team(ynm_home, url)
+    path = ynm_home / "auth" / "team.json"
+    path.parent.mkdir(mode=0o700)
+    path.write_text(content.replace("URL", url))
+    os.chmod(path, mode)
+    result = cli_run("recall", "helm")
+    assert result.exit_code == 0
+    assert f"warning: sign-in file {path} {said.replace('PATH', str(path))}\n" in result.stderr
+    path.write_text(json.dumps({"v": 1, "url": url, "token": "tok"}))
+    os.chmod(path, 0o600)
+    assert "sign-in file" not in cli_run("recall", "helm").stderr

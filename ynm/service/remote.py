@@ -40,6 +40,7 @@ __all__ = [
     "RemoteMount",
     "auth_path",
     "call_tools",
+    "check_sign_in",
     "delete_sign_in",
     "edit_hosted",
     "hosted_context",
@@ -96,6 +97,7 @@ class RemoteMount:
     url: str
     token: str | None = field(default=None, repr=False)
     timeout: float | None = None  # seconds per call, from the mount's ``timeout``
+    problem: str | None = None  # what is wrong with its sign-in file (check_sign_in)
     level: str = "distributed"
     provider: str = "mcp"
 
@@ -169,20 +171,48 @@ def read_sign_in(home: Path, mount_id: str, url: str) -> str | None:
     """The token kept for ``mount_id``, only if it was saved for this very ``url`` (a mount
     whose url changed is not signed in: its token is never sent elsewhere). None when there is
     no sign-in, or the file cannot be read, is not ynm's, or holds a token that cannot be a
-    bearer header."""
+    bearer header (:func:`check_sign_in` says which)."""
+    return check_sign_in(home, mount_id, url)[0]
+
+
+def check_sign_in(home: Path, mount_id: str, url: str) -> tuple[str | None, str | None]:
+    """``(token, problem)`` of the sign-in file of ``mount_id`` (see :func:`read_sign_in`
+    for when the token is None). ``problem`` names the file and the fix when it is damaged
+    (not JSON, not ynm's, a token that cannot be sent) or readable by other users (mode
+    ``0644``: the token is still used; reference/server.md §6 keeps credentials 0600); None
+    when there is no file or nothing is wrong."""
     try:
         path = auth_path(home, mount_id)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, YnmError):
-        return None
-    if not isinstance(data, dict) or data.get("url") != url:
-        return None
+    except YnmError:
+        return None, None
+    try:
+        raw = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as err:
+        return None, (f"sign-in file {path} cannot be read ({type(err).__name__}): fix or "
+                      f"remove it and run `ynm login {mount_id}`")
+    damaged = (f"sign-in file {path} is damaged ({{why}}), so {mount_id} is not signed in: "
+               f"run `ynm login {mount_id}` to replace it")
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None, damaged.format(why="not JSON")
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return None, damaged.format(why="not a ynm sign-in")
+    if data["url"] != url:
+        return None, None  # saved for the mount's old url: not signed in, by design
     token = data.get("token")
     # a hand-edited token with a space or control character would be refused by the HTTP
     # client in an error message that quotes the header: not signed in instead
-    if not isinstance(token, str) or not token.isprintable() or any(c.isspace() for c in token):
-        return None
-    return token or None
+    if not isinstance(token, str) or not token or not token.isprintable() \
+            or any(c.isspace() for c in token):
+        return None, damaged.format(why="no token that can be sent")
+    if mode & 0o077:
+        return token, (f"sign-in file {path} can be read by other users (mode {mode:04o}): "
+                       f"run `chmod 600 {path}`")
+    return token, None
 
 
 def delete_sign_in(home: Path, mount_id: str) -> bool:
@@ -205,8 +235,8 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
     out = []
     for mc in loaded.config.mounts:
         if mc.provider == "mcp" and mc.url:
-            out.append(RemoteMount(mc.id, mc.url, read_sign_in(loaded.home, mc.id, mc.url),
-                                   timeout=mc.timeout))
+            token, problem = check_sign_in(loaded.home, mc.id, mc.url)
+            out.append(RemoteMount(mc.id, mc.url, token, timeout=mc.timeout, problem=problem))
     return out
 
 

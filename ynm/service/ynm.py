@@ -116,6 +116,7 @@ class Ynm:
         # each on stderr (``warning: <text>``), the MCP tools add them to the guidance, and
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
+        self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
         self._progress: Progress | None = None
         # Told ``notice(text)`` just before work that is slow to start and reports no progress
