@@ -502,3 +502,17 @@ def test_a_damaged_or_open_sign_in_file_is_named_with_its_fix(project, ynm_home,
     path.write_text(json.dumps({"v": 1, "url": url, "token": "tok"}))
     os.chmod(path, 0o600)
     assert "sign-in file" not in cli_run("recall", "helm").stderr
+
+
+@pytest.mark.parametrize(("name", "mount_id", "url"), [
+    ("http://localhost:9/mcp", "localhost", "http://localhost:9/mcp"),
+    ("https://memory.example.com/mcp", "memory", "https://memory.example.com/mcp"),
+    ("http://127.0.0.1:8080/mcp", "127.0.0.1", "http://127.0.0.1:8080/mcp"),
+    ("team", "team", "…"),
+])
+def test_login_of_an_unknown_mount_suggests_a_sane_entry(project, ynm_home, cli_run, name,
+                                                         mount_id, url):
+    result = cli_run("login", name, "--token", "x")
+    assert (result.exit_code, result.stderr) == (2, (
+        f'Error: no remote mount "{name}": add {{"id":"{mount_id}","level":"distributed",'
+        f'"provider":"mcp","url":"{url}"}} to mounts in ~/.ynm/config.json\n'))
