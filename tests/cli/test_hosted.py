@@ -516,3 +516,26 @@ def test_login_of_an_unknown_mount_suggests_a_sane_entry(project, ynm_home, cli_
     assert (result.exit_code, result.stderr) == (2, (
         f'Error: no remote mount "{name}": add {{"id":"{mount_id}","level":"distributed",'
         f'"provider":"mcp","url":"{url}"}} to mounts in ~/.ynm/config.json\n'))
+
+
+@pytest.mark.parametrize("command", [("list",), ("export",), ("reindex",)])
+def test_local_reads_name_a_hosted_mount_as_one_they_cannot_reach(project, ynm_home, cli_run,
+                                                                  command):
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    result = cli_run(*command, "--mount", "team")
+    assert result.exit_code == 0
+    assert ('warning: "team" is a hosted store; this command reads local mounts only: '
+            "`ynm recall --mount team` shows its memories\n") in result.stderr
+    assert 'no mount "team"' not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "history"])
+def test_show_of_an_unknown_id_with_a_hosted_mount_says_how_to_see_it(project, ynm_home,
+                                                                       cli_run, command):
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    mid = "01M8R9HWGXR3G0PYYEREVCDXGW"
+    result = cli_run(command, mid)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: unknown memory {mid}; ynm {command} reads local mounts "
+                             "only: a memory of a hosted store (team) is shown in full by "
+                             "`ynm recall --mount <id> --json`\n")
