@@ -70,7 +70,6 @@ def open_ynm(cwd: Path | None) -> Ynm:
     The service's :attr:`~ynm.service.ynm.Ynm.progress` is the command's
     :class:`TerminalProgress` (see :func:`command_progress`), so every long operation it runs
     (reading shards, folding, embedding, writing, syncing, dreaming) draws one bar on stderr."""
-    from ynm.errors import YnmError
     from ynm.service.ynm import Ynm
 
     ynm = Ynm.open(cwd or Path.cwd())
