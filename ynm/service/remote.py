@@ -2,7 +2,8 @@
 calls that reach them, and how their hits join the local ones.
 
 A hosted store is a ``ynm serve --http`` (or the reference's server) reached over streamable
-HTTP with the ``mcp`` SDK's client. It is configured like any mount, without its token::
+HTTP: one JSON-RPC ``tools/call`` POST sent with ``httpx2`` (the ``mcp`` SDK's client only for
+a store that needs the handshake-era protocol, :func:`_call`). It is configured like any mount, without its token::
 
     {"id": "team", "level": "distributed", "provider": "mcp", "url": "https://mem.example/mcp"}
 
@@ -16,8 +17,9 @@ selected hosted store for ``memory_recall`` and ranks its hits on the local scal
 3000 ms timeout. A store that cannot be reached, or refuses the token, is left out and named
 (:class:`LeftOut`), never dropped silently; the read still answers with the local hits.
 
-The ``mcp`` and ``httpx2`` packages (the server extra) are imported only when a hosted store
-is called, so a command without one starts as fast as before.
+``httpx2`` and ``anyio`` (the server extra) are imported only when a hosted store is called,
+and ``mcp`` (seconds to import) only for a store that needs it, so a command with a hosted
+mount starts nearly as fast as one without.
 """
 
 from __future__ import annotations
