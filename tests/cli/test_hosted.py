@@ -138,8 +138,11 @@ def test_login_refusals_write_nothing(serving, ynm_home, cli_run, project):
             '"provider":"mcp","url":"…"} to mounts in ~/.ynm/config.json\n')
         result = cli_run("login", "team", "--token", OTHER_TOKEN)
         assert result.exit_code == 1
-        assert result.stderr.startswith(f"Error: could not sign in to team ({base}/mcp): the "
-                                        "hosted store refused the sign-in (401 invalid_token)")
+        assert result.stderr == (
+            f"Error: could not sign in to team ({base}/mcp): the hosted store refused the "
+            "sign-in (401 invalid_token: Missing or invalid bearer token); get a new token "
+            "(from the store's operator or your identity provider) and sign in with it: "
+            "`ynm login team`\n")
         assert OTHER_TOKEN not in result.stderr
         result = cli_run("login", "team", input="\n")
         assert result.exit_code == 2 and "token: empty" in result.stderr
@@ -272,7 +275,17 @@ def test_a_refused_or_missing_sign_in_is_named_not_dropped(team, ynm_home, hoste
     hits, stderr = recall_json(cli_run, "helm")
     assert [h["memoryId"] for h in hits] == [lid]
     assert stderr == (f"shared memory left out: team ({team}): the hosted store refused the "
-                      "sign-in (401 invalid_token); run `ynm login team` again\n")
+                      "sign-in (401 invalid_token: Missing or invalid bearer token); get a new "
+                      "token (from the store's operator or your identity provider) and sign "
+                      "in with it: `ynm login team`\n")
+    # every hosted call gives the store's reason: context, status, remember
+    for args in (("context", "--json"), ("status", "--json")):
+        out = cli_run(*args)
+        assert "401 invalid_token: Missing or invalid bearer token" in out.stdout + out.stderr
+    out = cli_run("remember", "--mount", "team", "--level", "distributed", "--type",
+                  "semantic", "--content", "Refused writes say why")
+    assert out.exit_code == 1
+    assert "401 invalid_token: Missing or invalid bearer token" in out.stderr
     assert OTHER_TOKEN not in stderr
     assert cli_run("logout", "team").exit_code == 0
     hits, stderr = recall_json(cli_run, "helm")
@@ -416,7 +429,7 @@ def test_the_mcp_tools_name_a_left_out_hosted_store_in_the_guidance(
     assert "Shared memory left out: team" in context.structured_content["guidance"]
 
 
-@pytest.mark.parametrize("blocked", ["mcp", "httpx2"])
+@pytest.mark.parametrize("blocked", ["httpx2"])
 def test_without_the_server_extra_recall_answers_and_names_what_to_install(
         project, ynm_home, cli_run, blocked):
     from tests.support.blocked import run_without
@@ -429,3 +442,100 @@ def test_without_the_server_extra_recall_answers_and_names_what_to_install(
     assert result.stderr == (
         "shared memory left out: team (http://127.0.0.1:9/mcp): a hosted (mcp) mount needs the "
         f"server extra: pip install 'ynm[server]' ({blocked} is not installed)\n")
+
+
+def test_without_the_mcp_client_a_hosted_store_is_still_called(project, ynm_home, cli_run):
+    """A tool call is one HTTP request sent with httpx2: the mcp package is not imported."""
+    from tests.support.blocked import run_without
+
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    result = run_without(["mcp"], "recall", "helm", cwd=project)
+    assert result.returncode == 0 and lid in result.stdout
+    assert result.stderr.startswith(
+        "shared memory left out: team (http://127.0.0.1:9/mcp): cannot reach it")
+
+
+def test_a_recall_with_nothing_local_and_a_store_left_out_says_it_is_incomplete(
+        project, ynm_home, cli_run):
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        ynm_home.mkdir(parents=True, exist_ok=True)
+        (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+            {"id": "team", "level": "distributed", "provider": "mcp", "url": url,
+             "timeout": 0.5}]}))
+        result = cli_run("recall", "helm")
+    assert result.exit_code == 0
+    assert result.stdout == ("No matches in the stores that answered; the answer is "
+                             "incomplete: shared memory was left out (below)\n")
+    assert result.stderr == (f"shared memory left out: team ({url}): no answer within 0.5 s "
+                             "(give a slow store more with \"timeout\" in its mount's "
+                             "configuration)\n")
+
+
+@pytest.mark.parametrize(("content", "mode", "said"), [
+    ("not json", 0o600, "is damaged (not JSON), so team is not signed in: run `ynm login team` "
+                        "to replace it"),
+    ('["x"]', 0o600, "is damaged (not a ynm sign-in), so team is not signed in: run `ynm login "
+                     "team` to replace it"),
+    ('{"v": 1, "url": "URL", "token": "a b"}', 0o600,
+     "is damaged (no token that can be sent), so team is not signed in: run `ynm login team` "
+     "to replace it"),
+    ('{"v": 1, "url": "URL", "token": "tok"}', 0o644,
+     "can be read by other users (mode 0644): run `chmod 600 PATH`"),
+])
+def test_a_damaged_or_open_sign_in_file_is_named_with_its_fix(project, ynm_home, cli_run,
+                                                               content, mode, said):
+    url = "http://127.0.0.1:9/mcp"
+    mount_team(ynm_home, url)
+    path = ynm_home / "auth" / "team.json"
+    path.parent.mkdir(mode=0o700)
+    path.write_text(content.replace("URL", url))
+    os.chmod(path, mode)
+    result = cli_run("recall", "helm")
+    assert result.exit_code == 0
+    assert f"warning: sign-in file {path} {said.replace('PATH', str(path))}\n" in result.stderr
+    path.write_text(json.dumps({"v": 1, "url": url, "token": "tok"}))
+    os.chmod(path, 0o600)
+    assert "sign-in file" not in cli_run("recall", "helm").stderr
+
+
+@pytest.mark.parametrize(("name", "mount_id", "url"), [
+    ("http://localhost:9/mcp", "localhost", "http://localhost:9/mcp"),
+    ("https://memory.example.com/mcp", "memory", "https://memory.example.com/mcp"),
+    ("http://127.0.0.1:8080/mcp", "127.0.0.1", "http://127.0.0.1:8080/mcp"),
+    ("team", "team", "…"),
+])
+def test_login_of_an_unknown_mount_suggests_a_sane_entry(project, ynm_home, cli_run, name,
+                                                         mount_id, url):
+    result = cli_run("login", name, "--token", "x")
+    assert (result.exit_code, result.stderr) == (2, (
+        f'Error: no remote mount "{name}": add {{"id":"{mount_id}","level":"distributed",'
+        f'"provider":"mcp","url":"{url}"}} to mounts in ~/.ynm/config.json\n'))
+
+
+@pytest.mark.parametrize("command", [("list",), ("export",), ("reindex",)])
+def test_local_reads_name_a_hosted_mount_as_one_they_cannot_reach(project, ynm_home, cli_run,
+                                                                  command):
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    result = cli_run(*command, "--mount", "team")
+    assert result.exit_code == 0
+    assert ('warning: "team" is a hosted store; this command reads local mounts only: '
+            "`ynm recall --mount team` shows its memories\n") in result.stderr
+    assert 'no mount "team"' not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "history"])
+def test_show_of_an_unknown_id_with_a_hosted_mount_says_how_to_see_it(project, ynm_home,
+                                                                       cli_run, command):
+    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
+    mid = "01M8R9HWGXR3G0PYYEREVCDXGW"
+    result = cli_run(command, mid)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: unknown memory {mid}; ynm {command} reads local mounts "
+                             "only: a memory of a hosted store (team) is shown in full by "
+                             "`ynm recall --mount <id> --json`\n")

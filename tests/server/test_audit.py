@@ -642,7 +642,7 @@ def test_real_server_audits_to_stdout_by_default_with_auth(project, tmp_path):
     events = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(e["client" if e["outcome"] == "ok" else "reason"], e["outcome"]) for e in events
             ] == [("static", "ok"), ("invalid_token", "refused")]
-    assert "[ynm-mcp] ynm-mcp audit: stdout" in err.read_text()
+    assert "[ynm-mcp] audit: stdout" in err.read_text()
 
 
 def test_real_server_without_auth_audits_nothing_but_logs(project, tmp_path):
@@ -651,7 +651,7 @@ def test_real_server_without_auth_audits_nothing_but_logs(project, tmp_path):
         assert _call(base, "memory_status", {}, None)[0] == 200
     assert out.read_text() == ""
     text = err.read_text()
-    assert "[ynm-mcp] ynm-mcp audit: off" in text
+    assert "[ynm-mcp] audit: off" in text
     assert re.search(r"^\[ynm-mcp\] request POST /mcp 200 \d+ms rpc=tools/call "
                      r"tool=memory_status auth=none$", text, re.MULTILINE)
 

@@ -213,3 +213,41 @@ def test_http_modern_only_serves_modern_clients_and_refuses_handshake_ones(proje
                 "protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": "old", "version": "1"}}})
         assert status_code == 400 and body["error"]["code"] == -32022
+
+
+# -- start-up lines ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("issuer", "audience", "warned"),
+    [(None, "api", ["iss"]), ("https://idp", None, ["aud"]), (None, None, ["iss", "aud"]),
+     ("https://idp", "api", [])])
+def test_a_waived_jwt_check_is_a_start_up_warning(issuer, audience, warned):
+    from ynm.server.auth.jwt import JwtVerifier
+    from ynm.server.http import FrontDoor, start_lines
+
+    door = FrontDoor(verifier=JwtVerifier("https://idp/jwks", issuer=issuer,
+                                          audience=audience))
+    lines = start_lines(door, "127.0.0.1", 8080)
+    assert lines[:3] == ["listening on http://127.0.0.1:8080/mcp (health: "
+                         "http://127.0.0.1:8080/health)", "auth: jwt", "audit: off"]
+    waivers = {"iss": "YNM_JWT_ALLOW_ANY_ISSUER", "aud": "YNM_JWT_ALLOW_ANY_AUDIENCE"}
+    assert [line for line in lines if line.startswith("warning:")] == [
+        f"warning: the token's {c} claim is not checked ({waivers[c]}): any "
+        f"{'issuer' if c == 'iss' else 'audience'} that signs with these keys is accepted"
+        for c in warned]
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed", "named"),
+    [("0.0.0.0", ["0.0.0.0"], "loopback"), ("::", ["::"], "loopback"),
+     ("0.0.0.0", ["0.0.0.0", "mem.example"], "loopback, mem.example")])
+def test_a_wildcard_bind_says_which_host_names_are_served(host, allowed, named):
+    from ynm.server.http import FrontDoor, start_lines
+
+    lines = start_lines(FrontDoor(tokens=["t"], allowed_hosts=allowed), host, 9000)
+    assert lines[-1] == (
+        f"listening on every interface, but only these Host names are served: {named}; name "
+        "the one clients use with --allow-host (e.g. --allow-host memory.example.com), and "
+        "give them http://<that name>:9000/mcp")
+    assert len([x for x in start_lines(FrontDoor(), "127.0.0.1", 9000)]) == 3

@@ -663,3 +663,46 @@ def test_an_unimplemented_value_in_the_environment_names_the_variable(
         load_config(repo, {**env, var: value})
     assert str(info.value).startswith(f"invalid input: {message}")
     assert info.value.exit_code == 2
+
+
+def _hosted(mount_id: str, url: str = "https://h.example/mcp") -> dict:
+    return {"id": mount_id, "level": "distributed", "provider": "mcp", "url": url}
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:8080/mcp", "memory.example.com/mcp", "/mcp", "ftp://h.example/mcp",
+            "http:///mcp", "https://"])
+def test_a_hosted_url_without_scheme_or_host_is_refused_at_load(
+        url: str, repo: Path, env: dict[str, str]) -> None:
+    env["YNM_MOUNTS"] = json.dumps([_hosted("team", url)])
+    with pytest.raises(InvalidInput, match=r"YNM_MOUNTS: 0\.url: expected an http:// or "
+                                           r"https:// url with a host, got " + re.escape(repr(url))):
+        load_config(repo, env=env)
+
+
+@pytest.mark.parametrize(
+    "mounts",
+    [
+        [_hosted("project")],
+        [_hosted("personal")],
+        [{"id": "project", "level": "distributed", "path": "/srv/org.git"}],
+        [_hosted("team"), _hosted("team", "https://other.example/mcp")],
+        [{"id": "team", "level": "distributed", "path": "/srv/org.git"}, _hosted("team")],
+    ],
+)
+def test_mount_ids_are_unique_whatever_the_providers(
+        mounts: list, home: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    (home / "config.json").write_text(json.dumps({"mounts": mounts}))
+    with pytest.raises(InvalidInput, match=rf"config\.json: mounts: mount id '{mounts[0]['id']}'"):
+        load_config(tmp_path, env=env)
+
+
+@pytest.mark.parametrize(("timeout", "ok"), [(30, True), (0.5, True), (0, False), (-1, False),
+                                             (601, False), ("10", False)])
+def test_a_hosted_mounts_timeout_is_seconds_over_0_up_to_600(timeout, ok) -> None:
+    entry = {**_hosted("team"), "timeout": timeout}
+    if ok:
+        assert MountConfig.model_validate(entry).timeout == timeout
+    else:
+        with pytest.raises(ValueError, match="timeout"):
+            MountConfig.model_validate(entry)

@@ -192,8 +192,49 @@ def test_a_store_that_never_answers_is_left_out_after_the_timeout():
                                       1.5)
         took = time.monotonic() - start
     assert isinstance(result, RemoteError)
-    assert str(result) == "no answer within 1.5 s"
-    assert 1.4 < took < 10
+    assert str(result) == ('no answer within 1.5 s (give a slow store more with "timeout" in '
+                           "its mount's configuration)")
+    assert result.timed_out and 1.4 < took < 10
+
+
+@pytest.mark.parametrize("timeout", [0.5, 1.0])
+def test_a_mounts_timeout_bounds_its_calls_instead_of_the_default(timeout):
+    import socket
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        start = time.monotonic()
+        (result,) = remote.call_tools(
+            [(RemoteMount("team", url, "tok", timeout=timeout), "memory_recall", {})], 30)
+        took = time.monotonic() - start
+    assert str(result).startswith(f"no answer within {timeout:g} s ")
+    assert timeout - 0.1 < took < timeout + 5
+
+
+def test_a_write_that_timed_out_does_not_claim_nothing_was_written(monkeypatch):
+    from ynm.errors import YnmError
+
+    monkeypatch.setattr(remote, "call_tools", lambda calls, t: [RemoteError(
+        "no answer within 10 s")])
+
+    class Inp:
+        namespace = None
+
+        def model_dump(self, **_):
+            return {"content": "x"}
+
+    with pytest.raises(YnmError) as caught:
+        remote.remember_hosted(RemoteMount("team", URL, "tok"), Inp(), "distributed", "common")
+    assert str(caught.value) == (
+        f"mount team ({URL}): no answer within 10 s; it may or may not have been written: "
+        "check with `ynm recall --mount team` before writing it again")
+    monkeypatch.setattr(remote, "call_tools", lambda calls, t: [RemoteError(
+        "cannot reach it (refused)")])
+    with pytest.raises(YnmError, match="cannot reach it \\(refused\\); nothing was written"):
+        remote.remember_hosted(RemoteMount("team", URL, "tok"), Inp(), "distributed", "common")
 
 
 def test_a_refused_connection_says_so():
@@ -204,3 +245,65 @@ def test_a_refused_connection_says_so():
     assert isinstance(result, RemoteError) and not result.answered
     assert str(result).startswith("cannot reach it (")
     assert "tok" not in str(result)
+
+
+@pytest.mark.parametrize(
+    ("status", "challenge", "body", "token", "said"),
+    [
+        (401, 'Bearer error="invalid_token", error_description="token expired"', "", "t",
+         "the hosted store refused the sign-in (401 invalid_token: token expired); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, 'Bearer error="invalid_token", error_description="wrong audience", '
+              'resource_metadata="https://h/.well-known/oauth-protected-resource"', "", "t",
+         "the hosted store refused the sign-in (401 invalid_token: wrong audience); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, "", '{"error": "invalid_token", "error_description": "unknown key"}', "t",
+         "the hosted store refused the sign-in (401 invalid_token: unknown key); get a new "
+         "token (from the store's operator or your identity provider) and sign in with it: "
+         "`ynm login team`"),
+        (401, 'Bearer error="invalid_token"', "", None, "not signed in; run `ynm login team`"),
+        (403, 'Bearer error="insufficient_scope", error_description="token lacks the scope '
+              'memory:write", scope="memory:write"', "", "t",
+         "the hosted store refused access (403 insufficient_scope: token lacks the scope "
+         "memory:write); the token lacks the scope memory:write: sign in with a token that "
+         "has it: `ynm login team`"),
+        (403, "", '{"error": "invalid_origin", "error_description": "Origin not allowed"}', "t",
+         "the hosted store refused access (403 invalid_origin: Origin not allowed)"),
+        (421, "", '{"error": "invalid_host", "error_description": "Host header not allowed"}',
+         "t", "the hosted store refused the url's host name (421 invalid_host: Host header not "
+              "allowed)"),
+    ],
+)
+def test_a_refusal_gives_the_stores_reason_and_advice_that_can_help(
+        status, challenge, body, token, said):
+    err = remote._refusal(status, challenge, body, RemoteMount("team", URL, token))
+    assert (str(err), err.status) == (said, status)
+
+
+@pytest.mark.parametrize("hosted_relevance", [1.0, 0.2])
+def test_a_memory_held_locally_and_by_a_hosted_store_is_one_hit(
+        tmp_path, monkeypatch, hosted_relevance):
+    """Deduplicated by memory id, the better-scored copy kept (local or hosted)."""
+    from ynm.model.inputs import RecallQuery, RememberInput
+    from ynm.service.ynm import Ynm
+
+    monkeypatch.setenv("YNM_HOME", str(tmp_path / "home"))
+    with Ynm.open(tmp_path, personal=True) as y:
+        mine = y.remember(RememberInput(type="semantic", level="personal",
+                                        content="Deploys use helm charts"))["memoryId"]
+        other = y.remember(RememberInput(type="semantic", level="personal",
+                                         content="Helm deploys are pinned"))["memoryId"]
+        local = {h["memoryId"]: h for h in y.recall(RecallQuery(text="helm deploys"))}
+        copy = {**local[mine], "explain": {"relevance": hosted_relevance}}
+        y.remotes = [RemoteMount("team", URL, "tok")]
+        monkeypatch.setattr(remote, "call_tools", lambda calls, t: [[copy]])
+        hits = y.recall(RecallQuery(text="helm deploys"))
+    ids = [h["memoryId"] for h in hits]
+    assert sorted(ids) == sorted([mine, other])
+    kept = next(h for h in hits if h["memoryId"] == mine)
+    assert kept["mount"] in ("personal", "team")
+    assert kept["score"] >= local[mine]["score"] - 1e-6  # never the worse copy
+    if hosted_relevance < 1:
+        assert kept["mount"] == "personal"

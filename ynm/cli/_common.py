@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ynm.errors import YnmError
     from ynm.service.ynm import Ynm
 
 F = Callable[..., Any]
@@ -119,7 +120,12 @@ def note_unmerged(ynm: Ynm) -> None:
 def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
     """Reads with an unknown ``--mount`` give an empty result and exit 0, as the reference
     does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store.
-    ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known."""
+    ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known; else a
+    hosted mount's id is named as one this read cannot reach."""
+    if not hosted and any(r.id == mount_id for r in ynm.remotes):
+        click.echo(f'warning: "{mount_id}" is a hosted store; this command reads local mounts '
+                   f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
+        return
     remotes = [r.id for r in ynm.remotes] if hosted else []
     if mount_id is not None and ynm.mount(mount_id) is None and mount_id not in remotes:
         have = ", ".join([*(m.id for m in ynm.mounts), *remotes]) or "none"
@@ -366,3 +372,14 @@ class TerminalProgress:
             self.stream.flush()
         self._bar = None
         self._key = None
+
+
+def local_only(ynm: Ynm, err: YnmError, command: str) -> YnmError:
+    """``err`` (an :class:`~ynm.errors.UnknownMemory` of ``ynm show``/``history``) with, when
+    hosted mounts are configured, that ``command`` reads local mounts only and how to see a
+    hosted hit: the same error type and exit code."""
+    if ynm.remotes:
+        ids = ", ".join(r.id for r in ynm.remotes)
+        err.message = (f"{err}; ynm {command} reads local mounts only: a memory of a hosted "
+                       f"store ({ids}) is shown in full by `ynm recall --mount <id> --json`")
+    return err

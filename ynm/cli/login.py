@@ -10,6 +10,7 @@ The token is checked against the store before it is kept, kept only in
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,32 @@ import click
 
 from ynm.cli._common import common_options, emit
 
-NO_REMOTE = ('no remote mount "{id}": add {{"id":"{id}","level":"distributed","provider":"mcp",'
-             '"url":"…"}} to mounts in ~/.ynm/config.json')
-
 
 def _hosted_mounts(cwd: Path | None) -> tuple[Any, list[Any]]:
     from ynm.service.config import load_config
 
     loaded = load_config(cwd)
     return loaded, [m for m in loaded.config.mounts if m.provider == "mcp" and m.url]
+
+
+def no_remote(name: str) -> str:
+    """The refusal for a ``ynm login`` of no configured hosted mount, with the mount entry to
+    add: for a url, that url and an id from its host name (``http://localhost:9/mcp`` ->
+    ``localhost``; a url is no mount id), else the id given and a url to fill in."""
+    from urllib.parse import urlsplit
+
+    url = "…"
+    mount_id = name
+    if "://" in name:
+        try:
+            host = urlsplit(name).hostname or ""
+        except ValueError:
+            host = ""
+        mount_id = re.sub(r"[^A-Za-z0-9._-]+", "-", host.split(".")[0] if not
+                          host.replace(".", "").isdigit() else host).strip("-.") or "team"
+        url = name
+    return (f'no remote mount "{name}": add {{"id":"{mount_id}","level":"distributed",'
+            f'"provider":"mcp","url":"{url}"}} to mounts in ~/.ynm/config.json')
 
 
 def _pick(mounts: list[Any], name: str) -> list[Any]:
@@ -81,11 +99,11 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> Non
     loaded, mounts = _hosted_mounts(cwd)
     chosen = _pick(mounts, mount)
     if not chosen:
-        raise Refused(NO_REMOTE.format(id=mount))
+        raise Refused(no_remote(mount))
     for m in chosen:
         auth_path(loaded.home, m.id)  # a bad id fails before the token is read
     secret = _read_token(token)
-    results = call_tools([(RemoteMount(m.id, m.url, secret), "memory_status", {})
+    results = call_tools([(RemoteMount(m.id, m.url, secret, timeout=m.timeout), "memory_status", {})
                           for m in chosen], STATUS_TIMEOUT_S)
     for m, result in zip(chosen, results):
         if isinstance(result, RemoteError):

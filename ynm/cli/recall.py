@@ -104,5 +104,10 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
 
     if has_no_search_words(q.text):
         click.echo(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
-    emit(hits, as_json, format_hits)
+    if left_out and not hits and not as_json:
+        # a bare "No matches" would pass for the whole answer
+        click.echo("No matches in the stores that answered; the answer is incomplete: "
+                   "shared memory was left out (below)")
+    else:
+        emit(hits, as_json, format_hits)
     note_left_out(left_out)

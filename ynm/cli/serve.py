@@ -118,6 +118,7 @@ def serve(http: bool, stdio: bool, cwd: Path | None, host: str | None, port: int
         from ynm.server.scheduler import Scheduler
 
         assert settings is not None and schedule is not None
+        service.warm()  # the first hosted recall must not wait on the model load
         try:
             serve_http(service, settings.door, settings.host, settings.port,
                        Scheduler(service, schedule) if schedule else None, audit)

@@ -93,8 +93,14 @@ def show(as_json: bool, cwd: Path | None, memory_id: str | None,
       ynm show 01K...
     """
     mid = one_id(memory_id, memory_id_flag)
+    from ynm.cli._common import local_only
+    from ynm.errors import UnknownMemory
+
     with open_ynm(cwd) as ynm:
-        result = ynm.show(mid)
+        try:
+            result = ynm.show(mid)
+        except UnknownMemory as err:
+            raise local_only(ynm, err, "show") from None
     emit(result, as_json, format_show)
 
 
@@ -111,6 +117,12 @@ def history(as_json: bool, cwd: Path | None, memory_id: str | None,
       ynm history 01K...
     """
     mid = one_id(memory_id, memory_id_flag)
+    from ynm.cli._common import local_only
+    from ynm.errors import UnknownMemory
+
     with open_ynm(cwd) as ynm:
-        result = ynm.history(mid)
+        try:
+            result = ynm.history(mid)
+        except UnknownMemory as err:
+            raise local_only(ynm, err, "history") from None
     emit(result, as_json, format_history)

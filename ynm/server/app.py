@@ -101,6 +101,26 @@ class MemoryService:
             self.open_error = str(err)
             log(f"cannot open the store: {err}")
 
+    def warm(self) -> None:
+        """Load the embedder now, on the worker thread, without waiting: the first
+        ``memory_recall`` of an HTTP server would otherwise pay the model load (seconds) and
+        outlast a client's timeout (10 s for a hosted recall, :mod:`ynm.service.remote`).
+        Calls queue behind it. Logs ``embedder ready (<s> s)``; a failure is the first
+        call's to report."""
+        def _warm() -> None:
+            import time
+
+            start = time.monotonic()
+            try:
+                embedder = self._ynm().embedder
+                if embedder is not None:
+                    embedder.embed(["warm up"])
+                    log(f"embedder ready ({time.monotonic() - start:.1f} s)")
+            except Exception as err:  # noqa: BLE001 - a warm-up never stops the server
+                log(f"embedder not warmed: {type(err).__name__}: {err}")
+
+        self._executor.submit(_warm)
+
     def close(self) -> None:
         """Close the store and stop the worker thread."""
         def _close() -> None:

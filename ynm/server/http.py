@@ -662,6 +662,38 @@ def _sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def start_lines(door: FrontDoor, host: str, port: int,
+                audit: AuditSink | None = None) -> list[str]:
+    """The start-up lines of ``ynm serve --http`` (each logged once, with the ``[ynm-mcp]``
+    prefix of every server line): ``listening on <url> (health: <url>)`` (the reference's
+    ``ynm-mcp listening on ...``, reference/server.md §2.1, less the repeated name),
+    ``auth: <mode>``, ``audit: <sink>``; then, on a wildcard bind (``0.0.0.0``, ``::``),
+    which Host names are served and that ``--allow-host`` names the one clients use (the
+    wildcard itself is no name a client can use); and a warning for each JWT check waived
+    (``YNM_JWT_ALLOW_ANY_ISSUER``/``_AUDIENCE``)."""
+    shown = f"[{host}]" if ":" in host else host
+    lines = [f"listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)",
+             f"auth: {door.auth_mode}",
+             f"audit: {audit.describe if audit is not None else 'off'}"]
+    if host in ("0.0.0.0", "::", ""):
+        names = [e for e in door.allowed_hosts if e not in (host, f"[{host}]")]
+        if "*" in names:
+            lines.append("Host names: any (--allow-host '*')")
+        else:
+            lines.append(f"listening on every interface, but only these Host names are served: "
+                         f"{', '.join(['loopback', *names])}; name the one clients use with "
+                         f"--allow-host (e.g. --allow-host memory.example.com), and give them "
+                         f"http://<that name>:{port}/mcp")
+    verifier = door.verifier
+    if getattr(verifier, "mode", None) == "jwt":
+        for claim, attr, waiver in (("iss", "issuer", "YNM_JWT_ALLOW_ANY_ISSUER"),
+                                    ("aud", "audience", "YNM_JWT_ALLOW_ANY_AUDIENCE")):
+            if getattr(verifier, attr, "") is None:
+                lines.append(f"warning: the token's {claim} claim is not checked ({waiver}): "
+                             f"any {attr} that signs with these keys is accepted")
+    return lines
+
+
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
                scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> None:
     """Run uvicorn until SIGINT/SIGTERM; logs go to stderr (one request log line per request,
@@ -681,10 +713,8 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
 
     _check_bindable(host, port)
     app = build_http_app(service, door, scheduler, audit)
-    shown = f"[{host}]" if ":" in host else host
-    log(f"ynm-mcp listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)")
-    log(f"ynm-mcp auth: {door.auth_mode}")
-    log(f"ynm-mcp audit: {audit.describe if audit is not None else 'off'}")
+    for line in start_lines(door, host, port, audit):
+        log(line)
     # the request log is ynm's own (ynm.server.audit), so uvicorn's access log stays off
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            lifespan="on", access_log=False))

@@ -133,12 +133,48 @@ _MODEL_CONFIG = ConfigDict(
 # --------------------------------------------------------------------------------------------
 
 
+def _check_url(value: str | None) -> str | None:
+    """A hosted store's url must be absolute ``http://`` or ``https://`` with a host: a url
+    without a scheme (``localhost:8080/mcp``) would only fail at the first call, as a store
+    that cannot be reached."""
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise ValueError(f"expected an http:// or https:// url with a host, got {value!r} "
+                         "(for example https://memory.example.com/mcp)")
+    return value
+
+
+def _check_mount_ids(mounts: list[MountConfig]) -> list[MountConfig]:
+    """Mount ids name one mount each, whatever the providers: ``personal`` and ``project`` are
+    the built-in local mounts', and no two entries share an id (``--mount``, hits' ``mount``
+    and sign-in files would otherwise mean two stores)."""
+    seen: set[str] = set()
+    for mc in mounts:
+        if mc.id in ("personal", "project"):
+            raise ValueError(f"mount id {mc.id!r} is the built-in {mc.id} mount's: choose "
+                             "another id")
+        if mc.id in seen:
+            raise ValueError(f"mount id {mc.id!r} is used twice: give each mount its own id")
+        seen.add(mc.id)
+    return mounts
+
+
 class MountConfig(BaseModel):
     """One entry of ``mounts[]``: an extra store (org bare repo, directory, hosted store).
 
     JSON keys are camelCase. ``provider`` is ``git-notes`` (needs ``path``) or ``mcp`` (a
     hosted store: needs ``url``, ``level: distributed``, and a sign-in kept apart from the
-    configuration, see :mod:`ynm.service.remote`); the reference's ``fs``, ``sqlite``,
+    configuration, see :mod:`ynm.service.remote`; ``timeout``: seconds each call to it may
+    take, over 0 and at most 600, instead of the defaults there); the reference's ``fs``, ``sqlite``,
     ``memory`` and ``s3`` providers, and any unknown one, are refused with a message naming
     the key. A ``git-notes`` mount also needs ``anchor``, but that is checked when the mount is
     opened (:func:`require_mount_anchor`), not here. Source: reference/cli.md §5.3.
@@ -151,6 +187,7 @@ class MountConfig(BaseModel):
     provider: str = "git-notes"
     path: str | None = None
     url: str | None = None
+    timeout: float | None = Field(default=None, gt=0, le=600)
     anchor: str | None = None
     remote: str | None = None
     bucket: str | None = None
@@ -160,6 +197,7 @@ class MountConfig(BaseModel):
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
     _provider = field_validator("provider")(
         classmethod(lambda cls, v: _check_provider(v, SUPPORTED_MOUNT_PROVIDERS)))
+    _url = field_validator("url")(classmethod(lambda cls, v: _check_url(v)))
 
     @model_validator(mode="after")
     def _provider_rules(self) -> MountConfig:
@@ -340,6 +378,7 @@ class Config(BaseModel):
     _anchor = field_validator("anchor")(classmethod(lambda cls, v: _check_anchor(v)))
     _provider = field_validator("provider")(
         classmethod(lambda cls, v: _check_provider(v, SUPPORTED_PROVIDERS)))
+    _mount_ids = field_validator("mounts")(classmethod(lambda cls, v: _check_mount_ids(v)))
 
     @field_validator("index")
     @classmethod

@@ -2,7 +2,8 @@
 calls that reach them, and how their hits join the local ones.
 
 A hosted store is a ``ynm serve --http`` (or the reference's server) reached over streamable
-HTTP with the ``mcp`` SDK's client. It is configured like any mount, without its token::
+HTTP: one JSON-RPC ``tools/call`` POST sent with ``httpx2`` (the ``mcp`` SDK's client only for
+a store that needs the handshake-era protocol, :func:`_call`). It is configured like any mount, without its token::
 
     {"id": "team", "level": "distributed", "provider": "mcp", "url": "https://mem.example/mcp"}
 
@@ -16,8 +17,9 @@ selected hosted store for ``memory_recall`` and ranks its hits on the local scal
 3000 ms timeout. A store that cannot be reached, or refuses the token, is left out and named
 (:class:`LeftOut`), never dropped silently; the read still answers with the local hits.
 
-The ``mcp`` and ``httpx2`` packages (the server extra) are imported only when a hosted store
-is called, so a command without one starts as fast as before.
+``httpx2`` and ``anyio`` (the server extra) are imported only when a hosted store is called,
+and ``mcp`` (seconds to import) only for a store that needs it, so a command with a hosted
+mount starts nearly as fast as one without.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "RemoteMount",
     "auth_path",
     "call_tools",
+    "check_sign_in",
     "delete_sign_in",
     "edit_hosted",
     "hosted_context",
@@ -77,6 +80,11 @@ class RemoteError(YnmError):
         self.tool_text = tool_text
 
     @property
+    def timed_out(self) -> bool:
+        """True when the store gave no answer in time (it may still be working)."""
+        return str(self).startswith("no answer")
+
+    @property
     def answered(self) -> bool:
         """True when the store was reached and the tool itself failed."""
         return self.tool_text is not None
@@ -90,6 +98,8 @@ class RemoteMount:
     id: str
     url: str
     token: str | None = field(default=None, repr=False)
+    timeout: float | None = None  # seconds per call, from the mount's ``timeout``
+    problem: str | None = None  # what is wrong with its sign-in file (check_sign_in)
     level: str = "distributed"
     provider: str = "mcp"
 
@@ -163,20 +173,48 @@ def read_sign_in(home: Path, mount_id: str, url: str) -> str | None:
     """The token kept for ``mount_id``, only if it was saved for this very ``url`` (a mount
     whose url changed is not signed in: its token is never sent elsewhere). None when there is
     no sign-in, or the file cannot be read, is not ynm's, or holds a token that cannot be a
-    bearer header."""
+    bearer header (:func:`check_sign_in` says which)."""
+    return check_sign_in(home, mount_id, url)[0]
+
+
+def check_sign_in(home: Path, mount_id: str, url: str) -> tuple[str | None, str | None]:
+    """``(token, problem)`` of the sign-in file of ``mount_id`` (see :func:`read_sign_in`
+    for when the token is None). ``problem`` names the file and the fix when it is damaged
+    (not JSON, not ynm's, a token that cannot be sent) or readable by other users (mode
+    ``0644``: the token is still used; reference/server.md §6 keeps credentials 0600); None
+    when there is no file or nothing is wrong."""
     try:
         path = auth_path(home, mount_id)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, YnmError):
-        return None
-    if not isinstance(data, dict) or data.get("url") != url:
-        return None
+    except YnmError:
+        return None, None
+    try:
+        raw = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as err:
+        return None, (f"sign-in file {path} cannot be read ({type(err).__name__}): fix or "
+                      f"remove it and run `ynm login {mount_id}`")
+    damaged = (f"sign-in file {path} is damaged ({{why}}), so {mount_id} is not signed in: "
+               f"run `ynm login {mount_id}` to replace it")
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None, damaged.format(why="not JSON")
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return None, damaged.format(why="not a ynm sign-in")
+    if data["url"] != url:
+        return None, None  # saved for the mount's old url: not signed in, by design
     token = data.get("token")
     # a hand-edited token with a space or control character would be refused by the HTTP
     # client in an error message that quotes the header: not signed in instead
-    if not isinstance(token, str) or not token.isprintable() or any(c.isspace() for c in token):
-        return None
-    return token or None
+    if not isinstance(token, str) or not token or not token.isprintable() \
+            or any(c.isspace() for c in token):
+        return None, damaged.format(why="no token that can be sent")
+    if mode & 0o077:
+        return token, (f"sign-in file {path} can be read by other users (mode {mode:04o}): "
+                       f"run `chmod 600 {path}`")
+    return token, None
 
 
 def delete_sign_in(home: Path, mount_id: str) -> bool:
@@ -199,7 +237,8 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
     out = []
     for mc in loaded.config.mounts:
         if mc.provider == "mcp" and mc.url:
-            out.append(RemoteMount(mc.id, mc.url, read_sign_in(loaded.home, mc.id, mc.url)))
+            token, problem = check_sign_in(loaded.home, mc.id, mc.url)
+            out.append(RemoteMount(mc.id, mc.url, token, timeout=mc.timeout, problem=problem))
     return out
 
 
@@ -208,8 +247,9 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
 
 def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
                timeout_s: float) -> list[Any]:
-    """Call one MCP tool on each hosted store, all at once, each bounded by ``timeout_s``
-    seconds (connecting included). Returns, in the order of ``calls``, the tool's ``data``
+    """Call one MCP tool on each hosted store, all at once, each bounded by its mount's
+    ``timeout`` (:attr:`RemoteMount.timeout`), else ``timeout_s`` seconds (connecting
+    included). Returns, in the order of ``calls``, the tool's ``data``
     (``structuredContent.data``, else the JSON text before any ``Guidance:``) or the
     :class:`RemoteError` saying why there is none; without the ``mcp`` client (the
     ``server`` extra) every call's error says which extra to install. Raises nothing for a
@@ -220,18 +260,20 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     try:
         import anyio
         import httpx2  # noqa: F401
-        from mcp import Client  # noqa: F401
     except ImportError as err:
         why = str(missing_extra(err, "a hosted (mcp) mount", "server"))
         return [RemoteError(why) for _ in calls]
     results: list[Any] = [None] * len(calls)
+    default_s = timeout_s
 
     async def one(i: int, remote: RemoteMount, tool: str, args: dict[str, Any]) -> None:
+        timeout_s = remote.timeout or default_s
         try:
             with anyio.fail_after(timeout_s):
                 results[i] = await _call(remote, tool, args, timeout_s)
         except TimeoutError:
-            results[i] = RemoteError(f"no answer within {timeout_s:g} s")
+            results[i] = RemoteError(f"no answer within {timeout_s:g} s (give a slow store "
+                                     f"more with \"timeout\" in its mount's configuration)")
         except RemoteError as err:
             results[i] = err
 
@@ -245,18 +287,120 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     return results
 
 
-async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
-    """One tool call over streamable HTTP; every failure becomes a :class:`RemoteError`."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+MODERN_PROTOCOL = "2026-07-28"  # the MCP protocol version a one-request tool call speaks
 
-    refused: list[tuple[int, str]] = []
+
+async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
+    """One tool call over streamable HTTP; every failure becomes a :class:`RemoteError`.
+
+    The call is one JSON-RPC ``tools/call`` POST of the modern (sessionless) MCP protocol,
+    sent with ``httpx2``: ``ynm serve --http`` answers it in one JSON (or event-stream)
+    response, and importing the ``mcp`` client (about 2.5 s) is spared. A store that does not
+    speak that protocol (a handshake-era server: HTTP 400, or the JSON-RPC error -32022 or
+    another protocol error) is asked again with the ``mcp`` client, which negotiates."""
+    import httpx2
+
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json", "MCP-Protocol-Version": MODERN_PROTOCOL,
+               "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    if remote.token:
+        headers["Authorization"] = f"Bearer {remote.token}"
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+            "io.modelcontextprotocol/clientInfo": {"name": "ynm", "version": _version()},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args, "_meta": meta}}
+    try:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s)) as http:
+            response = await http.post(remote.url, json=body, headers=headers)
+            await response.aread()
+    except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
+        raise _translate(err, [], remote) from None
+    status = response.status_code
+    if status in (401, 403, 404, 421):
+        raise _translate(None, [(status, response.headers.get("www-authenticate", ""),
+                                 response.text)], remote)
+    message = _answer(response) if status < 300 else None
+    error = message.get("error") if isinstance(message, dict) else None
+    if status == 400 or (isinstance(error, dict) and error.get("code") in _PROTOCOL_ERRORS):
+        return await _call_negotiated(remote, tool, args, timeout_s)
+    if status >= 300:
+        raise RemoteError(f"the hosted store answered HTTP {status}{_said(response.text)}",
+                          status=status)
+    if isinstance(error, dict):
+        text = str(error.get("message") or error)
+        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        raise RemoteError("the hosted store's answer is not an MCP result")
+    return _data(result.get("isError"), result.get("structuredContent"),
+                 "".join(str(c.get("text", "")) for c in result.get("content") or []
+                         if isinstance(c, dict)))
+
+
+# JSON-RPC errors of a store that wants another protocol: invalid request, method not found,
+# unsupported protocol version (-32022), server not initialized (-32002)
+_PROTOCOL_ERRORS = (-32600, -32601, -32022, -32002)
+
+
+def _version() -> str:
+    from ynm import __version__
+
+    return __version__
+
+
+def _answer(response: Any) -> Any:
+    """The JSON-RPC response of id 1 in a JSON body or an event stream (None if none)."""
+    kind = response.headers.get("content-type", "")
+    try:
+        if "text/event-stream" in kind:
+            for event in response.text.split("\n\n"):
+                data = "\n".join(line[5:].lstrip() for line in event.splitlines()
+                                 if line.startswith("data:"))
+                if data:
+                    message = json.loads(data)
+                    if isinstance(message, dict) and message.get("id") == 1:
+                        return message
+            return None
+        return json.loads(response.text)
+    except ValueError:
+        return None
+
+
+def _data(is_error: Any, structured: Any, text: str) -> Any:
+    """A tool result's ``data``: ``structuredContent.data``, else the JSON text before any
+    ``Guidance:``; a tool error is a :class:`RemoteError` with the store's text."""
+    if is_error:
+        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
+    if isinstance(structured, dict) and "data" in structured:
+        return structured["data"]
+    body = text.split("\n\nGuidance: ", 1)[0]
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise RemoteError("the hosted store's answer is not JSON") from None
+
+
+async def _call_negotiated(remote: RemoteMount, tool: str, args: dict[str, Any],
+                           timeout_s: float) -> Any:
+    """The tool call through the ``mcp`` SDK's client, which negotiates the protocol with
+    the store; for stores that do not take the one-request call."""
+    try:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+    except ImportError as err:
+        from ynm.errors import missing_extra
+
+        raise RemoteError(str(missing_extra(err, "a hosted (mcp) mount", "server"))) from None
+
+    refused: list[tuple[int, str, str]] = []
 
     async def watch(response: Any) -> None:
-        if response.status_code in (401, 403, 404):
+        if response.status_code in (401, 403, 404, 421):
+            await response.aread()
             refused.append((response.status_code,
-                            response.headers.get("www-authenticate", "")))
+                            response.headers.get("www-authenticate", ""), response.text))
 
     headers = {"Authorization": f"Bearer {remote.token}"} if remote.token else {}
     try:
@@ -268,17 +412,8 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
             result = await client.call_tool(tool, args)
     except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
         raise _translate(err, refused, remote) from None
-    if getattr(result, "is_error", False):
-        text = _text(result)
-        raise RemoteError("the hosted store answered with an error: " + text, tool_text=text)
-    structured = getattr(result, "structured_content", None)
-    if isinstance(structured, dict) and "data" in structured:
-        return structured["data"]
-    body = _text(result).split("\n\nGuidance: ", 1)[0]
-    try:
-        return json.loads(body)
-    except ValueError:
-        raise RemoteError("the hosted store's answer is not JSON") from None
+    return _data(getattr(result, "is_error", False), getattr(result, "structured_content", None),
+                 _text(result))
 
 
 def _text(result: Any) -> str:
@@ -291,24 +426,64 @@ def _leaves(err: BaseException) -> list[BaseException]:
     return [err]
 
 
-def _translate(err: BaseException, refused: list[tuple[int, str]],
+def _params(challenge: str, body: str) -> dict[str, str]:
+    """The ``error``, ``error_description`` and ``scope`` of a refusal: the
+    ``WWW-Authenticate`` challenge's parameters (RFC 6750 §3), else the JSON body's."""
+    found = {k.lower(): v for k, v in re.findall(r'([A-Za-z_]+)="([^"]*)"', challenge)}
+    try:
+        data = json.loads(body) if body else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        for key in ("error", "error_description", "scope"):
+            if isinstance(data.get(key), str):
+                found.setdefault(key, data[key])
+    # the store's words are shown: printable, one line, bounded
+    return {k: "".join(c for c in v if c.isprintable())[:200] for k, v in found.items()}
+
+
+def _refusal(status: int, challenge: str, body: str, remote: RemoteMount) -> RemoteError:
+    """A refused call in words, with the store's reason (``error_description``) and what can
+    help: a new token for a token refused (401), one with the missing scope for 403
+    ``insufficient_scope`` (RFC 6750 §3.1)."""
+    p = _params(challenge, body)
+    code, why = p.get("error"), p.get("error_description")
+    said = f"{code}: {why}" if code and why else (code or why or "")
+    if status == 401:
+        if remote.token is None:
+            return RemoteError(f"not signed in; run `ynm login {remote.id}`", status=401)
+        return RemoteError(
+            f"the hosted store refused the sign-in (401 {said or 'invalid_token'}); get a new "
+            f"token (from the store's operator or your identity provider) and sign in with it: "
+            f"`ynm login {remote.id}`", status=401)
+    if status == 403:
+        text = f"the hosted store refused access (403{' ' + said if said else ''})"
+        if code == "insufficient_scope" and p.get("scope"):
+            text += (f"; the token lacks the scope {p['scope']}: sign in with a token that "
+                     f"has it: `ynm login {remote.id}`")
+        return RemoteError(text, status=403)
+    if status == 421:
+        return RemoteError(f"the hosted store refused the url's host name (421"
+                           f"{' ' + said if said else ''})", status=421)
+    return RemoteError("no MCP endpoint at this url (404)", status=404)
+
+
+def _said(body: str) -> str:
+    p = _params("", body)
+    said = p.get("error_description") or p.get("error")
+    return f": {said}" if said else ""
+
+
+def _translate(err: BaseException | None, refused: list[tuple[int, str, str]],
                remote: RemoteMount) -> RemoteError:
     """Why a call failed, in words (httpx's habit of mapping foreign errors at one boundary):
-    the HTTP refusal seen if any, else the first underlying error. Never the token."""
+    the HTTP refusal seen if any (``(status, WWW-Authenticate, body)``), else the first
+    underlying error. Never the token."""
     import httpx2
 
     if refused:
-        status, challenge = refused[-1]
-        if status == 401:
-            if remote.token is None:
-                return RemoteError(f"not signed in; run `ynm login {remote.id}`", status=401)
-            code = re.search(r'error="([^"]+)"', challenge)
-            why = code.group(1) if code else "invalid_token"
-            return RemoteError(f"the hosted store refused the sign-in (401 {why}); run "
-                               f"`ynm login {remote.id}` again", status=401)
-        if status == 403:
-            return RemoteError("the hosted store refused access (403)", status=403)
-        return RemoteError("no MCP endpoint at this url (404)", status=404)
+        return _refusal(*refused[-1], remote)
+    assert err is not None
     leaves = _leaves(err)
     for leaf in leaves:
         if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
@@ -566,6 +741,11 @@ def remember_hosted(remote: RemoteMount, inp: Any, level: str,
     if inp.namespace is not None:
         args["namespace"] = namespace
     (result,) = call_tools([(remote, "memory_remember", args)], RECALL_TIMEOUT_S)
+    if isinstance(result, RemoteError) and result.timed_out:
+        # the store may have taken it and still be writing: never claim it did not
+        raise YnmError(f"mount {remote.id} ({remote.url}): {result}; it may or may not have "
+                       "been written: check with `ynm recall --mount "
+                       f"{remote.id}` before writing it again")
     return _write_result(remote, result, "; nothing was written")
 
 

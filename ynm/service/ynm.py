@@ -116,6 +116,7 @@ class Ynm:
         # each on stderr (``warning: <text>``), the MCP tools add them to the guidance, and
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
+        self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
         self._progress: Progress | None = None
         # Told ``notice(text)`` just before work that is slow to start and reports no progress
@@ -985,6 +986,9 @@ class Ynm:
                                     self._now_ms()))
             hits.sort(key=lambda h: h["updatedAt"], reverse=True)
             hits.sort(key=lambda h: h["score"], reverse=True)
+            # a memory a local mount and a hosted store both hold is one hit: the better scored
+            seen: set[Any] = set()
+            hits = [h for h in hits if not (h["memoryId"] in seen or seen.add(h["memoryId"]))]
             del hits[keep:]
         # -- rerank (ynm.dream.rerank; algorithms §2.8): calibrated judge only; cuts to limit --
         from ynm.dream.rerank import rerank_recall
