@@ -429,28 +429,80 @@ def test_the_mcp_tools_name_a_left_out_hosted_store_in_the_guidance(
     assert "Shared memory left out: team" in context.structured_content["guidance"]
 
 
-@pytest.mark.parametrize("blocked", ["httpx2"])
-def test_without_the_server_extra_recall_answers_and_names_what_to_install(
-        project, ynm_home, cli_run, blocked):
+def test_without_the_server_extra_a_ynm_store_is_still_called(team, hosted_repo, server_home,
+                                                              project, cli_run):
+    """The one-request call goes out with httpx, a core dependency: neither the mcp client
+    nor its httpx2 is needed to read a ``ynm serve --http`` store."""
     from tests.support.blocked import run_without
 
+    hid = hosted_write(hosted_repo, server_home, "The payments team deploys with helm")
     lid = remember_local(cli_run, "Our service deploys with helm as well")
-    mount_team(ynm_home, "http://127.0.0.1:9/mcp")
-    result = run_without([blocked], "recall", "helm", cwd=project)
+    result = run_without(["mcp", "httpx2"], "recall", "deploys", "helm", "--json",
+                         cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert {(h["memoryId"], h["mount"]) for h in json.loads(result.stdout)} == {
+        (hid, "team"), (lid, "project")}
+    assert result.stderr == ""
+
+
+@pytest.fixture
+def legacy_team(serving, ynm_home: Path, cli_run, project: Path) -> Iterator[tuple[str, list]]:
+    """The hosted server behind a proxy that speaks only the handshake-era protocol, mounted
+    as ``team`` and signed in; yields ``(url, proxy log)``."""
+    from tests.support.legacy_proxy import legacy_proxy
+
+    with serving() as base, legacy_proxy(base) as (proxied, log):
+        url = proxied + "/mcp"
+        mount_team(ynm_home, url)
+        assert cli_run("login", "team", "--token", TOKEN).exit_code == 0
+        yield url, log
+
+
+def test_a_handshake_era_store_is_asked_again_with_the_mcp_client(
+        legacy_team, hosted_repo, server_home, cli_run):
+    _url, log = legacy_team
+    hid = hosted_write(hosted_repo, server_home, "The payments team deploys with helm")
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    log.clear()
+    hits, stderr = recall_json(cli_run, "deploys", "helm")
+    assert {(h["memoryId"], h["mount"]) for h in hits} == {(hid, "team"), (lid, "project")}
+    assert stderr == ""
+    # the one-request call was refused, then the mcp client's handshake got through
+    assert log[0] == "POST refused"
+    assert "POST 200" in log[1:]
+    # context and a write take the same way
+    result = cli_run("context", "--text", "helm deploys", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert hid in json.loads(result.stdout)["included"]
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed", "--mount",
+                     "team", "--content", "Helm charts live in the deploy repo", "--json")
+    assert result.exit_code == 0, result.stderr
+    written = json.loads(result.stdout)["memoryId"]
+    hits, _ = recall_json(cli_run, "helm", "charts", "--mount", "team")
+    assert written in [h["memoryId"] for h in hits]
+
+
+def test_a_handshake_era_store_without_the_server_extra_names_what_to_install(
+        legacy_team, project, cli_run):
+    from tests.support.blocked import run_without
+
+    url, _ = legacy_team
+    lid = remember_local(cli_run, "Our service deploys with helm as well")
+    result = run_without(["mcp"], "recall", "helm", cwd=project)
     assert result.returncode == 0, result.stderr
     assert lid in result.stdout and "Traceback" not in result.stderr
     assert result.stderr == (
-        "shared memory left out: team (http://127.0.0.1:9/mcp): a hosted (mcp) mount needs the "
-        f"server extra: pip install 'ynm[server]' ({blocked} is not installed)\n")
+        f"shared memory left out: team ({url}): a hosted (mcp) mount needs the server extra: "
+        "pip install 'ynm[server]' (mcp is not installed)\n")
 
 
-def test_without_the_mcp_client_a_hosted_store_is_still_called(project, ynm_home, cli_run):
-    """A tool call is one HTTP request sent with httpx2: the mcp package is not imported."""
+def test_without_the_mcp_client_an_unreachable_store_is_named(project, ynm_home, cli_run):
+    """A tool call is one HTTP request: the mcp package is not imported."""
     from tests.support.blocked import run_without
 
     lid = remember_local(cli_run, "Our service deploys with helm as well")
     mount_team(ynm_home, "http://127.0.0.1:9/mcp")
-    result = run_without(["mcp"], "recall", "helm", cwd=project)
+    result = run_without(["mcp", "httpx2"], "recall", "helm", cwd=project)
     assert result.returncode == 0 and lid in result.stdout
     assert result.stderr.startswith(
         "shared memory left out: team (http://127.0.0.1:9/mcp): cannot reach it")

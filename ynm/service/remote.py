@@ -2,8 +2,9 @@
 calls that reach them, and how their hits join the local ones.
 
 A hosted store is a ``ynm serve --http`` (or the reference's server) reached over streamable
-HTTP: one JSON-RPC ``tools/call`` POST sent with ``httpx2`` (the ``mcp`` SDK's client only for
-a store that needs the handshake-era protocol, :func:`_call`). It is configured like any mount, without its token::
+HTTP: one JSON-RPC ``tools/call`` POST sent with ``httpx`` (a core dependency), and the ``mcp``
+SDK's client (the ``server`` extra) only for a store that needs the handshake-era protocol
+(:func:`_call`). It is configured like any mount, without its token::
 
     {"id": "team", "level": "distributed", "provider": "mcp", "url": "https://mem.example/mcp"}
 
@@ -17,9 +18,10 @@ selected hosted store for ``memory_recall`` and ranks its hits on the local scal
 3000 ms timeout. A store that cannot be reached, or refuses the token, is left out and named
 (:class:`LeftOut`), never dropped silently; the read still answers with the local hits.
 
-``httpx2`` and ``anyio`` (the server extra) are imported only when a hosted store is called,
-and ``mcp`` (seconds to import) only for a store that needs it, so a command with a hosted
-mount starts nearly as fast as one without.
+``httpx`` and ``anyio`` are imported only when a hosted store is called, and ``mcp`` (seconds
+to import, with its ``httpx2``) only for a store that needs it, so a command with a hosted
+mount starts nearly as fast as one without, and a ``ynm serve --http`` store is reached on a
+machine without the server extra.
 """
 
 from __future__ import annotations
@@ -251,15 +253,16 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
     ``timeout`` (:attr:`RemoteMount.timeout`), else ``timeout_s`` seconds (connecting
     included). Returns, in the order of ``calls``, the tool's ``data``
     (``structuredContent.data``, else the JSON text before any ``Guidance:``) or the
-    :class:`RemoteError` saying why there is none; without the ``mcp`` client (the
-    ``server`` extra) every call's error says which extra to install. Raises nothing for a
-    store's failure, so a read still answers with the local hits.
+    :class:`RemoteError` saying why there is none; a store that needs the handshake-era
+    protocol, on a machine without the ``mcp`` client (the ``server`` extra), gets an error
+    saying which extra to install. Raises nothing for a store's failure, so a read still
+    answers with the local hits.
     """
     from ynm.errors import missing_extra
 
     try:
         import anyio
-        import httpx2  # noqa: F401
+        import httpx  # noqa: F401
     except ImportError as err:
         why = str(missing_extra(err, "a hosted (mcp) mount", "server"))
         return [RemoteError(why) for _ in calls]
@@ -294,11 +297,11 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
     """One tool call over streamable HTTP; every failure becomes a :class:`RemoteError`.
 
     The call is one JSON-RPC ``tools/call`` POST of the modern (sessionless) MCP protocol,
-    sent with ``httpx2``: ``ynm serve --http`` answers it in one JSON (or event-stream)
+    sent with ``httpx``: ``ynm serve --http`` answers it in one JSON (or event-stream)
     response, and importing the ``mcp`` client (about 2.5 s) is spared. A store that does not
     speak that protocol (a handshake-era server: HTTP 400, or the JSON-RPC error -32022 or
     another protocol error) is asked again with the ``mcp`` client, which negotiates."""
-    import httpx2
+    import httpx
 
     headers = {"Accept": "application/json, text/event-stream",
                "Content-Type": "application/json", "MCP-Protocol-Version": MODERN_PROTOCOL,
@@ -311,7 +314,7 @@ async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": tool, "arguments": args, "_meta": meta}}
     try:
-        async with httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s)) as http:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s)) as http:
             response = await http.post(remote.url, json=body, headers=headers)
             await response.aread()
     except Exception as err:  # noqa: BLE001 - translated here, at the one boundary
@@ -478,21 +481,33 @@ def _translate(err: BaseException | None, refused: list[tuple[int, str, str]],
                remote: RemoteMount) -> RemoteError:
     """Why a call failed, in words (httpx's habit of mapping foreign errors at one boundary):
     the HTTP refusal seen if any (``(status, WWW-Authenticate, body)``), else the first
-    underlying error. Never the token."""
-    import httpx2
+    underlying error, from ``httpx`` (the one-request call) or ``httpx2`` (the ``mcp``
+    client's). Never the token."""
+    import httpx
 
+    timeouts: tuple[type[BaseException], ...] = (TimeoutError, httpx.TimeoutException)
+    transports: tuple[type[BaseException], ...] = (httpx.TransportError,)
+    statuses: tuple[type[BaseException], ...] = (httpx.HTTPStatusError,)
+    try:
+        import httpx2
+    except ImportError:
+        pass
+    else:
+        timeouts += (httpx2.TimeoutException,)
+        transports += (httpx2.TransportError,)
+        statuses += (httpx2.HTTPStatusError,)
     if refused:
         return _refusal(*refused[-1], remote)
     assert err is not None
     leaves = _leaves(err)
     for leaf in leaves:
-        if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
+        if isinstance(leaf, timeouts):
             return RemoteError("no answer in time")
-        if isinstance(leaf, httpx2.TransportError):
+        if isinstance(leaf, transports):
             return RemoteError(f"cannot reach it ({leaf or type(leaf).__name__})")
-        if isinstance(leaf, httpx2.HTTPStatusError):
-            return RemoteError(f"the hosted store answered HTTP {leaf.response.status_code}",
-                               status=leaf.response.status_code)
+        if isinstance(leaf, statuses):
+            status = leaf.response.status_code  # type: ignore[attr-defined]
+            return RemoteError(f"the hosted store answered HTTP {status}", status=status)
     from ynm.errors import describe_unexpected
 
     return RemoteError(f"the call failed ({describe_unexpected(leaves[0])})")
