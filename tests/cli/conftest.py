@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ynm.model.ids import new_ulid
 from tests.support.embeddings_server import server  # noqa: F401 (a fixture)
+from ynm.model.ids import new_ulid
 
 USER = "tester"
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
@@ -72,3 +72,22 @@ def run_json(cli_run):
         return json.loads(result.stdout)
 
     return _run
+
+
+@pytest.fixture
+def server_home(tmp_path: Path) -> Path:
+    """The hosted server's own ``YNM_HOME`` (never the CLI's: its config mounts the server)."""
+    return tmp_path / "server-home"
+
+
+@pytest.fixture
+def hosted_repo(tmp_path: Path, git, cli_run) -> Path:
+    """A second repository after ``ynm init``: the hosted store's content."""
+    repo = tmp_path / "hosted"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README").write_text("team store\n")
+    git(repo, "add", "README")
+    git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "root")
+    assert cli_run("init", "--cwd", repo).exit_code == 0
+    return repo

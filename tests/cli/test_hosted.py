@@ -22,25 +22,6 @@ TOKEN = "hosted-s3cret-7f1d2c9a"
 OTHER_TOKEN = "another-s3cret-0b4e"
 
 
-@pytest.fixture
-def server_home(tmp_path: Path) -> Path:
-    """The hosted server's own ``YNM_HOME`` (never the CLI's: its config mounts the server)."""
-    return tmp_path / "server-home"
-
-
-@pytest.fixture
-def hosted_repo(tmp_path: Path, git, cli_run) -> Path:
-    """A second repository after ``ynm init``: the hosted store's content."""
-    repo = tmp_path / "hosted"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "README").write_text("team store\n")
-    git(repo, "add", "README")
-    git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "root")
-    assert cli_run("init", "--cwd", repo).exit_code == 0
-    return repo
-
-
 def hosted_write(repo: Path, server_home: Path, content: str, **extra) -> str:
     """Remember ``content`` (semantic, distributed) straight into the hosted repository, as
     the server would; returns its memory id."""

@@ -1,9 +1,15 @@
 """``ynm login`` and ``ynm logout``: the sign-in of a hosted store mounted with provider
 ``mcp`` (reference/cli.md §4.12, §4.13).
 
-The reference signs in with OAuth in a browser; ynm takes the bearer token the hosted store
-accepts (its static token, or a token from the team's identity provider) from ``--token``,
-else from standard input when it is not a terminal, else from a prompt that does not echo.
+Two ways in, as the store allows:
+
+- in a browser, through the identity provider the store names (OAuth with PKCE and a loopback
+  redirect, :mod:`ynm.service.oauth`): on a terminal when no token is given and the store names
+  one, or always with ``--browser``; the token is renewed with its refresh token as it expires;
+- with the bearer token the store accepts (its static token, or one from the team's identity
+  provider): ``--token``, else standard input when it is not a terminal, else a prompt that
+  does not echo.
+
 The token is checked against the store before it is kept, kept only in
 ``$YNM_HOME/auth/<mount>.json`` (0600, see :mod:`ynm.service.remote`) and never printed.
 """
@@ -74,15 +80,24 @@ def _read_token(token: str | None) -> str:
 @click.argument("mount")
 @click.option("--token", help="The bearer token (default: read from standard input, or asked "
                               "for without echo). Shown in the process list while it runs.")
+@click.option("--browser", is_flag=True,
+              help="Sign in through the identity provider the store names, in a browser "
+                   "(the default on a terminal when no token is given and the store names one).")
+@click.option("--no-open", is_flag=True,
+              help="With a browser sign-in, print the address to open instead of opening a "
+                   "browser (e.g. over SSH, where the redirect must still reach this machine).")
 @common_options
-def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> None:
+def login(as_json: bool, cwd: Path | None, mount: str, token: str | None, browser: bool,
+          no_open: bool) -> None:
     """Sign in to a hosted store mounted with provider mcp (by mount id or url).
 
-    The token is checked against the store, then kept in $YNM_HOME/auth/<mount>.json
+    In a browser through the store's identity provider (OAuth with PKCE), or with a bearer
+    token. The token is checked against the store, then kept in $YNM_HOME/auth/<mount>.json
     (readable only by you), never in configuration.
 
     \b
     Example:
+      ynm login team
       ynm login team < token.txt
       ynm login https://memory.example.com/mcp --token "$TEAM_TOKEN"
     """
@@ -102,6 +117,15 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> Non
         raise Refused(no_remote(mount))
     for m in chosen:
         auth_path(loaded.home, m.id)  # a bad id fails before the token is read
+    if token is not None and browser:
+        raise Refused("--token and --browser: give one way of signing in")
+    on_terminal = sys.stdin is None or sys.stdin.isatty()
+    if browser or (token is None and on_terminal):
+        signed = _browser_sign_in(loaded.home, chosen, required=browser, open_browser=not no_open)
+        if signed is not None:
+            emit(signed[0] if len(signed) == 1 else signed, as_json,
+                 lambda _: "\n".join(f"signed in to {o['mount']} ({o['url']})" for o in signed))
+            return
     secret = _read_token(token)
     results = call_tools([(RemoteMount(m.id, m.url, secret, timeout=m.timeout), "memory_status", {})
                           for m in chosen], STATUS_TIMEOUT_S)
@@ -113,6 +137,40 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None) -> Non
     out = [{"mount": m.id, "url": m.url, "signedIn": True, "scopes": []} for m in chosen]
     emit(out[0] if len(out) == 1 else out, as_json,
          lambda _: "\n".join(f"signed in to {m.id} ({m.url})" for m in chosen))
+
+
+def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
+                     open_browser: bool) -> list[dict[str, Any]] | None:
+    """Sign in to each chosen mount in a browser when its store names an identity provider;
+    None (read a token instead) when none does and ``required`` is False."""
+    from ynm.errors import Refused, YnmError
+    from ynm.service.oauth import advertised_issuer, browser_sign_in
+    from ynm.service.remote import STATUS_TIMEOUT_S, RemoteError, save_sign_in
+
+    issuers = []
+    for m in chosen:
+        try:
+            issuers.append(advertised_issuer(m.url, m.timeout or STATUS_TIMEOUT_S))
+        except RemoteError as err:
+            raise YnmError(f"could not sign in to {m.id} ({m.url}): {err}") from None
+    if not all(issuers):
+        if required:
+            m = chosen[issuers.index(None)]
+            raise Refused(f"{m.id} ({m.url}) names no identity provider to sign in with in a "
+                          f"browser; give the store's token instead: ynm login {m.id} --token ...")
+        return None
+    out = []
+    for m in chosen:
+        def say(line: str, m: Any = m) -> None:
+            click.echo(f"{m.id}: {line}", err=True)
+        try:
+            signed = browser_sign_in(m.url, open_browser=open_browser, say=say)
+        except YnmError as err:
+            raise YnmError(f"could not sign in to {m.id} ({m.url}): {err}") from None
+        save_sign_in(home, m.id, m.url, signed.token, oauth=signed.oauth)
+        out.append({"mount": m.id, "url": m.url, "signedIn": True,
+                    "scopes": list(signed.scopes)})
+    return out
 
 
 @click.command()

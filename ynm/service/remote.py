@@ -53,6 +53,7 @@ __all__ = [
     "hosted_status",
     "hosted_target",
     "join_context",
+    "read_renewal",
     "read_sign_in",
     "remember_hosted",
     "remote_mounts",
@@ -103,6 +104,9 @@ class RemoteMount:
     timeout: float | None = None  # seconds per call, from the mount's ``timeout``
     problem: str | None = None  # what is wrong with its sign-in file (check_sign_in)
     level: str = "distributed"
+    # a browser sign-in's renewal data (ynm.service.oauth) and the home keeping it
+    oauth: dict[str, Any] | None = field(default=None, repr=False, compare=False, hash=False)
+    home: Path | None = field(default=None, repr=False, compare=False)
     provider: str = "mcp"
 
     @property
@@ -145,11 +149,13 @@ def auth_path(home: Path, mount_id: str) -> Path:
     return Path(home) / AUTH_DIR / f"{mount_id}.json"
 
 
-def save_sign_in(home: Path, mount_id: str, url: str, token: str) -> Path:
+def save_sign_in(home: Path, mount_id: str, url: str, token: str,
+                 oauth: dict[str, Any] | None = None) -> Path:
     """Keep ``token`` for the hosted mount ``mount_id`` at ``url``, replacing any earlier
     sign-in. The folder is made 0700 and the file is created 0600 before a byte is written
     (then renamed into place), so no other user can ever read the token. Content: ``{"v": 1,
-    "url", "token"}``. Returns the file's path.
+    "url", "token"}``, plus ``"oauth"`` (what renewing a browser sign-in needs, see
+    :mod:`ynm.service.oauth`) when given. Returns the file's path.
 
     Source: reference/server.md §3.1 and §6 ("credentials 0600 in a 0700 dir, bound to URL").
     """
@@ -160,7 +166,8 @@ def save_sign_in(home: Path, mount_id: str, url: str, token: str) -> Path:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"v": 1, "url": url, "token": token}, f)
+            json.dump({"v": 1, "url": url, "token": token, **({"oauth": oauth} if oauth else {})},
+                      f)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
@@ -219,6 +226,19 @@ def check_sign_in(home: Path, mount_id: str, url: str) -> tuple[str | None, str 
     return token, None
 
 
+def read_renewal(home: Path, mount_id: str, url: str) -> dict[str, Any] | None:
+    """The ``"oauth"`` renewal data of a browser sign-in kept for ``mount_id`` at ``url``
+    (see :mod:`ynm.service.oauth`), or None (a token sign-in, none, or not readable)."""
+    try:
+        data = json.loads(auth_path(home, mount_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError, YnmError):
+        return None
+    if not isinstance(data, dict) or data.get("url") != url:
+        return None
+    oauth = data.get("oauth")
+    return oauth if isinstance(oauth, dict) else None
+
+
 def delete_sign_in(home: Path, mount_id: str) -> bool:
     """Remove the sign-in of ``mount_id``. Returns whether there was one (False for an id
     that cannot name a sign-in file)."""
@@ -240,7 +260,9 @@ def remote_mounts(loaded: Any) -> list[RemoteMount]:
     for mc in loaded.config.mounts:
         if mc.provider == "mcp" and mc.url:
             token, problem = check_sign_in(loaded.home, mc.id, mc.url)
-            out.append(RemoteMount(mc.id, mc.url, token, timeout=mc.timeout, problem=problem))
+            oauth = read_renewal(loaded.home, mc.id, mc.url) if token else None
+            out.append(RemoteMount(mc.id, mc.url, token, timeout=mc.timeout, problem=problem,
+                                   oauth=oauth, home=loaded.home))
     return out
 
 
@@ -273,7 +295,7 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
         timeout_s = remote.timeout or default_s
         try:
             with anyio.fail_after(timeout_s):
-                results[i] = await _call(remote, tool, args, timeout_s)
+                results[i] = await _call_renewing(remote, tool, args, timeout_s)
         except TimeoutError:
             results[i] = RemoteError(f"no answer within {timeout_s:g} s (give a slow store "
                                      f"more with \"timeout\" in its mount's configuration)")
@@ -291,6 +313,28 @@ def call_tools(calls: Sequence[tuple[RemoteMount, str, dict[str, Any]]],
 
 
 MODERN_PROTOCOL = "2026-07-28"  # the MCP protocol version a one-request tool call speaks
+
+
+async def _call_renewing(remote: RemoteMount, tool: str, args: dict[str, Any],
+                         timeout_s: float) -> Any:
+    """:func:`_call`, for a browser sign-in with a refresh token renewing the access token
+    first when it has expired, or once when the store refuses it (401) before its time
+    (:func:`ynm.service.oauth.renew`)."""
+    from dataclasses import replace
+
+    from ynm.service import oauth
+
+    renewable = bool(remote.oauth and remote.oauth.get("refreshToken") and remote.home)
+    if renewable and oauth.expired(remote.oauth):
+        token = await oauth.renew(remote.home, remote.id, remote.url, remote.oauth, timeout_s)
+        return await _call(replace(remote, token=token), tool, args, timeout_s)
+    try:
+        return await _call(remote, tool, args, timeout_s)
+    except RemoteError as err:
+        if not (renewable and err.status == 401):
+            raise
+    token = await oauth.renew(remote.home, remote.id, remote.url, remote.oauth, timeout_s)
+    return await _call(replace(remote, token=token), tool, args, timeout_s)
 
 
 async def _call(remote: RemoteMount, tool: str, args: dict[str, Any], timeout_s: float) -> Any:
