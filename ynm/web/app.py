@@ -135,7 +135,9 @@ class _Pages:
             except AuthError as refused:
                 err = refused
         request.scope["ynm.refusal"] = err.error
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        raw = request.scope.get("raw_path")  # as sent: a name in it stays percent-encoded
+        path = raw.decode("latin-1").split("?")[0] if raw else request.url.path
+        target = path + (f"?{request.url.query}" if request.url.query else "")
         return _page("login.html", err.status,
                      {"www-authenticate": f'Bearer error="{err.error}"'},
                      next=_next_path(target), message=err.description, signed_in=False)
