@@ -21,7 +21,7 @@ Routes (all ``GET`` unless said; every page is HTML):
 Auth: :mod:`ynm.web.session`. A request without credentials gets 401 and the sign-in form,
 never memory text; a token refused for a missing scope gets 403. Every page is sent with a
 ``Content-Security-Policy`` that allows no script at all, ``X-Content-Type-Options: nosniff``,
-``Referrer-Policy: no-referrer``, ``Cache-Control: no-store`` and no framing.
+``Referrer-Policy: same-origin``, ``Cache-Control: no-store`` and no framing.
 
 Expected failures are pages, not tracebacks: an unknown memory is 404, a bad filter or cursor
 400, any other store error 500 with its message.
@@ -48,7 +48,9 @@ SECURITY_HEADERS = {
     "content-security-policy": ("default-src 'none'; style-src 'self'; img-src 'self'; "
                                 "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser posts a form with "Origin: null",
+    # which the Origin check refuses; no address of the view leaves for another site either way
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "x-frame-options": "DENY",
 }
