@@ -425,7 +425,6 @@ def build_http_app(service: MemoryService, door: FrontDoor,
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ynm.server.audit import AuditMiddleware
-
     from ynm.web import build_ui_app
 
     server = build_server(service)
