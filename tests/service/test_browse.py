@@ -80,3 +80,28 @@ def test_bad_cursors_and_sizes_are_refused(ynm, cursor):
         browse.page(ynm, browse.Filter(), after=cursor)
     with pytest.raises(InvalidInput, match="page size"):
         browse.page(ynm, browse.Filter(), limit=browse.PAGE_MAX + 1)
+
+
+def test_counts_follow_writes_and_working_memory_running_out(ynm):
+    from ynm.model.inputs import ForgetInput
+    from ynm.model.ranker import iso_to_ms
+
+    def total() -> int:
+        return sum(f["count"] for f in browse.facets(ynm))
+
+    assert total() == 10
+    assert total() == 10  # counted again from what was kept
+    ynm.forget(ForgetInput(memory_id=IDS[5], reason="gone"))
+    assert total() == 9
+
+    start = iso_to_ms(STAMP)
+    ynm._now_ms = lambda: start + 30 * 60_000
+    working = json.loads(_record("01K00000000000000000009999", mtype="working",
+                                 namespace="session/s1"))
+    working["ttl"] = "PT1H"
+    ynm.import_jsonl(json.dumps(working) + "\n")
+    assert total() == 10
+    ynm._now_ms = lambda: start + 59 * 60_000
+    assert total() == 10
+    ynm._now_ms = lambda: start + 61 * 60_000  # its ttl ran out: counted no more
+    assert total() == 9

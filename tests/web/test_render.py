@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("markdown_it")
 
-from ynm.web.render import environment, markdown, safe_url  # noqa: E402
+from ynm.web.render import environment, markdown, safe_url
 
 
 @pytest.mark.parametrize(("url", "ok"), [

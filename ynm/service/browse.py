@@ -14,6 +14,7 @@ pages neither repeats nor skips a memory.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -81,18 +82,40 @@ def _where(y: Ynm, f: Filter) -> tuple[str, list[Any]]:
 
 def facets(y: Ynm) -> list[dict[str, Any]]:
     """Live memories counted by ``(level, namespace, type)`` over the local mounts:
-    ``[{level, namespace, type, count}]`` sorted by level, namespace, type. One grouped query
-    per mount (no memory is read)."""
+    ``[{level, namespace, type, count}]`` sorted by level, namespace, type.
+
+    One grouped query per mount (a scan of its memories table: about 0.3 s at 100k memories
+    on two cores), remembered per mount (:data:`_COUNTED`) while the mount's shard tips are
+    the same and no working memory's ttl has run out since: a second page of an unchanged
+    store costs a lookup of the tips and one indexed query."""
     counts: dict[tuple[str, str, str], int] = {}
+    now = y._now_ms()
     cond, args = _where(y, Filter())
     for mount in y.mounts:
         cache = mount.fresh_cache()
-        for level, namespace, mtype, n in cache.conn.execute(
+        tips = hashlib.sha256("\n".join(
+            f"{ref} {commit}" for ref, commit in cache.conn.execute(
+                "SELECT ref, commit_id FROM shards ORDER BY ref")).encode()).hexdigest()
+        key = (mount.id, str(getattr(cache, "path", "")))
+        kept = _COUNTED.get(key)
+        if kept is None or kept[0] != tips or cache.conn.execute(
+                "SELECT 1 FROM memories WHERE expires_at > ? AND expires_at <= ? LIMIT 1",
+                (kept[1], now)).fetchone() is not None:
+            rows = cache.conn.execute(
                 f"SELECT level, namespace, type, count(*) FROM memories m WHERE {cond} "
-                "GROUP BY level, namespace, type", args):
+                "GROUP BY level, namespace, type", args).fetchall()
+            kept = (tips, now, rows)
+            _COUNTED[key] = kept
+            while len(_COUNTED) > 32:
+                _COUNTED.pop(next(iter(_COUNTED)))
+        for level, namespace, mtype, n in kept[2]:
             counts[(level, namespace, mtype)] = counts.get((level, namespace, mtype), 0) + n
     return [{"level": k[0], "namespace": k[1], "type": k[2], "count": n}
             for k, n in sorted(counts.items())]
+
+
+# (mount id, cache file) -> (digest of its shard tips, counted at (ms), grouped counts)
+_COUNTED: dict[tuple[str, str], tuple[str, int, list[tuple[str, str, str, int]]]] = {}
 
 
 def page(y: Ynm, f: Filter, *, after: str | None = None, limit: int = 50) -> Page:
