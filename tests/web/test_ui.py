@@ -250,3 +250,18 @@ def test_ynm_ui_help(cli_run):
     result = cli_run("ui", "--help")
     assert result.exit_code == 0
     assert "--no-open" in result.stdout and "--port" in result.stdout
+
+
+def test_the_request_log_names_the_caller_of_each_page(store, tmp_path):
+    log = tmp_path / "serve.log"
+    with serve_http(store.path, "--token", TOKEN, stderr=log) as base, \
+            httpx.Client(base_url=base) as client:
+        assert client.get("/ui/status").status_code == 401
+        client.get("/ui/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        client.post("/ui/login", data={"token": TOKEN})
+        client.get("/ui/review")
+    lines = [line for line in log.read_text().splitlines() if "request " in line]
+    assert any("GET /ui/status 401" in line and "auth=refused" in line for line in lines)
+    assert any("GET /ui/status 200" in line and "auth=static" in line for line in lines)
+    assert any("GET /ui/review 200" in line and "auth=static" in line for line in lines)
+    assert TOKEN not in log.read_text()

@@ -125,16 +125,20 @@ class _Pages:
         if self.sessions.open:
             return None
         authorization = request.headers.get("authorization")
+        # the caller goes where the request log and audit read it (ynm.server.audit)
         if authorization is None:
-            signed_in, _ = self.sessions.caller(request.cookies.get(COOKIE))
+            signed_in, info = self.sessions.caller(request.cookies.get(COOKIE))
             if signed_in:
+                request.scope["ynm.auth"] = info
                 return None
             err = AuthError("invalid_token", "sign in to read this store")
         else:
             try:
-                await self.sessions.verify(authorization)
+                request.scope["ynm.auth"] = await self.sessions.verify(authorization)
                 return None
             except AuthError as refused:
+                if refused.info is not None:
+                    request.scope["ynm.auth"] = refused.info
                 err = refused
         request.scope["ynm.refusal"] = err.error
         raw = request.scope.get("raw_path")  # as sent: a name in it stays percent-encoded
