@@ -187,7 +187,7 @@ def _require_server_extra(http: bool) -> None:
     Raises:
         MissingExtra: ``ynm serve needs the server extra: pip install 'ynm[server]' (<module>
             is not installed)`` (exit 1), for the MCP SDK, anyio, and, with ``--http``,
-            uvicorn and starlette.
+            uvicorn, starlette, Jinja2 and markdown-it-py.
     """
     from ynm.errors import missing_extra
 
@@ -197,6 +197,8 @@ def _require_server_extra(http: bool) -> None:
         import mcp_types  # noqa: F401
 
         if http:
+            import jinja2  # noqa: F401  (the web view at /ui/, ynm.web)
+            import markdown_it  # noqa: F401
             import starlette  # noqa: F401
             import uvicorn  # noqa: F401
     except ImportError as err:

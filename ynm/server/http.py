@@ -3,7 +3,8 @@
 
 Order of checks: CORS headers prepared → Host header → the protected-resource metadata
 (``/.well-known/oauth-protected-resource``, JWT mode with an issuer; no auth) → Origin header
-→ ``GET /health`` (no auth) → ``OPTIONS`` answered 204 → bearer token (the auth mode's
+→ ``GET /health`` (no auth) → ``OPTIONS`` answered 204 → the web view at ``/ui/``
+(:mod:`ynm.web`, which checks the caller itself, by the same verifier) → bearer token (the auth mode's
 verifier, :mod:`ynm.server.auth`) → ``YNM_REQUIRED_SCOPES`` → per-tool scopes → with
 ``--modern-only``, legacy protocol versions refused → the MCP handler at ``/mcp`` (stateless:
 no server-side sessions; one service per process). The reference answers ``/health``, the
@@ -424,6 +425,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ynm.server.audit import AuditMiddleware
+    from ynm.web import build_ui_app
 
     server = build_server(service)
     inner = server.streamable_http_app(
@@ -431,12 +433,16 @@ def build_http_app(service: MemoryService, door: FrontDoor,
         # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return AuditMiddleware(front_door_app(door, inner, scheduler), audit)
+    return AuditMiddleware(front_door_app(door, inner, scheduler,
+                                          ui=build_ui_app(service, door)), audit)
 
 
-def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None) -> Any:
+def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None, *,
+                   ui: Any = None) -> Any:
     """The front door's ASGI app in front of ``inner`` (see the module docstring for the order
-    of checks); lifespan and non-HTTP scopes go to ``inner`` unchanged."""
+    of checks); lifespan and non-HTTP scopes go to ``inner`` unchanged. ``ui``: the web view's
+    app (:mod:`ynm.web`), given ``/ui`` and ``/ui/...`` once Host and Origin have passed; it
+    checks the caller itself (a bearer header as here, or its sign-in cookie)."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and scheduler is not None:
@@ -487,6 +493,9 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
         if method == "OPTIONS":
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
+            return
+        if ui is not None and (path == "/ui" or path.startswith("/ui/")):
+            await ui(scope, receive, send)  # no CORS: the view is for its own pages only
             return
 
         async def refuse(err: AuthError) -> None:

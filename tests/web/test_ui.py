@@ -1,0 +1,267 @@
+"""The web view at ``/ui/`` of a real ``ynm serve --http`` on 127.0.0.1, read with httpx: every
+page, hostile content rendered inert, the same auth as ``/mcp`` (bearer header, or the sign-in
+cookie of a browser), and ``ynm ui``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+
+import httpx
+import pytest
+
+from tests.support.serve import free_port, serve_http
+from tests.web.conftest import TOKEN
+
+
+class _Tags(HTMLParser):
+    """Every start tag of a page with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def assert_inert(html: str) -> None:
+    """No script element, no event-handler attribute, no URL with a scheme other than
+    http/https/mailto in any href or src."""
+    for tag, attrs in tags(html):
+        assert tag != "script"
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            if name in ("href", "src", "action") and value:
+                scheme = re.match(r"^\s*([a-zA-Z][a-zA-Z0-9+.\-]*):", re.sub(r"[\x00-\x20]", "", value))
+                assert scheme is None or scheme.group(1).lower() in ("http", "https", "mailto"), value
+
+
+@pytest.fixture
+def open_server(store):
+    with serve_http(store.path) as base:
+        yield base
+
+
+def test_index_counts_by_level_namespace_and_type_and_pages(store, open_server):
+    with httpx.Client(base_url=open_server) as client:
+        r = client.get("/ui/")
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/html")
+        assert "script-src" not in r.headers["content-security-policy"]  # default-src 'none'
+        assert "default-src 'none'" in r.headers["content-security-policy"]
+        html = r.text
+        # 7 live memories: common holds 1 semantic + 5 episodic, team/api 1 procedural
+        assert re.search(r'>distributed</a> <span class="count">7</span>', html)
+        assert re.search(r'namespace=common">common</a> <span class="count">6</span>', html)
+        assert re.search(r'type=episodic">episodic</a> <span class="count">5</span>', html)
+        assert re.search(r'namespace=team/api">team/api</a> <span class="count">1</span>', html)
+        assert_inert(html)
+
+        # pages of 3: every memory exactly once, newest first, then no "older" link
+        seen: list[str] = []
+        url = "/ui/?n=3"
+        while url:
+            page = client.get(url)
+            assert page.status_code == 200
+            ids = re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', page.text)
+            assert 1 <= len(ids) <= 3
+            seen.extend(ids)
+            older = re.search(r'rel="next" href="([^"]+)"', page.text)
+            url = older.group(1).replace("&amp;", "&") if older else None
+        assert len(seen) == 7 and len(set(seen)) == 7
+        assert set(seen) == {store.memory_id, store.other_id, *store.fillers}
+        assert seen[0] == store.fillers[-1]  # the newest write
+
+        filtered = client.get("/ui/", params={"namespace": "team/api"}).text
+        assert re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', filtered) == \
+            [store.other_id]
+
+
+def test_memory_page_lists_every_version_and_renders_content_inert(store, open_server):
+    r = httpx.get(f"{open_server}/ui/m/{store.memory_id}")
+    assert r.status_code == 200
+    html = r.text
+    assert re.findall(r'<span class="op">(\w+)</span>', html) == ["create", "supersede",
+                                                                 "annotate"]
+    assert html.count('<span class="actor">') == 3
+    assert "Deploys go out on Tuesdays." in html and "Deploys moved to Wednesdays." in html
+    assert "possible duplicate" in html
+    # raw HTML in content is text, unsafe links are not links
+    assert "<script>" not in html and "&lt;script&gt;document.title" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(3)&gt;" in html
+    assert 'href="https://example.com/run"' in html
+    assert 'href="javascript' not in html and 'src="data:' not in html
+    assert_inert(html)
+    # links both ways: the other memory links here, and its page links back
+    assert f'href="/ui/m/{store.other_id}"' in html
+    assert 'href="/ui/entities/deploy%20pipeline"' in html
+    assert 'href="/ui/topics/release"' in html
+    back = httpx.get(f"{open_server}/ui/m/{store.other_id}").text
+    assert f'supports → <a href="/ui/m/{store.memory_id}"' in back
+
+
+def test_search_review_status_subject_and_tag_pages(store, open_server):
+    with httpx.Client(base_url=open_server) as client:
+        search = client.get("/ui/search", params={"q": "smoke tests deploy"})
+        assert search.status_code == 200
+        hits = re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', search.text)
+        assert hits[0] == store.other_id
+        assert '<th>relevance</th>' in search.text and '<th>recency</th>' in search.text
+        assert_inert(search.text)
+
+        review = client.get("/ui/review").text
+        assert re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', review) == \
+            [store.memory_id]
+        assert '<p class="why">possible duplicate</p>' in review
+
+        status = client.get("/ui/status").text
+        assert "<td>project</td>" in status and "<td>yes</td>" in status
+
+        subject = client.get("/ui/entities/deploy%20pipeline").text
+        assert re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', subject) == \
+            [store.memory_id]
+        topic = client.get("/ui/topics/ops").text
+        assert re.findall(r'class="summary" href="/ui/m/([0-9A-Z]{26})"', topic) == \
+            [store.memory_id]
+        assert "Filler" not in topic
+
+
+@pytest.mark.parametrize(("path", "status", "says"), [
+    ("/ui/m/01K0000000000000000000000Z", 404, "unknown memory"),
+    ("/ui/?level=galactic", 400, "level"),
+    ("/ui/?n=0", 400, "page size"),
+    ("/ui/?after=nocursor", 400, "cursor"),
+])
+def test_expected_failures_are_pages_with_their_status(store, open_server, path, status, says):
+    r = httpx.get(open_server + path)
+    assert r.status_code == status
+    assert says in r.text
+    assert "Traceback" not in r.text
+
+
+@pytest.fixture
+def token_server(store):
+    with serve_http(store.path, "--token", TOKEN) as base:
+        yield base
+
+
+def test_without_credentials_pages_answer_401_and_no_memory_text(store, token_server):
+    for path in ("/ui/", f"/ui/m/{store.memory_id}", "/ui/search?q=deploy", "/ui/review",
+                 "/ui/status", "/ui/topics/ops", "/ui/entities/deploy%20pipeline"):
+        r = httpx.get(token_server + path)
+        assert r.status_code == 401, path
+        assert r.headers["www-authenticate"].startswith("Bearer")
+        assert 'name="token"' in r.text  # the sign-in form
+        # the page names only the address asked for (where to return after signing in)
+        body = r.text.replace(f'name="next" value="{path.replace("&", "&amp;")}"', "")
+        for secret in ("Tuesdays", "Wednesdays", "smoke tests", "Filler", "deploy pipeline",
+                       store.memory_id, store.other_id):
+            assert secret not in body, (path, secret)
+    wrong = httpx.get(token_server + "/ui/", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and "Filler" not in wrong.text
+    # a script sends the same header as for /mcp
+    ok = httpx.get(token_server + "/ui/", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 200 and "Filler note" in ok.text
+
+
+def test_sign_in_sets_a_strict_http_only_cookie_that_is_not_the_token(store, token_server):
+    with httpx.Client(base_url=token_server) as client:
+        refused = client.post("/ui/login", data={"token": "wrong", "next": "/ui/review"})
+        assert refused.status_code == 401 and "Filler" not in refused.text
+        assert "set-cookie" not in refused.headers
+
+        # a form posted from another site fails the Origin check before the token is read
+        foreign = client.post("/ui/login", data={"token": TOKEN},
+                              headers={"Origin": "https://evil.example"})
+        assert foreign.status_code == 403
+        assert "set-cookie" not in foreign.headers
+
+        r = client.post("/ui/login", data={"token": TOKEN, "next": "/ui/review"},
+                        headers={"Origin": token_server})
+        assert r.status_code == 303 and r.headers["location"] == "/ui/review"
+        cookie = r.headers["set-cookie"]
+        attrs = [a.strip().lower() for a in cookie.split(";")]
+        assert "httponly" in attrs and "samesite=strict" in attrs and "path=/ui" in attrs
+        assert "secure" not in attrs  # served over plain http on loopback
+        value = cookie.split(";")[0].split("=", 1)[1]
+        assert len(value) >= 40 and TOKEN not in value and value not in TOKEN
+
+        page = client.get("/ui/review")
+        assert page.status_code == 200 and "possible duplicate" in page.text
+        assert "Sign out" in page.text
+
+        # an off-site "next" is not followed
+        elsewhere = client.post("/ui/login", data={"token": TOKEN, "next": "//evil.example/x"})
+        assert elsewhere.headers["location"] == "/ui/"
+        current = elsewhere.headers["set-cookie"].split(";")[0].split("=", 1)[1]
+        assert current != value  # every sign-in is a session of its own
+
+        out = client.post("/ui/logout")
+        assert out.status_code == 303
+        assert "max-age=0" in out.headers["set-cookie"].lower()
+        client.cookies.set("ynm_ui", current, path="/ui")  # the id ended is no session now
+        assert client.get("/ui/").status_code == 401
+        client.cookies.set("ynm_ui", value, path="/ui")  # the first sign-in still is one
+        assert client.get("/ui/").status_code == 200
+
+
+def test_a_forged_or_foreign_host_is_refused_before_the_view(store, open_server):
+    r = httpx.get(open_server + "/ui/", headers={"Host": "rebound.example:1"})
+    assert r.status_code == 421 and "Filler" not in r.text
+    r = httpx.get(open_server + "/ui/", headers={"Origin": "https://evil.example"})
+    assert r.status_code == 403 and "Filler" not in r.text
+
+
+def test_ynm_ui_serves_the_local_store_and_prints_its_url(store):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "ynm", "ui", "--port", str(port),
+                             "--no-open", "--cwd", str(store.path)],
+                            env=dict(os.environ), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == f"ynm ui: http://127.0.0.1:{port}/ui/"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/ui/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        assert r.status_code == 200 and "Filler note number 4" in r.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_ynm_ui_help(cli_run):
+    result = cli_run("ui", "--help")
+    assert result.exit_code == 0
+    assert "--no-open" in result.stdout and "--port" in result.stdout
+
+
+def test_the_request_log_names_the_caller_of_each_page(store, tmp_path):
+    log = tmp_path / "serve.log"
+    with serve_http(store.path, "--token", TOKEN, stderr=log) as base, \
+            httpx.Client(base_url=base) as client:
+        assert client.get("/ui/status").status_code == 401
+        client.get("/ui/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        client.post("/ui/login", data={"token": TOKEN})
+        client.get("/ui/review")
+    lines = [line for line in log.read_text().splitlines() if "request " in line]
+    assert any("GET /ui/status 401" in line and "auth=refused" in line for line in lines)
+    assert any("GET /ui/status 200" in line and "auth=static" in line for line in lines)
+    assert any("GET /ui/review 200" in line and "auth=static" in line for line in lines)
+    assert TOKEN not in log.read_text()

@@ -1,0 +1,86 @@
+"""``ynm ui``: the read-only web view of the local store (``/ui/``, :mod:`ynm.web`) on
+127.0.0.1, opened in the browser."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+
+from ynm.cli._common import inherit_cwd
+
+
+@click.command()
+@click.option("--port", type=int, default=None,
+              help="Port on 127.0.0.1 (default: $PORT, else 3000).")
+@click.option("--no-open", "no_open", is_flag=True, default=False,
+              help="Print the URL instead of opening a browser.")
+@click.option("-C", "--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
+              callback=inherit_cwd,
+              help="Directory the store opens from (default: the current directory).")
+def ui(port: int | None, no_open: bool, cwd: Path | None) -> None:
+    """Read the store in a browser: index, search, each memory's versions, review, status.
+
+    \b
+    Examples:
+      ynm ui                     # opens http://127.0.0.1:3000/ui/
+      ynm ui --port 8080 --no-open
+
+    \b
+    Serves ynm serve --http on 127.0.0.1 (so /mcp answers too), with the same auth as
+    ynm serve there: none, unless a token is set (YNM_MCP_TOKEN, JWT or introspection
+    settings); then the page asks for it once. Stop with Ctrl-C.
+    """
+    from ynm.cli.serve import _require_server_extra
+
+    _require_server_extra(True)
+    from ynm.errors import ConfigError
+    from ynm.server.app import MemoryService, log
+    from ynm.server.http import http_settings, serve_http
+    from ynm.service.config import load_config
+
+    try:
+        env: Mapping[str, str] = load_config(cwd).env
+    except ConfigError:
+        env = os.environ  # the service reports the configuration problem on every page
+    settings = http_settings(host="127.0.0.1", port=port, env=env)
+    url = f"http://127.0.0.1:{settings.port}/ui/"
+    service = MemoryService(cwd, personal=settings.personal)
+    service.open()
+    try:
+        click.echo(f"ynm ui: {url}")
+        if not no_open:
+            _open_when_ready(url, settings.port)
+        try:
+            serve_http(service, settings.door, settings.host, settings.port)
+        except KeyboardInterrupt:
+            pass
+        log("stopped")
+    finally:
+        service.close()
+
+
+def _open_when_ready(url: str, port: int) -> None:
+    """Open ``url`` in the default browser once the port accepts connections (in a
+    background thread, for at most 30 s)."""
+    import socket
+    import threading
+    import time
+    import webbrowser
+
+    def wait_and_open() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            return
+        if not webbrowser.open(url):
+            click.echo(f"no browser found: open {url}", err=True)
+
+    threading.Thread(target=wait_and_open, name="ynm-ui-open", daemon=True).start()
