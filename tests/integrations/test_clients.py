@@ -137,7 +137,7 @@ def test_ynh(where):
 
 
 def test_ynh_legacy_manifest_is_moved_and_no_harness_is_a_note(where, tmp_path):
-    p, h = where
+    p, _ = where
     assert [c.kind for c in plan(target(where), ["ynh"])[0].plan] == ["note"]
     legacy = p / ".ynh-plugin" / "plugin.json"
     legacy.parent.mkdir()
