@@ -8,11 +8,19 @@ from pathlib import Path
 import pytest
 
 INIT_KEYS = ["repo", "anchor", "anchorSource", "configFile", "configWritten", "refspecs",
-             "fetched", "hooksInstalled", "notes", "clients", "commit", "local", "warnings"]
+             "fetched", "hooksInstalled", "notes", "clients", "commit", "local", "warnings", "also"]
 EXCLUDE_NOTE = "added .ynm/wiki/ and .ynm/index/ to .git/info/exclude"
 NO_REMOTE_NOTE = ('no remote "origin" yet; distributed memory stays in this clone until you '
                   "add one, then `ynm sync` shares it")
 REFSPEC = "+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/origin/distributed/*"
+
+
+@pytest.fixture(autouse=True)
+def _scratch_home(monkeypatch, tmp_path):
+    """A home directory of the test's own: agent clients installed on this machine (its
+    ``~/.claude`` ...) would otherwise show in init's ``also`` line."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
 
 
 @pytest.fixture

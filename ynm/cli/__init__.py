@@ -13,6 +13,7 @@ from ynm import __version__
 COMMANDS = {
     "annotate": "ynm.cli.edit:annotate",
     "audit": "ynm.cli.audit:audit",
+    "client": "ynm.cli.client:client",
     "context": "ynm.cli.session:context",
     "dream": "ynm.cli.dream:dream",
     "export": "ynm.cli.export:export",

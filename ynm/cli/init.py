@@ -58,6 +58,12 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'note':<10}{note}")
     for c in r["clients"]:
         lines.append(f"  {'client':<10}{c['client']}: {', '.join(c['applied']) or 'unchanged'}")
+    for c in r["clients"]:
+        lines += [f"  {'run:':<10}{line}" for line in c.get("run", [])]
+    if r.get("also"):
+        names = ", ".join(r["also"])
+        lines.append(f"  {'also':<10}{names} on this machine but not used here; add one with "
+                     "`ynm client install <name>`")
     if r["commit"]:
         lines.append(f"  {'commit':<10}{' '.join(r['commit'])}")
         lines.append(f"  {'':<10}the team shares these; commit and push them so every clone gets "
@@ -83,8 +89,10 @@ def format_init(r: dict[str, Any]) -> str:
 @click.option("--hooks/--no-hooks", default=None, help="Install the pre-push hook that runs `ynm sync` (default: config hooks, true).")
 @click.option("--anchor", help="Anchor commit id (needed on shallow clones).")
 @click.option("--clients/--no-clients", default=True,
-              help="Set up the agent clients this repository already uses (.claude/, .mcp.json).")
-@click.option("--client", multiple=True, type=click.Choice(["claude-code"]),
+              help="Set up the agent clients this repository already uses (.claude/ or "
+                   ".mcp.json, opencode.json(c), .pi/).")
+@click.option("--client", multiple=True,
+              type=click.Choice(["claude-code", "copilot-cli", "opencode", "pi"]),
               help="Set up exactly these agent clients, detected or not.")
 @common_options
 def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None,

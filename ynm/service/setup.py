@@ -90,95 +90,6 @@ def install_pre_push_hook(repo: Any, work_tree: Path,
     return str(path), None
 
 
-CLAUDE_HOOKS = {
-    "SessionStart": "session-start",
-    "UserPromptSubmit": "prompt",
-    "Stop": "stop",
-}
-KNOWN_CLIENTS = ("claude-code",)
-
-
-def _is_ynm_hook(command: str, name: str) -> bool:
-    """Whether a hook command is ynm's ``hook <name>``, however ynm was called
-    (``ynm``, an absolute path to it, or ``python -m ynm``)."""
-    import shlex
-
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return False
-    if argv[-2:] != ["hook", name] or len(argv) < 3:
-        return False
-    head = argv[:-2]
-    return Path(head[0]).name == "ynm" or head[-2:] == ["-m", "ynm"]
-
-
-def _read_json_object(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8-sig") or "{}")
-    if not isinstance(data, dict):
-        raise YnmError(f"{path}: expected a JSON object")
-    return data
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def setup_claude_code(work_tree: Path, common_dir: Path,
-                      command: list[str] | None = None) -> list[str]:
-    """Register ynm with Claude Code in this project: ``mcpServers.ynm`` in ``.mcp.json`` (the
-    team's file) and the three hooks in ``.claude/settings.local.json`` (yours only, and
-    excluded from git; the tracked ``.claude/settings.json`` is never touched), each calling
-    ``command`` (default ``["ynm"]``). Other entries are kept; ynm's own hook entries are
-    replaced, never added twice. Returns what changed.
-    Source: reference/server.md §4.1, §4.2."""
-    import shlex
-
-    command = command or ["ynm"]
-    applied: list[str] = []
-    mcp_path = work_tree / ".mcp.json"
-    mcp = _read_json_object(mcp_path)
-    servers = mcp.setdefault("mcpServers", {})
-    entry = {"command": command[0], "args": [*command[1:], "serve"]}
-    if servers.get("ynm") != entry:
-        servers["ynm"] = entry
-        _write_json(mcp_path, mcp)
-        applied.append("registered the ynm MCP server in .mcp.json")
-    settings_path = work_tree / ".claude" / "settings.local.json"
-    settings = _read_json_object(settings_path)
-    hooks = settings.setdefault("hooks", {})
-    added = []
-    for event, name in CLAUDE_HOOKS.items():
-        line = shlex.join([*command, "hook", name])
-        groups = hooks.setdefault(event, [])
-        present = False
-        for g in groups:
-            if not isinstance(g, dict):
-                continue
-            for h in g.get("hooks", []):
-                if isinstance(h, dict) and _is_ynm_hook(str(h.get("command", "")), name):
-                    if h["command"] != line:
-                        h["command"] = line  # ynm moved: point the hook at it
-                        added.append(event)
-                    present = True
-        if not present:
-            groups.append({"hooks": [{"type": "command", "command": line}]})
-            added.append(event)
-    if added:
-        _write_json(settings_path, settings)
-        applied.append(f"set hooks {', '.join(added)} in .claude/settings.local.json")
-    exclude = common_dir / "info" / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    if ".claude/settings.local.json" not in lines:
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a") as fh:
-            fh.write(".claude/settings.local.json\n")
-    return applied
-
-
 def _excluded(lines: list[str], entry: str) -> bool:
     stripped = {line.strip() for line in lines}
     return entry in stripped or entry.rstrip("/") in stripped or ".ynm/" in stripped or ".ynm" in stripped
@@ -227,7 +138,11 @@ def init_project(
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
     configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus ``fetched``
     (``{"remote", "shards", "records"}`` merged from the remote, None when nothing was
-    fetched) and ``warnings`` (a failed fetch or merge, one line each).
+    fetched), ``warnings`` (a failed fetch or merge, one line each) and ``also`` (clients on
+    this machine the project does not use: a hint, nothing written). ``clients`` entries are
+    :func:`ynm.integrations.configure_for_init`'s ``{client, detected, applied, run}``: with
+    ``clients`` every client whose files are in the project gets its project-scope setup, and
+    ``client_names`` picks exactly those clients, detected or not.
 
     Raises:
         YnmError: ``<cwd> is not inside a git repository``.
@@ -328,29 +243,37 @@ def init_project(
             notes.append(note)
     client_setups: list[dict[str, Any]] = []
     local: list[str] = []
-    wanted = list(client_names) or (
-        ["claude-code"] if clients and ((repo_path / ".claude").exists()
-                                        or (repo_path / ".mcp.json").exists()) else [])
-    for name in wanted:
-        if name != "claude-code":
-            notes.append(f"client {name} is not supported by this ynm yet; left alone")
-            continue
-        applied = setup_claude_code(repo_path, common, command)
-        client_setups.append({"client": name, "applied": applied})
-        local.append(".claude/settings.local.json")
+    also: list[str] = []
+    if clients or client_names:
+        from ynm.integrations import configure_for_init
+        from ynm.service.clients import exclude_local_files, home_dir
+
+        for setup in configure_for_init(repo_path, home_dir(), list(client_names),
+                                        command=tuple(command or ["ynm"])):
+            if setup.get("skipped"):
+                also.append(setup["client"])
+                continue
+            files = setup.pop("local")
+            if files:
+                exclude_local_files(repo_path, files)
+                local += [f for f in files if (repo_path / f).exists() and f not in local]
+            client_setups.append(setup)
     if command_note and (installed or client_setups):
         notes.append(command_note)
     commit = []
     status = repo.status_file(rel) if config_file.exists() else 0
     if written or status:
         commit.append(rel)
-    if client_setups and (repo_path / ".mcp.json").exists() and repo.status_file(".mcp.json"):
-        if command and command != ["ynm"]:
+    shared = sorted({f for c in client_setups for f in c["applied"] if f not in local})
+    for rel_path in shared:
+        if not (repo_path / rel_path).exists() or not repo.status_file(rel_path):
+            continue
+        if rel_path == ".mcp.json" and command and command != ["ynm"]:
             # it names this machine's ynm: not for the team until it says plain `ynm`
             notes.append(".mcp.json names this machine's ynm, so it is not listed for commit: "
                          "put ynm on PATH and run `ynm init` again before committing it")
         else:
-            commit.append(".mcp.json")
+            commit.append(rel_path)
     fetched = None
     if has_remote and fetch_problem is None:
         fetched, problem = _merge_fetched(loaded, repo_path, remote_name, chosen.sha)
@@ -361,6 +284,7 @@ def init_project(
         "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
         "fetched": fetched, "hooksInstalled": installed, "notes": notes,
         "clients": client_setups, "commit": commit, "local": local, "warnings": warnings,
+        "also": also,
     }
 
 

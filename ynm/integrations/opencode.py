@@ -1,0 +1,89 @@
+"""opencode: the MCP server and the memory guidance; no hooks (its extension points are
+plugins, not command hooks).
+
+- Server: ``mcp.ynm`` in the project's ``opencode.jsonc`` when there is one, else
+  ``opencode.json`` (project scope), or ``$XDG_CONFIG_HOME/opencode/opencode.json(c)``
+  (``~/.config``; user scope): ``{type: "local", command: ["ynm", "serve"], enabled: true}``, or
+  hosted ``{type: "remote", url, enabled: true, headers}``. A new file also gets opencode's
+  ``$schema``. The files are JSONC: comments and trailing commas are kept
+  (:mod:`ynm.integrations.jsonc`). Source: opencode docs, "MCP servers" and "Config"
+  (https://opencode.ai/docs/mcp-servers/, https://opencode.ai/docs/config/) and
+  reference/server.md §4.1.
+- Guidance: the delimited block in the project's ``AGENTS.md``, or the global
+  ``~/.config/opencode/AGENTS.md`` (user scope). Source: opencode docs, "Rules"
+  (https://opencode.ai/docs/rules/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ynm.integrations.common import (
+    Change,
+    ClientStatus,
+    Detection,
+    Target,
+    check,
+    detect_by,
+    guidance_change,
+    has_guidance,
+    json_member,
+)
+
+NAME = "opencode"
+SCHEMA = "https://opencode.ai/config.json"
+LOCAL_FILES: tuple[str, ...] = ()
+
+
+def _pick(directory: Path) -> Path:
+    jsonc = directory / "opencode.jsonc"
+    return jsonc if jsonc.is_file() else directory / "opencode.json"
+
+
+def config_path(t: Target) -> Path:
+    return _pick(t.config_home() / "opencode" if t.scope == "user" else t.work_tree)
+
+
+def server_entry(t: Target) -> dict[str, Any]:
+    if t.http:
+        return {"type": "remote", "url": t.url, "enabled": True,
+                **({"headers": t.headers} if t.token else {})}
+    return {"type": "local", "command": t.serve_argv(), "enabled": True}
+
+
+def instruction_file(t: Target) -> Path:
+    return (t.config_home() / "opencode" / "AGENTS.md" if t.scope == "user"
+            else t.work_tree / "AGENTS.md")
+
+
+def plan(t: Target) -> list[Change]:
+    path = config_path(t)
+    patch: dict[str, Any] = {} if path.is_file() else {"$schema": SCHEMA}
+    patch["mcp"] = {"ynm": server_entry(t)}
+    return [Change("merge-json", f"register the ynm MCP server with opencode ({t.scope} scope)",
+                   path=path, patch=patch),
+            guidance_change(instruction_file(t))]
+
+
+def detect(t: Target) -> Detection:
+    return detect_by(t, bin="opencode", user=[t.config_home() / "opencode"],
+                     project=["opencode.json", "opencode.jsonc", ".opencode"])
+
+
+def status(t: Target) -> ClientStatus:
+    d = detect(t)
+    server_file = None
+    for path in (_pick(t.work_tree), _pick(t.config_home() / "opencode")):
+        entry = json_member(path, "mcp", "ynm")
+        if isinstance(entry, dict):
+            server_file = path
+            runs = entry.get("url") or " ".join(entry.get("command") or [])
+            break
+    guides = [p for p in (t.work_tree / "AGENTS.md", t.config_home() / "opencode" / "AGENTS.md")
+              if has_guidance(p)]
+    checked = [check("server", f"{server_file} runs `{runs}`" if server_file else "missing"),
+               check("guidance", str(guides[0]) if guides else "missing")]
+    return ClientStatus(NAME, d.found, d.how, server_file is not None, bool(guides), None,
+                        str(server_file) if server_file else "ynm not registered", checked,
+                        [str(p) for p in ([server_file] if server_file else []) + guides[:1]])
