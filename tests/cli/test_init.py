@@ -57,7 +57,7 @@ def test_writes_config_and_excludes(in_repo, run_json, git):
     assert config.read_text() == '{\n  "anchor": "' + out["anchor"] + '"\n}\n'
     exclude = (in_repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert ".ynm/wiki/" in exclude and ".ynm/index/" in exclude
-    assert git(in_repo, "check-ignore", ".ynm/index/project.sqlite") == ".ynm/index/project.sqlite"
+    assert git(in_repo, "check-ignore", ".ynm/index/ynm-cache/project.sqlite") == ".ynm/index/ynm-cache/project.sqlite"
 
 
 def test_changes_no_ref_and_no_tracked_file(in_repo, cli_run, git):

@@ -250,7 +250,7 @@ def test_purge_forget_history_leaves_no_reachable_copy(project, cli_run, git):
     assert [m["memoryId"] for m in js(cli_run("list", "--json", "--level", "distributed"))
             ] != [] and keep in {m["memoryId"] for m in js(cli_run("list", "--json"))}
     # the cache holds no copy either
-    assert b"hunter2" not in (project / ".ynm" / "index" / "project.sqlite").read_bytes()
+    assert b"hunter2" not in (project / ".ynm" / "index" / "ynm-cache" / "project.sqlite").read_bytes()
     assert "hunter2" not in ok(cli_run("recall", "staging password", "--json"))
     fsck = subprocess.run(["git", "-C", str(project), "fsck", "--strict"], capture_output=True)
     assert fsck.returncode == 0, fsck.stderr

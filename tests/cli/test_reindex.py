@@ -40,7 +40,7 @@ def test_rebuilds_a_deleted_cache(project, cli_run, run_json, load, ynm_home):
     a = make_record(content="ledger deploys", summary="ledger deploys")
     load(a)
     before = run_json("recall", "ledger")
-    (ynm_home / "index" / "personal.sqlite").unlink()
+    (ynm_home / "index" / "ynm-cache" / "personal.sqlite").unlink()
     assert run_json("reindex", "--mount", "personal") == {"personal": 1}
     after = run_json("recall", "ledger")
     assert [h["memoryId"] for h in after] == [h["memoryId"] for h in before] == [a["id"]]

@@ -385,7 +385,7 @@ def _queries():
 
 
 def _delete_cache(git_repo: Path) -> None:
-    cache_file = git_repo / ".ynm" / "index" / "project.sqlite"
+    cache_file = git_repo / ".ynm" / "index" / "ynm-cache" / "project.sqlite"
     assert cache_file.exists()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{cache_file}{suffix}").unlink(missing_ok=True)

@@ -595,9 +595,9 @@ def test_write_project_anchor_rejects_bad_input(repo: Path) -> None:
 
 def test_index_paths(repo: Path, env: dict[str, str], home: Path, tmp_path: Path) -> None:
     loaded = load_config(repo, env)
-    assert index_path(loaded, "project") == repo / ".ynm" / "index" / "project.sqlite"
-    assert index_path(loaded, "personal") == home / "index" / "personal.sqlite"
-    assert index_path(loaded, "org") == home / "index" / "org.sqlite"
+    assert index_path(loaded, "project") == repo / ".ynm" / "index" / "ynm-cache" / "project.sqlite"
+    assert index_path(loaded, "personal") == home / "index" / "ynm-cache" / "personal.sqlite"
+    assert index_path(loaded, "org") == home / "index" / "ynm-cache" / "org.sqlite"
     outside = tmp_path / "plain"
     outside.mkdir()
     with pytest.raises(ConfigError, match="the project mount needs a git repository"):

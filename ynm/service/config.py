@@ -838,19 +838,27 @@ def write_project_anchor(repo: str | Path, anchor: str, remote: str | None = Non
     return True
 
 
+CACHE_DIR = "ynm-cache"  # ynm's cache folder, apart from the reference's index files
+
+
 def index_path(loaded: LoadedConfig, mount_id: str) -> Path:
     """Return the cache file of a mount.
 
-    ``project`` -> ``<repo>/.ynm/index/project.sqlite`` (shared by every worktree); any other
-    mount -> ``<home>/index/<mount_id>.sqlite``. Folders are not created here.
+    ``project`` -> ``<repo>/.ynm/index/ynm-cache/project.sqlite`` (shared by every worktree);
+    any other mount -> ``<home>/index/ynm-cache/<mount_id>.sqlite``. Folders are not created
+    here.
+
+    The reference implementation keeps its index at ``<repo>/.ynm/index/project.sqlite`` and
+    ``<home>/index/<mountId>.sqlite`` (reference/cli.md §5.4, algorithms.md §7.2) with other
+    columns under the same table names; ynm's cache lives in its own ``ynm-cache`` folder so
+    neither implementation ever opens, rebuilds or deletes the other's file (DESIGN.md, "The
+    cache"; docs/design.md, "Where the cache lives").
 
     Raises:
         ConfigError: ``project`` asked for outside a git repository.
-
-    Source: reference/cli.md §5.4; DESIGN.md, "The cache".
     """
     if mount_id == "project":
         if loaded.repo is None:
             raise ConfigError("the project mount needs a git repository")
-        return loaded.repo / ".ynm" / "index" / "project.sqlite"
-    return loaded.home / "index" / f"{mount_id}.sqlite"
+        return loaded.repo / ".ynm" / "index" / CACHE_DIR / "project.sqlite"
+    return loaded.home / "index" / CACHE_DIR / f"{mount_id}.sqlite"
