@@ -39,6 +39,7 @@ COMMANDS = {
     "status": "ynm.cli.status:status",
     "supersede": "ynm.cli.edit:supersede",
     "sync": "ynm.cli.sync:sync",
+    "wiki": "ynm.cli.wiki:wiki",
 }
 
 
