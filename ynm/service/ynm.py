@@ -1321,6 +1321,17 @@ class Ynm:
         return [build(m, target=target, folder=folder, repo=self.loaded.repo,
                       home=self.loaded.home) for m in self._select(mount_id)]
 
+    def wiki_page(self, mount_id: str, path: str) -> str | None:
+        """One wiki page of a mount as text, generated on demand; None when the mount or the
+        page does not exist (reference algorithms.md §5, the MCP wiki resource)."""
+        from ynm.wiki.build import mount_pages
+
+        mount = self.mount(mount_id)
+        if mount is None:
+            return None
+        page = mount_pages(mount).get(path)
+        return page.decode("utf-8") if page is not None else None
+
     def wiki_ingest(self, text: str) -> dict[str, Any]:
         """Apply an edited memory page: ``{"memoryId", "changed"}`` (see
         :mod:`ynm.wiki.ingest`). Raises YnmError for a page without memoryId, UnknownMemory."""
