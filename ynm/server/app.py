@@ -374,13 +374,12 @@ def build_server(service: MemoryService) -> MCPServer:
     @server.resource("memory://{mount}/{memoryId}", name="memory", mime_type="application/json",
                      description="One memory, folded, with its mount.")
     async def memory_resource(mount: str, memoryId: str) -> str:  # noqa: N803 - URI variable
-        from ynm.cli._common import dumps_pretty
-
         from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        from ynm.cli._common import dumps_pretty
 
         def find(ynm: Ynm) -> dict[str, Any] | None:
             from ynm.errors import UnknownMemory
-
             from ynm.model.inputs import input_ulid
 
             try:
