@@ -199,3 +199,69 @@ def test_colliding_names_get_distinct_stable_paths():
     assert first["Ünïcode"] == "n-code"
     assert first[""].startswith("untitled-") and first["!!!"].startswith("untitled-")
     assert first[""] != first["!!!"]
+
+
+R = "01JZ0000000000000000000004"
+N = "01JZ0000000000000000000005"
+
+
+def test_reflection_review_schema_and_empty_summary():
+    records = [
+        rec(N, N, "create", 1, content="Line one\nline two", summary="", subject="entity:Api",
+            needsReview=True, dataSchema="v1", data={"a": [1, 2]}, confidence=0.25),
+        rec(R, R, "create", 2, content="  Api is stable  ", type="reflective",
+            subject="entity:Api"),
+    ]
+    pages = generate(fold(records).memories.values(), records, title="T", generated_at=GEN)
+    assert pages["entities/api.md"].decode() == f"""---
+type: "entity"
+subject: "entity:Api"
+generated: true
+generatedAt: "{GEN}"
+memories: 2
+---
+
+# entity:Api
+
+## Reflection
+
+Api is stable
+
+## Memories
+
+- [](memories/{N}.md) · entity:Api
+"""
+    assert pages[f"memories/{N}.md"].decode() == f"""---
+type: "memory"
+memoryId: "{N}"
+memoryType: "semantic"
+level: "personal"
+namespace: "repo"
+subject: "entity:Api"
+author: "ann"
+tags: []
+importance: 0.5
+confidence: 0.25
+needsReview: true
+createdAt: "2026-09-01T10:00:00.000Z"
+updatedAt: "2026-09-01T10:00:00.000Z"
+versions: 1
+dataSchema: "v1"
+---
+
+# 
+
+Line one
+line two
+
+```json
+{{
+  "a": [
+    1,
+    2
+  ]
+}}
+```
+"""
+    log = pages["log.md"].decode()
+    assert log.endswith("## [2026-09-01] create |  (ann)\n\n## [2026-09-02] create |   Api is stable   (ann)\n")
