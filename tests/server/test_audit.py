@@ -571,6 +571,8 @@ def test_resource_reads_are_calls_of_the_event(service, tmp_path):
     ("memory://project/01KBC0000000000000000000AA",
      ("resource:memory://{mount}/{memoryId}", ["01KBC0000000000000000000AA"])),
     ("memory://project/not-an-id", ("resource:memory://{mount}/{memoryId}", None)),
+    ("memory://project/wiki/memories/01KBC0000000000000000000AA.md",
+     ("resource:memory://{mount}/wiki/{+path}", None)),
     ("file:///etc/passwd", ("resource:?", None)),
 ])
 def test_resource_call_names_the_template(uri, call):

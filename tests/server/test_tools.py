@@ -388,3 +388,27 @@ def test_a_service_failure_is_a_tool_error_not_a_crash(service, mcp_call, monkey
     monkeypatch.setattr(Ynm, "recall", boom)
     assert "disk on fire" in err(call_tool(mcp_call, "memory_recall", {}))
     assert ok(call_tool(mcp_call, "memory_status", {}))  # still serving
+
+
+def test_wiki_resource(mcp_call):
+    mid = remember(mcp_call, content="Wiki rule", level="distributed", tags=["rules"])["memoryId"]
+
+    async def body(c):
+        index = await c.read_resource("memory://project/wiki/index.md")
+        page = await c.read_resource(f"memory://project/wiki/memories/{mid}.md")
+        topic = await c.read_resource("memory://project/wiki/topics/rules.md")
+        try:
+            await c.read_resource("memory://project/wiki/nothing.md")
+        except Exception as err:  # noqa: BLE001 - the client raises the server's refusal
+            missing = str(err)
+        else:
+            missing = None
+        return index, page, topic, missing
+
+    index, page, topic, missing = mcp_call(body)
+    assert index.contents[0].text.splitlines()[7] == "# Memory: project"
+    assert f"- [Wiki rule](memories/{mid}.md)" in index.contents[0].text
+    assert f'memoryId: "{mid}"' in page.contents[0].text
+    assert page.contents[0].text.endswith("# Wiki rule\n\nWiki rule\n")
+    assert f"- [Wiki rule](memories/{mid}.md)" in topic.contents[0].text
+    assert missing == "no wiki page nothing.md in mount project"

@@ -41,6 +41,7 @@ COMMANDS = {
     "supersede": "ynm.cli.edit:supersede",
     "sync": "ynm.cli.sync:sync",
     "ui": "ynm.cli.ui:ui",
+    "wiki": "ynm.cli.wiki:wiki",
 }
 
 

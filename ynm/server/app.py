@@ -339,8 +339,8 @@ def _audited(name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
 
 def build_server(service: MemoryService) -> MCPServer:
     """The ``MCPServer``: instructions from the open levels, every tool of ``TOOL_SPECS``, the
-    resources ``memory://context`` and ``memory://status``, the template
-    ``memory://{mount}/{memoryId}``, and the three guidance prompts.
+    resources ``memory://context`` and ``memory://status``, the templates
+    ``memory://{mount}/{memoryId}`` and ``memory://{mount}/wiki/{+path}``, and the three guidance prompts.
 
     Each tool call runs as its request's caller (:func:`caller_of`: ``provenance.actor`` and
     ``.client``, the unnamed namespace, ``memory_people``), from the verified caller the HTTP
@@ -374,13 +374,12 @@ def build_server(service: MemoryService) -> MCPServer:
     @server.resource("memory://{mount}/{memoryId}", name="memory", mime_type="application/json",
                      description="One memory, folded, with its mount.")
     async def memory_resource(mount: str, memoryId: str) -> str:  # noqa: N803 - URI variable
-        from ynm.cli._common import dumps_pretty
-
         from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        from ynm.cli._common import dumps_pretty
 
         def find(ynm: Ynm) -> dict[str, Any] | None:
             from ynm.errors import UnknownMemory
-
             from ynm.model.inputs import input_ulid
 
             try:
@@ -395,6 +394,17 @@ def build_server(service: MemoryService) -> MCPServer:
         if memory is None:
             raise ResourceNotFoundError(f"no memory {memoryId} in mount {mount}")
         return dumps_pretty(memory)
+
+    @server.resource("memory://{mount}/wiki/{+path}", name="wiki", mime_type="text/markdown",
+                     description="A page of the mount's wiki (index.md, log.md, memories/<id>.md, "
+                                 "entities/<slug>.md, topics/<slug>.md), generated on demand.")
+    async def wiki_resource(mount: str, path: str) -> str:
+        from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        page = await service.call(lambda ynm: ynm.wiki_page(mount, path))
+        if page is None:
+            raise ResourceNotFoundError(f"no wiki page {path} in mount {mount}")
+        return page
 
     for name, text in PROMPTS.items():
         _add_prompt(server, name, text)

@@ -305,13 +305,16 @@ def call_counts(data: Any) -> dict[str, Any]:
 def resource_call(uri: str) -> tuple[str, list[str] | None]:
     """``(call name, memory ids)`` of a resource read for :func:`record_call`: the name is
     ``resource:<template>`` (``resource:memory://context``, ``resource:memory://status``,
-    ``resource:memory://{mount}/{memoryId}``, else ``resource:?``), the ids the memory id of
+    ``resource:memory://{mount}/{memoryId}``, ``resource:memory://{mount}/wiki/{+path}``, else
+    ``resource:?``), the ids the memory id of
     a memory read (reference/server.md §1.5, §2.7)."""
     from ynm.model.ids import is_ulid
 
     if uri in ("memory://context", "memory://status"):
         return f"resource:{uri}", None
     rest = uri.removeprefix("memory://")
+    if rest != uri and rest.count("/") >= 2 and rest.split("/")[1] == "wiki":
+        return "resource:memory://{mount}/wiki/{+path}", None
     if rest != uri and rest.count("/") == 1:
         memory_id = rest.split("/")[1]
         return "resource:memory://{mount}/{memoryId}", [memory_id] if is_ulid(memory_id) else None

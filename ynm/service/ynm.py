@@ -1311,6 +1311,41 @@ class Ynm:
                 return mount, state
         raise UnknownMemory(memory_id)
 
+    # -- wiki ------------------------------------------------------------------------------
+
+    def wiki_build(self, mount_id: str | None, target: str, folder: Path | None
+                   ) -> list[dict[str, Any]]:
+        """Build the wiki of each selected mount (see :func:`ynm.wiki.build.build`)."""
+        from ynm.wiki.build import build
+
+        return [build(m, target=target, folder=folder, repo=self.loaded.repo,
+                      home=self.loaded.home) for m in self._select(mount_id)]
+
+    def wiki_page(self, mount_id: str, path: str) -> str | None:
+        """One wiki page of a mount as text, generated on demand; None when the mount or the
+        page does not exist (reference algorithms.md §5, the MCP wiki resource)."""
+        from ynm.wiki.build import mount_pages
+
+        mount = self.mount(mount_id)
+        if mount is None:
+            return None
+        page = mount_pages(mount).get(path)
+        return page.decode("utf-8") if page is not None else None
+
+    def wiki_ingest(self, text: str) -> dict[str, Any]:
+        """Apply an edited memory page: ``{"memoryId", "changed"}`` (see
+        :mod:`ynm.wiki.ingest`). Raises YnmError for a page without memoryId, UnknownMemory."""
+        from ynm.model.inputs import parse_input
+        from ynm.wiki.ingest import parse_page, supersede_fields
+
+        page = parse_page(text)
+        _mount, state = self.find(page.memory_id)
+        fields = supersede_fields(page, state["current"])
+        if fields is None:
+            return {"memoryId": page.memory_id, "changed": False}
+        self.supersede(parse_input(SupersedeInput, fields))
+        return {"memoryId": page.memory_id, "changed": True}
+
     # -- export / import -------------------------------------------------------------------
 
     def export(self, q: ExportQuery) -> Iterator[str]:
