@@ -1,7 +1,7 @@
 """The web view in a real headless Chromium (the distribution's ``chromium`` and
 ``chromium-driver``), driven by selenium: the index, a search, a memory with three versions,
 the review queue and a browser sign-in, with the DOM checked for script from content. Saves
-the memory page's screenshot in the test's temporary folder; with ``YNM_UPDATE_SCREENSHOT=1``
+the memory page's screenshot in the test's temporary folder; with ``UPDATE_SCREENSHOT=1``
 it replaces docs/ui-memory.png (shown in README.md) instead."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def test_index_search_memory_and_review_in_chromium(store, browser, tmp_path):
         assert [a.get_attribute("href") for a in browser.find_elements(
             By.CSS_SELECTOR, ".content a")] == ["https://example.com/run"]
         _assert_dom_inert(browser)
-        shot = (DOCS if os.environ.get("YNM_UPDATE_SCREENSHOT") == "1" else tmp_path) \
+        shot = (DOCS if os.environ.get("UPDATE_SCREENSHOT") == "1" else tmp_path) \
             / "ui-memory.png"
         assert browser.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
