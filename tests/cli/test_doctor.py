@@ -369,6 +369,15 @@ def test_a_hosted_mount_without_a_sign_in(project, cli_run, ynm_home):
     save_sign_in(ynm_home, "team", URL, "a-token")
     assert named(doctor(cli_run, project)[1], "mount team (mcp)") == {
         "name": "mount team (mcp)", "ok": True, "level": "info", "detail": f"{URL}, signed in"}
+    auth = ynm_home / "auth" / "team.json"
+    auth.chmod(0o644)
+    check = named(doctor(cli_run, project)[1], "mount team (mcp)")
+    assert check["ok"] is False and check["level"] == "warn"
+    assert check["detail"].startswith(f"{URL}, signed in, but sign-in file {auth} can be read by "
+                                      "other users (mode 0644)")
+    assert check["fix"] == f"chmod 600 {auth}"
+    run_fix(check["fix"], project)
+    assert named(doctor(cli_run, project)[1], "mount team (mcp)")["ok"] is True
 
 
 def test_a_detected_client_says_how_to_install_then_is_in_place(project, cli_run):

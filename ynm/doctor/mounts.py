@@ -116,13 +116,18 @@ def personal_broken(path: str, why: str) -> Check:
 def hosted_checks(remotes: list[Any]) -> list[Check]:
     """``mount <id> (mcp)`` per hosted store (:class:`ynm.service.remote.RemoteMount`), from
     its sign-in file only (offline): ok/info ``<url>, signed in``, else warn ``<url>: not
-    signed in; run `ynm login <id>``` (a damaged sign-in file adds what is wrong with it)."""
+    signed in; run `ynm login <id>``` (a damaged sign-in file adds what is wrong with it); a
+    sign-in file other users can read is a warning whose fix is the ``chmod`` that closes
+    it."""
     out = []
     for r in remotes:
         name = f"mount {r.id} (mcp)"
-        if r.token:
-            detail = f"{r.url}, signed in" + (f" ({r.problem})" if r.problem else "")
-            out.append(check(name, True, detail))
+        if r.token and r.problem:  # signed in, but the token file is readable by others
+            fix = r.problem.rpartition("run `")[2].rstrip("`") if "run `" in r.problem else None
+            out.append(check(name, False, f"{r.url}, signed in, but {r.problem}", "warn",
+                             fix=fix))
+        elif r.token:
+            out.append(check(name, True, f"{r.url}, signed in"))
         else:
             why = f" ({r.problem})" if r.problem else ""
             out.append(check(name, False, f"{r.url}: not signed in; run `ynm login {r.id}`{why}",
