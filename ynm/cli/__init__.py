@@ -15,6 +15,7 @@ COMMANDS = {
     "audit": "ynm.cli.audit:audit",
     "client": "ynm.cli.client:client",
     "context": "ynm.cli.session:context",
+    "doctor": "ynm.cli.doctor:doctor",
     "dream": "ynm.cli.dream:dream",
     "export": "ynm.cli.export:export",
     "forget": "ynm.cli.edit:forget",
@@ -41,6 +42,7 @@ COMMANDS = {
     "supersede": "ynm.cli.edit:supersede",
     "sync": "ynm.cli.sync:sync",
     "ui": "ynm.cli.ui:ui",
+    "validate": "ynm.cli.validate:validate",
     "wiki": "ynm.cli.wiki:wiki",
 }
 

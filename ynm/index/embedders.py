@@ -399,6 +399,18 @@ def model_name(spec: str) -> str | None:
     return "openai-compatible:" + spec.split(":", 1)[1].partition("@")[0]
 
 
+def export_path(spec: str, home: Path) -> Path | None:
+    """Where the ONNX export of a local (``auto``/``sentence-transformers``) model named by a
+    config ``embedder`` value is kept (:class:`LocalEmbedder` makes it once, with torch);
+    None for other values. Loads and creates nothing (``ynm doctor`` asks whether it exists
+    before it times a load)."""
+    spec = (spec or "auto").strip()
+    name = model_name(spec)
+    if name is None or not name.startswith("sentence-transformers:"):
+        return None
+    return models_dir(home) / _slug(name) / "model.onnx"
+
+
 def local_model_to_load(spec: str) -> str | None:
     """The model a config ``embedder`` value loads into this process, named as
     :func:`model_name` names it, when it is a local (sentence-transformers) model and the

@@ -73,15 +73,16 @@ class MountProblem:
 
 
 def open_mounts(
-    loaded: LoadedConfig, *, personal: bool = True
+    loaded: LoadedConfig, *, personal: bool = True, keep_going: bool = False
 ) -> tuple[list[Mount], list[MountProblem]]:
     """Open the mounts of a configuration, in mount-table order.
 
     Returns the open mounts and, separately, configured mounts that failed to open (reported by
-    ``status``; reads skip them).
+    ``status``; reads skip them). With ``keep_going`` (``ynm doctor``) a personal or project
+    store that cannot be opened is one more problem instead of an error.
 
     Raises:
-        YnmError: the personal or project store cannot be opened.
+        YnmError: the personal or project store cannot be opened (unless ``keep_going``).
     """
     from ynm.service.config import index_path, project_config_path
     from ynm.store.anchor import ensure_bare_store, select_anchor
@@ -92,22 +93,35 @@ def open_mounts(
     problems: list[MountProblem] = []
     if personal:
         store_path = Path(cfg.personal_store)
-        repo, _ = ensure_bare_store(store_path)
-        anchor = select_anchor(repo)
-        mounts.append(Mount(
-            PERSONAL, "personal", "git-notes", str(store_path),
-            GitNotesLog(store_path, level="personal", anchor=anchor.sha, mount_id=PERSONAL),
-            index_path(loaded, PERSONAL),
-        ))
+        try:
+            repo, _ = ensure_bare_store(store_path)
+            anchor = select_anchor(repo)
+            mounts.append(Mount(
+                PERSONAL, "personal", "git-notes", str(store_path),
+                GitNotesLog(store_path, level="personal", anchor=anchor.sha, mount_id=PERSONAL),
+                index_path(loaded, PERSONAL),
+            ))
+        except YnmError as err:
+            if not keep_going:
+                raise
+            problems.append(MountProblem(PERSONAL, "personal", "git-notes", str(store_path),
+                                         str(err)))
     if loaded.repo is not None and project_config_path(loaded.repo).exists():
         from ynm.store.repo import open_repository
 
-        anchor = select_anchor(open_repository(loaded.repo), configured=cfg.anchor)
-        mounts.append(Mount(
-            PROJECT, "distributed", "git-notes", str(loaded.repo),
-            GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha, mount_id=PROJECT),
-            index_path(loaded, PROJECT), remote=cfg.remote,
-        ))
+        try:
+            anchor = select_anchor(open_repository(loaded.repo), configured=cfg.anchor)
+            mounts.append(Mount(
+                PROJECT, "distributed", "git-notes", str(loaded.repo),
+                GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha,
+                            mount_id=PROJECT),
+                index_path(loaded, PROJECT), remote=cfg.remote,
+            ))
+        except YnmError as err:
+            if not keep_going:
+                raise
+            problems.append(MountProblem(PROJECT, "distributed", "git-notes", str(loaded.repo),
+                                         str(err)))
     for mc in cfg.mounts:
         if mc.provider == "mcp":
             continue  # a hosted store, reached over MCP (ynm.service.remote)
