@@ -37,8 +37,10 @@ def test_plan_install_status_claude_code(git_repo, home, cli_run):
     assert human[0] == "claude-code:"
     assert human[1].startswith(f"merge-json {git_repo / '.mcp.json'}  (register the ynm MCP server")
     out = json.loads(cli_run("client", "install", "claude-code", "--json", "-C", git_repo).stdout)
-    assert out["client"] == "claude-code" and len(out["done"]) == 3
+    assert out["client"] == "claude-code" and len(out["done"]) == 4
     assert out["done"][0].startswith(f"merged {git_repo / '.mcp.json'}: ")
+    assert out["done"][3] == (f"excluded .claude/settings.local.json from git "
+                              f"({git_repo / '.git' / 'info' / 'exclude'})")
     assert ".claude/settings.local.json" in (git_repo / ".git" / "info" / "exclude").read_text()
     again = cli_run("client", "install", "claude-code", "--json", "-C", git_repo)
     assert json.loads(again.stdout) == {"client": "claude-code", "done": []}

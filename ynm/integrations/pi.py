@@ -23,6 +23,7 @@ from ynm.integrations.common import (
     check,
     detect_by,
     guidance_change,
+    guidance_problem,
     has_guidance,
     read_text,
 )
@@ -146,4 +147,5 @@ def status(t: Target) -> ClientStatus:
     return ClientStatus(NAME, d.found, d.how, found is not None, bool(guides), None,
                         str(extension_path(found)) if found else
                         "extension not installed", checked,
-                        [str(p) for p in ([extension_path(found)] if found else []) + guides])
+                        [str(p) for p in ([extension_path(found)] if found else []) + guides],
+                        guidance_problem(t.work_tree / "AGENTS.md"))
