@@ -349,11 +349,12 @@ def with_guidance(existing: str | None, path: Path | str = "the instruction file
     ending. Raises InvalidInput for malformed markers (:func:`guidance_span`)."""
     if not existing:
         return guidance_block() + "\n"
+    span = guidance_span(existing, path)
+    if span is not None:  # the block keeps the line ending it was written with
+        nl = "\r\n" if "\r\n" in existing[span[0]:span[1]] else "\n"
+        return existing[:span[0]] + guidance_block(nl) + existing[span[1]:]
     nl = "\r\n" if "\r\n" in existing else "\n"
     block = guidance_block(nl)
-    span = guidance_span(existing, path)
-    if span is not None:
-        return existing[:span[0]] + block + existing[span[1]:]
     sep = nl if existing.endswith(nl) else nl + nl
     return existing + sep + block + nl
 
@@ -573,7 +574,7 @@ def merge_change(t: Target, client: str, path: Path, patch: dict[str, Any], reas
         kind = transport(have)
         if have is None:
             pass
-        elif problem and kind in ("mixed", "none"):
+        elif problem and isinstance(have, dict) and kind in ("mixed", "none"):
             replace.append(entry)
             reason += f"; replaces the broken entry whole ({problem})"
         elif problem:

@@ -96,9 +96,11 @@ def plan(t: Target) -> list[Change]:
         from ynm.integrations import jsonc
 
         manifest = read_json(legacy)
-        merge_change(t, NAME, legacy, _patch(t, manifest), "", entry=("mcp_servers", "ynm"))
+        checked = merge_change(t, NAME, legacy, _patch(t, manifest), "",
+                               entry=("mcp_servers", "ynm"))
         try:
-            merged = jsonc.merge(read_text(legacy) or "{}", _patch(t, manifest))
+            merged = jsonc.merge(read_text(legacy) or "{}", _patch(t, manifest),
+                                 replace=checked.replace)
         except jsonc.JsoncError as err:
             raise invalid_json(legacy, err) from None
         changes.append(Change("write", f"harness manifest moved from {LEGACY} (deprecated), "
