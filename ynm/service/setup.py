@@ -148,6 +148,8 @@ def init_project(
 
     Raises:
         YnmError: ``<cwd> is not inside a git repository``.
+        InvalidInput: a client file that is not valid JSON or a half-written guidance block
+            (the client step is planned before anything is written, so nothing changes).
         AnchorError: a shallow clone without ``--anchor``.
         InvalidInput: an ``anchor`` that is not a commit id, or an abbreviated one that names
             no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
