@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ynm.errors import InvalidInput
 from ynm.integrations.common import (
     Change,
     ClientStatus,
@@ -136,7 +137,10 @@ def status(t: Target) -> ClientStatus:
     found = None
     for scope in ("project", "user"):
         st = Target(t.work_tree, t.home, scope, env=t.env)
-        text = read_text(extension_path(st))
+        try:
+            text = read_text(extension_path(st))
+        except InvalidInput:  # not UTF-8: not the file ynm wrote
+            text = None
         if text is not None and text.startswith(HEADER):
             found = st
             break
