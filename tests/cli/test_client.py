@@ -37,8 +37,10 @@ def test_plan_install_status_claude_code(git_repo, home, cli_run):
     assert human[0] == "claude-code:"
     assert human[1].startswith(f"merge-json {git_repo / '.mcp.json'}  (register the ynm MCP server")
     out = json.loads(cli_run("client", "install", "claude-code", "--json", "-C", git_repo).stdout)
-    assert out["client"] == "claude-code" and len(out["done"]) == 3
+    assert out["client"] == "claude-code" and len(out["done"]) == 4
     assert out["done"][0].startswith(f"merged {git_repo / '.mcp.json'}: ")
+    assert out["done"][3] == (f"excluded .claude/settings.local.json from git "
+                              f"({git_repo / '.git' / 'info' / 'exclude'})")
     assert ".claude/settings.local.json" in (git_repo / ".git" / "info" / "exclude").read_text()
     again = cli_run("client", "install", "claude-code", "--json", "-C", git_repo)
     assert json.loads(again.stdout) == {"client": "claude-code", "done": []}
@@ -77,3 +79,108 @@ def test_init_sets_up_the_clients_the_project_uses(git_repo, home, cli_run, monk
     text = cli_run("init").stdout
     assert "  client    opencode: unchanged" in text
     assert "  also      copilot-cli on this machine but not used here" in text
+
+
+def _files(*roots: Path) -> dict[str, bytes]:
+    return {str(f): f.read_bytes() for r in roots for f in sorted(r.rglob("*")) if f.is_file()}
+
+
+@pytest.mark.parametrize("args", [("client", "install", "claude-code"),
+                                  ("client", "plan", "claude-code"),
+                                  ("client", "install"),
+                                  ("init", "--client", "claude-code"),
+                                  ("init",)])
+def test_invalid_json_is_exit_2_naming_the_file_and_nothing_changes(git_repo, home, cli_run,
+                                                                     args):
+    (git_repo / "opencode.json").write_text("{}\n")  # another client, valid: not written either
+    (git_repo / ".mcp.json").write_text('{"mcpServers": ')
+    before = _files(git_repo, home)
+    r = cli_run(*args, "-C", git_repo)
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: invalid input: {git_repo / '.mcp.json'}: not valid JSON "
+                        "(unexpected end of text); fix it and run again\n")
+    assert _files(git_repo, home) == before  # no .ynm/config.json, no hook, no exclude line
+
+
+def test_status_reports_invalid_json(git_repo, home, cli_run):
+    (git_repo / ".mcp.json").write_text('{"mcpServers": ')
+    [report] = [r for r in json.loads(cli_run("client", "status", "--json", "-C", git_repo).stdout)
+                if r["client"] == "claude-code"]
+    assert report["level"] == "error"
+    assert report["problem"] == (f"{git_repo / '.mcp.json'}: not valid JSON (unexpected end of "
+                                 "text)")
+
+
+def test_http_then_init_keeps_one_hosted_entry_and_no_token_is_printed(git_repo, home, cli_run):
+    token = "tok-9f8e7d"
+    args = ("--http", "https://mem.example.com/mcp", "--token", token, "-C", git_repo)
+    for action in ("plan", "install"):
+        for extra in ((), ("--json",)):
+            r = cli_run("client", action, "claude-code", *args, *extra)
+            assert r.exit_code == 0 and token not in r.stdout + r.stderr
+    entry = {"type": "http", "url": "https://mem.example.com/mcp",
+             "headers": {"Authorization": "Bearer ${YNM_MCP_TOKEN}"}}
+    assert json.loads((git_repo / ".mcp.json").read_text())["mcpServers"]["ynm"] == entry
+    out = json.loads(cli_run("init", "--client", "claude-code", "--json", "-C", git_repo).stdout)
+    assert json.loads((git_repo / ".mcp.json").read_text())["mcpServers"]["ynm"] == entry
+    assert any(n.startswith(f"kept the hosted ynm server in {git_repo / '.mcp.json'}")
+               for n in out["notes"])
+    text = cli_run("client", "status", "-C", git_repo).stdout
+    assert text.startswith("ok   claude-code: server yes")
+    # asked for explicitly, the local transport replaces the hosted entry whole
+    done = json.loads(cli_run("client", "install", "claude-code", "--json", "-C",
+                              git_repo).stdout)["done"]
+    assert done[0].endswith("replaces the hosted entry whole")
+    local = json.loads((git_repo / ".mcp.json").read_text())["mcpServers"]["ynm"]
+    assert set(local) == {"command", "args"}
+
+
+def test_a_users_own_entry_needs_force(git_repo, home, cli_run):
+    (git_repo / ".mcp.json").write_text('{"mcpServers": {"ynm": {"command": "/opt/mem/bin/srv"}}}')
+    r = cli_run("client", "install", "claude-code", "-C", git_repo)
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {git_repo / '.mcp.json'}: \"mcpServers.ynm\" runs "
+                        "`/opt/mem/bin/srv`, not `ynm serve`; ynm does not overwrite what it did "
+                        "not write: fix it by hand, or run `ynm client install claude-code "
+                        "--force` to replace it\n")
+    assert not (git_repo / "CLAUDE.md").exists()
+    r = cli_run("client", "install", "claude-code", "--force", "-C", git_repo)
+    assert r.exit_code == 0 and "--force replaces what was not ynm's" in r.stdout
+    assert "srv" not in (git_repo / ".mcp.json").read_text()
+
+
+def test_a_half_written_block_is_refused_by_line(git_repo, home, cli_run):
+    (git_repo / ".claude").mkdir()
+    (git_repo / "CLAUDE.md").write_text("# Rules\n\n<!-- ynm:begin -->\nmine\n")
+    r = cli_run("client", "install", "-C", git_repo)
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: invalid input: {git_repo / 'CLAUDE.md'}:3: <!-- ynm:begin --> "
+                        "has no <!-- ynm:end --> after it (ynm's memory guidance block is "
+                        "half-written); fix or remove ynm's markers and run again\n")
+    assert not (git_repo / ".mcp.json").exists()
+
+
+def test_outside_a_git_repository_install_says_nothing_was_excluded(tmp_path, home, cli_run):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    r = cli_run("client", "install", "claude-code", "-C", folder)
+    assert r.exit_code == 0
+    assert r.stdout.splitlines()[-1] == (
+        f"note: {folder} is not in a git repository, so nothing was excluded from git; "
+        ".claude/settings.local.json is yours only: keep it out of any repository you make here")
+    assert "excluded .claude" not in r.stdout
+
+
+def test_below_the_top_of_a_work_tree_the_exclude_line_is_anchored(git_repo, home, cli_run):
+    import pygit2
+
+    sub = git_repo / "svc" / "api"
+    sub.mkdir(parents=True)
+    r = cli_run("client", "install", "claude-code", "-C", sub)
+    assert r.exit_code == 0
+    assert f"excluded .claude/settings.local.json from git ({git_repo / '.git' / 'info' / 'exclude'})" \
+        in r.stdout
+    assert "/svc/api/.claude/settings.local.json" in (git_repo / ".git" / "info" / "exclude").read_text()
+    repo = pygit2.Repository(str(git_repo))
+    assert repo.path_is_ignored("svc/api/.claude/settings.local.json")
+    assert not repo.path_is_ignored(".claude/settings.local.json.other")

@@ -56,7 +56,7 @@ def test_claude_code_http_and_user_scope(where):
     install(target(where, url="https://mem.example.com/mcp", token="tok"), ["claude-code"])
     assert json.loads((p / ".mcp.json").read_text())["mcpServers"]["ynm"] == {
         "type": "http", "url": "https://mem.example.com/mcp",
-        "headers": {"Authorization": "Bearer tok"}}
+        "headers": {"Authorization": "Bearer ${YNM_MCP_TOKEN}"}}
     changes = plan(target(where, scope="user"), ["claude-code"])[0].plan
     assert changes[0].kind == "command"
     assert changes[0].argv == ["claude", "mcp", "add", "--scope", "user", "ynm", "--", "ynm", "serve"]

@@ -40,9 +40,12 @@ def _human(results: list[Any], action: str, headed: bool) -> str:
               help="Run the command-type changes (otherwise they are printed).")
 @click.option("--hooks/--no-hooks", default=True, show_default=True,
               help="Install the client's agent hooks (`ynm hook`).")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace values in client files that are not ynm's (another `ynm` server "
+                   "entry, a non-object where ynm needs an object); otherwise refused.")
 @common_options
 def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope: str,
-           url: str | None, token: str | None, yes: bool, hooks: bool) -> None:
+           url: str | None, token: str | None, yes: bool, hooks: bool, force: bool) -> None:
     """Install, plan or inspect ynm in an agent client.
 
     NAME is one of claude-code, copilot-cli, opencode, pi, ynh; without it: ynh in a ynh
@@ -80,7 +83,7 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
 
         command, _ = ynm_command()
     target = client_target(where, scope=scope, url=url, token=token, hooks=hooks,
-                           command=command)
+                           command=command, force=force)
     results = (plan_clients(target, name) if action == "plan"
                else install_clients(target, name, yes=yes))
     single = name is not None

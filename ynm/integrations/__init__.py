@@ -33,10 +33,12 @@ __all__ = [
     "ClientResult",
     "ClientStatus",
     "Target",
+    "apply_for_init",
     "client",
     "configure_for_init",
     "install",
     "plan",
+    "plan_for_init",
     "project_clients",
     "resolve",
     "status",
@@ -122,17 +124,30 @@ def status(work_tree: Path | str, home: Path | str, name: str | None = None,
 def configure_for_init(work_tree: Path, home: Path, names: list[str], *,
                        command: tuple[str, ...] = ("ynm",),
                        env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """``ynm init``'s client step (reference/cli.md §4.10 step 6, reference/server.md §4.1):
-    for the named clients (or, with ``names`` empty, every client the project already uses;
-    never ynh unless named) apply the project-scope changes that land inside the work tree.
-    Changes outside it and commands become ``run`` lines; clients only on this machine are
-    listed with ``skipped: "machine-only"`` and the install command to run.
+    """:func:`plan_for_init` then :func:`apply_for_init`."""
+    return apply_for_init(plan_for_init(work_tree, home, names, command=command, env=env))
+
+
+def plan_for_init(work_tree: Path, home: Path, names: list[str], *,
+                  command: tuple[str, ...] = ("ynm",),
+                  env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """``ynm init``'s client step (reference/cli.md §4.10 step 6, reference/server.md §4.1),
+    planned without touching anything: for the named clients (or, with ``names`` empty, every
+    client the project already uses; never ynh unless named) the project-scope changes that
+    land inside the work tree. Changes outside it and commands become ``run`` lines; clients
+    only on this machine are listed with ``skipped: "machine-only"`` and the install command
+    to run. Values that are not ynm's, and a hosted server entry, are left alone with a line in
+    ``notes`` (``Target.init``).
 
     Returns ``[{client, detected, applied: [relative paths], run: [lines], local: [paths],
-    skipped?}]``.
+    notes: [lines], skipped?}]``; ``applied`` lists what :func:`apply_for_init` will write.
+
+    Raises:
+        InvalidInput: a client file that is not valid JSON, or a malformed guidance block
+            (exit 2); nothing has been written.
     """
     env = dict(env if env is not None else os.environ)
-    t = Target(Path(work_tree), Path(home), command=tuple(command), env=env)
+    t = Target(Path(work_tree), Path(home), command=tuple(command), env=env, init=True)
     root = Path(work_tree).resolve()
     out: list[dict[str, Any]] = []
     wanted = names or [n for n in NAMES if n != "ynh"]
@@ -144,7 +159,7 @@ def configure_for_init(work_tree: Path, home: Path, names: list[str], *,
                 continue
             if not d.project:
                 out.append({"client": name, "detected": d.how, "applied": [],
-                            "run": [f"ynm client install {name}"], "local": [],
+                            "run": [f"ynm client install {name}"], "local": [], "notes": [],
                             "skipped": "machine-only"})
                 continue
         changes = [c for c in mod.plan(t) if not c.is_noop()]
@@ -157,8 +172,18 @@ def configure_for_init(work_tree: Path, home: Path, names: list[str], *,
         if any(c.kind in ("write", "merge-json") and not inside(c) for c in changes):
             run.append(f"ynm client install {name}")
         run += [" ".join(c.argv or []) for c in changes if c.kind == "command"]
-        apply(local)
         out.append({"client": name, "detected": d.how if d.found else "requested",
                     "applied": [str(c.path.resolve().relative_to(root)) for c in local],
-                    "run": run, "local": list(mod.LOCAL_FILES)})
+                    "run": run, "local": list(mod.LOCAL_FILES),
+                    "notes": [c.text or "" for c in changes if c.kind == "note"],
+                    "changes": local})
     return out
+
+
+def apply_for_init(setups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write what :func:`plan_for_init` planned (every file rendered before the first write)
+    and return the setups without their ``changes``."""
+    apply([c for s in setups for c in s.get("changes", [])])
+    for s in setups:
+        s.pop("changes", None)
+    return setups

@@ -27,17 +27,24 @@ from pathlib import Path
 from typing import Any
 
 from ynm.integrations.common import (
+    TOKEN_VAR,
     Change,
     ClientStatus,
     Detection,
     Target,
     check,
     detect_by,
+    entry_argv,
+    entry_problem,
     guidance_change,
+    guidance_problem,
     has_guidance,
     json_member,
+    json_problem,
+    merge_change,
     read_json,
     read_text,
+    token_note,
 )
 
 NAME = "claude-code"
@@ -46,9 +53,12 @@ LOCAL_FILES = (".claude/settings.local.json",)
 
 
 def server_entry(t: Target) -> dict[str, Any]:
-    """``mcpServers.ynm`` for the target's transport."""
+    """``mcpServers.ynm`` for the target's transport. The token is written as
+    ``${YNM_MCP_TOKEN}``, which Claude Code expands in ``.mcp.json`` headers (Claude Code
+    docs, "Environment variable expansion in .mcp.json"), so the team's file holds no secret."""
     if t.http:
-        return {"type": "http", "url": t.url, **({"headers": t.headers} if t.token else {})}
+        return {"type": "http", "url": t.url,
+                **({"headers": t.headers_ref(f"${{{TOKEN_VAR}}}")} if t.token else {})}
     argv = t.serve_argv()
     return {"command": argv[0], "args": argv[1:]}
 
@@ -89,7 +99,7 @@ def instruction_file(t: Target) -> Path:
 def _hooks_patch(t: Target) -> dict[str, Any] | None:
     settings = read_json(settings_path(t))
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    hooks = hooks if isinstance(hooks, dict) else {}
+    hooks = hooks if isinstance(hooks, dict) else {}  # not an object: merge_change refuses
     patch: dict[str, Any] = {}
     for event, name in HOOKS.items():
         line = shlex.join(t.hook_argv(name))
@@ -140,16 +150,20 @@ def plan(t: Target) -> list[Change]:
                     text="add the bearer token to ynm's entry in ~/.claude.json: "
                          '"headers": {"Authorization": "Bearer <token>"}'))
     else:
-        changes.append(Change("merge-json", "register the ynm MCP server with Claude Code "
-                              "(project scope, shared with the team)",
-                              path=t.work_tree / ".mcp.json",
-                              patch={"mcpServers": {"ynm": server_entry(t)}}))
+        server = merge_change(
+            t, NAME, t.work_tree / ".mcp.json", {"mcpServers": {"ynm": server_entry(t)}},
+            "register the ynm MCP server with Claude Code (project scope, shared with the team)",
+            entry=("mcpServers", "ynm"))
+        changes.append(server)
+        if t.token and server.kind == "merge-json" and not server.is_noop():
+            changes.append(token_note(t, "Claude Code"))
     changes.append(guidance_change(instruction_file(t)))
     if t.hooks:
         patch = _hooks_patch(t)
         if patch:
-            changes.append(Change("merge-json", "agent hooks SessionStart, UserPromptSubmit, "
-                                  "Stop run `ynm hook`", path=settings_path(t), patch=patch))
+            changes.append(merge_change(t, NAME, settings_path(t), patch,
+                                        "agent hooks SessionStart, UserPromptSubmit, Stop run "
+                                        "`ynm hook`"))
     return changes
 
 
@@ -163,18 +177,22 @@ def status(t: Target) -> ClientStatus:
     d = detect(t)
     checked: list[str] = []
     server_file = None
+    problem = None
     for path in (t.work_tree / ".mcp.json", t.home / ".claude.json"):
         entry = json_member(path, "mcpServers", "ynm")
+        problem = problem or json_problem(path)
+        if entry is not None and entry_problem(entry, ("mcpServers", "ynm")):
+            problem = problem or f"{path}: {entry_problem(entry, ('mcpServers', 'ynm'))}"
         if isinstance(entry, dict):
             server_file = path
-            runs = entry.get("url") or " ".join([entry.get("command", ""), *entry.get("args", [])])
+            runs = entry.get("url") or " ".join(entry_argv(entry))
             checked.append(check("server", f"{path} runs `{runs}`"))
             break
     else:
         checked.append(check("server", "missing"))
-    guides = [p for p in (t.work_tree / "CLAUDE.md", t.work_tree / ".claude" / "CLAUDE.md",
-                          t.work_tree / "AGENTS.md", t.home / ".claude" / "CLAUDE.md")
-              if has_guidance(p)]
+    guide_paths = (t.work_tree / "CLAUDE.md", t.work_tree / ".claude" / "CLAUDE.md",
+                   t.work_tree / "AGENTS.md", t.home / ".claude" / "CLAUDE.md")
+    guides = [p for p in guide_paths if has_guidance(p)]
     checked.append(check("guidance", str(guides[0]) if guides else "missing"))
     hooked: list[str] = []
     hook_file = None
@@ -190,7 +208,9 @@ def status(t: Target) -> ClientStatus:
         if len(found) > len(hooked):
             hooked, hook_file = found, path
     checked.append(check("hooks", f"{', '.join(hooked)} in {hook_file}" if hooked else "missing"))
+    problem = (problem or guidance_problem(*guide_paths)
+               or json_problem(t.work_tree / ".claude" / "settings.local.json"))
     return ClientStatus(
         NAME, d.found, d.how, server_file is not None, bool(guides), len(hooked) == len(HOOKS),
         str(server_file) if server_file else "ynm not registered", checked,
-        [str(p) for p in (server_file, *guides[:1], hook_file) if p is not None])
+        [str(p) for p in (server_file, *guides[:1], hook_file) if p is not None], problem)

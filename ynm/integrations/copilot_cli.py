@@ -8,6 +8,8 @@
 - Guidance: the delimited block in the project's ``AGENTS.md`` (project scope) or
   ``~/.copilot/copilot-instructions.md`` (user scope). Source: GitHub docs, "Adding custom
   instructions for GitHub Copilot CLI" (…/copilot-cli/customize-copilot/add-custom-instructions).
+- Token: ``~/.copilot/mcp-config.json`` is the user's own file, never in a project, so a
+  ``--token`` is written there literally and the file is kept 0600 (owner only).
 - Hooks: none; Copilot CLI's hooks do not fire in folders it has not marked trusted
   (reference/server.md §4.1).
 """
@@ -24,9 +26,14 @@ from ynm.integrations.common import (
     Target,
     check,
     detect_by,
+    entry_argv,
+    entry_problem,
     guidance_change,
+    guidance_problem,
     has_guidance,
     json_member,
+    json_problem,
+    merge_change,
 )
 
 NAME = "copilot-cli"
@@ -51,9 +58,13 @@ def instruction_file(t: Target) -> Path:
 
 
 def plan(t: Target) -> list[Change]:
-    return [Change("merge-json", "register the ynm MCP server with Copilot CLI (user level; "
-                   "the CLI reads only this file)", path=config_path(t),
-                   patch={"mcpServers": {"ynm": server_entry(t)}}),
+    secret = (t.token,) if t.token else ()
+    return [merge_change(t, NAME, config_path(t), {"mcpServers": {"ynm": server_entry(t)}},
+                         "register the ynm MCP server with Copilot CLI (user level; the CLI "
+                         "reads only this file" + ("; holds the token, so kept 0600)" if secret
+                                                   else ")"),
+                         entry=("mcpServers", "ynm"), secrets=secret,
+                         mode=0o600 if secret else None),
             guidance_change(instruction_file(t))]
 
 
@@ -68,10 +79,14 @@ def status(t: Target) -> ClientStatus:
     guides = [p for p in (t.work_tree / "AGENTS.md", t.home / ".copilot" /
                           "copilot-instructions.md") if has_guidance(p)]
     server = isinstance(entry, dict)
-    runs = (entry.get("url") or " ".join([entry.get("command", ""), *entry.get("args", [])])
-            if server else "")
+    runs = (entry.get("url") or " ".join(entry_argv(entry))) if server else ""
+    problem = json_problem(config_path(t)) or guidance_problem(
+        t.work_tree / "AGENTS.md", t.home / ".copilot" / "copilot-instructions.md")
+    if entry_problem(entry, ("mcpServers", "ynm")):
+        problem = problem or f"{config_path(t)}: {entry_problem(entry, ('mcpServers', 'ynm'))}"
     checked = [check("server", f"{config_path(t)} runs `{runs}`" if server else "missing"),
                check("guidance", str(guides[0]) if guides else "missing")]
     return ClientStatus(NAME, d.found, d.how, server, bool(guides), None,
                         str(config_path(t)) if server else "ynm not registered", checked,
-                        [str(p) for p in ([config_path(t)] if server else []) + guides[:1]])
+                        [str(p) for p in ([config_path(t)] if server else []) + guides[:1]],
+                        problem)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,6 +198,7 @@ def set_path(text: str, path: list[str], value: Any) -> str:
     its value's span replaced, or the member inserted (creating missing parent objects), with
     every other byte unchanged. Empty text counts as ``{}``. Raises :class:`JsoncError` when the
     root is not an object."""
+    text = text.removeprefix("\ufeff")
     if not text.strip():
         text = "{}\n"
     node = parse(text)
@@ -220,31 +222,63 @@ def set_path(text: str, path: list[str], value: Any) -> str:
     raise JsoncError("empty path")
 
 
-def merge(text: str, patch: dict[str, Any]) -> str:
+def merge(text: str, patch: dict[str, Any], replace: Iterable[tuple[str, ...]] = ()) -> str:
     """Deep-merge ``patch`` into the object in ``text``: objects merge key by key, anything
-    else (arrays included) is replaced whole; members equal to the patch are left untouched, so
-    merging twice changes nothing. Comments and formatting outside the changed values stay."""
+    else (arrays included) is replaced whole, and so is the value at each key path in
+    ``replace``; members equal to the patch are left untouched, so merging twice changes
+    nothing. Comments and formatting outside the changed values stay; a leading byte order mark
+    is dropped (RFC 8259 §8.1: JSON text is exchanged without one)."""
+    whole = {tuple(p) for p in replace}
 
     def walk(text: str, current: Any, patch: dict[str, Any], path: list[str]) -> str:
         for key, want in patch.items():
             have = current.get(key) if isinstance(current, dict) else None
-            if isinstance(want, dict) and isinstance(have, dict):
+            if (isinstance(want, dict) and isinstance(have, dict)
+                    and (*path, key) not in whole):
                 text = walk(text, have, want, [*path, key])
             elif have != want or (isinstance(current, dict) and key not in current):
                 text = set_path(text, [*path, key], want)
         return text
 
+    text = text.removeprefix("\ufeff")
     current = loads(text) if text.strip() else {}
     if not isinstance(current, dict):
         raise JsoncError("the root is not an object")
     return walk(text, current, patch, [])
 
 
-def merged_value(current: Any, patch: dict[str, Any]) -> Any:
+def merged_value(current: Any, patch: dict[str, Any],
+                 replace: Iterable[tuple[str, ...]] = (), _path: tuple[str, ...] = ()) -> Any:
     """The value :func:`merge` would produce, computed on Python values."""
+    whole = {tuple(p) for p in replace}
     out = dict(current) if isinstance(current, dict) else {}
     for key, want in patch.items():
         have = out.get(key)
-        out[key] = (merged_value(have, want) if isinstance(want, dict) and isinstance(have, dict)
-                    else want)
+        out[key] = (merged_value(have, want, whole, (*_path, key))
+                    if isinstance(want, dict) and isinstance(have, dict)
+                    and (*_path, key) not in whole else want)
+    return out
+
+
+def clashes(current: Any, patch: dict[str, Any], skip: Iterable[tuple[str, ...]] = (),
+            _path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Where merging ``patch`` would replace a value of another shape: ``(key path, value)``
+    for each member that holds something (not null, not absent) where the patch puts an object
+    or an array of a different kind (``"mcp": [1, 2]`` where ``mcp.ynm`` goes). Paths in
+    ``skip`` are not looked into."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    if not isinstance(current, dict):
+        return out
+    for key, want in patch.items():
+        path = (*_path, key)
+        if path in set(map(tuple, skip)) or key not in current or current[key] is None:
+            continue
+        have = current[key]
+        if isinstance(want, dict):
+            if not isinstance(have, dict):
+                out.append((path, have))
+            else:
+                out += clashes(have, want, skip, path)
+        elif isinstance(want, list) and not isinstance(have, list):
+            out.append((path, have))
     return out

@@ -4,7 +4,9 @@ plugins, not command hooks).
 - Server: ``mcp.ynm`` in the project's ``opencode.jsonc`` when there is one, else
   ``opencode.json`` (project scope), or ``$XDG_CONFIG_HOME/opencode/opencode.json(c)``
   (``~/.config``; user scope): ``{type: "local", command: ["ynm", "serve"], enabled: true}``, or
-  hosted ``{type: "remote", url, enabled: true, headers}``. A new file also gets opencode's
+  hosted ``{type: "remote", url, enabled: true, headers}``. The token goes into the project's
+  file as ``{env:YNM_MCP_TOKEN}``, which opencode substitutes (opencode docs, "Config",
+  "Variables": ``{env:VARIABLE_NAME}``), and literally only into the user's own file, kept 0600. A new file also gets opencode's
   ``$schema``. The files are JSONC: comments and trailing commas are kept
   (:mod:`ynm.integrations.jsonc`). Source: opencode docs, "MCP servers" and "Config"
   (https://opencode.ai/docs/mcp-servers/, https://opencode.ai/docs/config/) and
@@ -20,15 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from ynm.integrations.common import (
+    TOKEN_VAR,
     Change,
     ClientStatus,
     Detection,
     Target,
     check,
     detect_by,
+    entry_argv,
+    entry_problem,
     guidance_change,
+    guidance_problem,
     has_guidance,
     json_member,
+    json_problem,
+    merge_change,
+    token_note,
 )
 
 NAME = "opencode"
@@ -47,8 +56,9 @@ def config_path(t: Target) -> Path:
 
 def server_entry(t: Target) -> dict[str, Any]:
     if t.http:
+        headers = t.headers if t.scope == "user" else t.headers_ref(f"{{env:{TOKEN_VAR}}}")
         return {"type": "remote", "url": t.url, "enabled": True,
-                **({"headers": t.headers} if t.token else {})}
+                **({"headers": headers} if t.token else {})}
     return {"type": "local", "command": t.serve_argv(), "enabled": True}
 
 
@@ -61,9 +71,15 @@ def plan(t: Target) -> list[Change]:
     path = config_path(t)
     patch: dict[str, Any] = {} if path.is_file() else {"$schema": SCHEMA}
     patch["mcp"] = {"ynm": server_entry(t)}
-    return [Change("merge-json", f"register the ynm MCP server with opencode ({t.scope} scope)",
-                   path=path, patch=patch),
-            guidance_change(instruction_file(t))]
+    literal = bool(t.token) and t.scope == "user"
+    changes = [merge_change(t, NAME, path, patch, f"register the ynm MCP server with opencode "
+                            f"({t.scope} scope{'; holds the token, so kept 0600' if literal else ''})",
+                            entry=("mcp", "ynm"), secrets=(t.token,) if literal else (),
+                            mode=0o600 if literal else None),
+               guidance_change(instruction_file(t))]
+    if t.token and not literal and not changes[0].is_noop():
+        changes.append(token_note(t, "opencode"))
+    return changes
 
 
 def detect(t: Target) -> Detection:
@@ -74,16 +90,23 @@ def detect(t: Target) -> Detection:
 def status(t: Target) -> ClientStatus:
     d = detect(t)
     server_file = None
+    problem = None
     for path in (_pick(t.work_tree), _pick(t.config_home() / "opencode")):
         entry = json_member(path, "mcp", "ynm")
+        problem = problem or json_problem(path)
+        if entry_problem(entry, ("mcp", "ynm")):
+            problem = problem or f"{path}: {entry_problem(entry, ('mcp', 'ynm'))}"
         if isinstance(entry, dict):
             server_file = path
-            runs = entry.get("url") or " ".join(entry.get("command") or [])
+            runs = entry.get("url") or " ".join(entry_argv(entry))
             break
+    problem = problem or guidance_problem(t.work_tree / "AGENTS.md",
+                                          t.config_home() / "opencode" / "AGENTS.md")
     guides = [p for p in (t.work_tree / "AGENTS.md", t.config_home() / "opencode" / "AGENTS.md")
               if has_guidance(p)]
     checked = [check("server", f"{server_file} runs `{runs}`" if server_file else "missing"),
                check("guidance", str(guides[0]) if guides else "missing")]
     return ClientStatus(NAME, d.found, d.how, server_file is not None, bool(guides), None,
                         str(server_file) if server_file else "ynm not registered", checked,
-                        [str(p) for p in ([server_file] if server_file else []) + guides[:1]])
+                        [str(p) for p in ([server_file] if server_file else []) + guides[:1]],
+                        problem)

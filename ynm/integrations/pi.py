@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ynm.errors import InvalidInput
 from ynm.integrations.common import (
     Change,
     ClientStatus,
@@ -23,6 +24,7 @@ from ynm.integrations.common import (
     check,
     detect_by,
     guidance_change,
+    guidance_problem,
     has_guidance,
     read_text,
 )
@@ -135,7 +137,10 @@ def status(t: Target) -> ClientStatus:
     found = None
     for scope in ("project", "user"):
         st = Target(t.work_tree, t.home, scope, env=t.env)
-        text = read_text(extension_path(st))
+        try:
+            text = read_text(extension_path(st))
+        except InvalidInput:  # not UTF-8: not the file ynm wrote
+            text = None
         if text is not None and text.startswith(HEADER):
             found = st
             break
@@ -146,4 +151,5 @@ def status(t: Target) -> ClientStatus:
     return ClientStatus(NAME, d.found, d.how, found is not None, bool(guides), None,
                         str(extension_path(found)) if found else
                         "extension not installed", checked,
-                        [str(p) for p in ([extension_path(found)] if found else []) + guides])
+                        [str(p) for p in ([extension_path(found)] if found else []) + guides],
+                        guidance_problem(t.work_tree / "AGENTS.md"))

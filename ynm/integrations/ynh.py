@@ -8,6 +8,8 @@
   ``[{command: "ynm hook <event>"}]`` (ynh maps them to each vendor's hooks); ``env_passthrough``
   gains ynm's variables; the guidance is a ``skills/ynm-memory/SKILL.md`` beside the manifest.
 - Outside a harness there is nothing to install into: the plan is a note.
+- ``--token`` is refused: the manifest is shared with everyone who uses the harness, and ynh
+  documents no variable syntax it expands there, so ynm has nowhere safe to put the token.
 Source: reference/cli.md §4.2 (last item) and reference/server.md §4.1 (the ynh row).
 """
 
@@ -17,6 +19,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ynm.errors import Refused
 from ynm.integrations.common import (
     Change,
     ClientStatus,
@@ -24,7 +27,12 @@ from ynm.integrations.common import (
     Target,
     check,
     detect_by,
+    entry_argv,
+    entry_problem,
+    invalid_json,
     json_member,
+    json_problem,
+    merge_change,
     read_json,
     read_text,
 )
@@ -45,7 +53,7 @@ def is_harness(work_tree: Path) -> bool:
 
 def server_entry(t: Target) -> dict[str, Any]:
     if t.http:
-        return {"url": t.url, **({"headers": t.headers} if t.token else {})}
+        return {"url": t.url}
     argv = t.serve_argv()
     return {"command": argv[0], "args": argv[1:]}
 
@@ -55,6 +63,7 @@ def skill_path(t: Target) -> Path:
 
 
 def _patch(t: Target, manifest: dict[str, Any]) -> dict[str, Any]:
+    manifest = manifest if isinstance(manifest, dict) else {}  # merge_change refuses it
     patch: dict[str, Any] = {"mcp_servers": {"ynm": server_entry(t)}}
     if t.hooks:
         hooks = manifest.get("hooks") if isinstance(manifest.get("hooks"), dict) else {}
@@ -76,19 +85,33 @@ def plan(t: Target) -> list[Change]:
     if not path.is_file() and not legacy.is_file():
         return [Change("note", "no ynh harness here", text=f"{t.work_tree} is not a ynh harness "
                        f"(no {MANIFEST}); run `ynm client install ynh` in the harness directory")]
+    if t.token:
+        raise Refused(f"{path if path.is_file() else legacy} is shared with everyone who uses "
+                      "the harness and ynh expands no variable there, so ynm does not write a "
+                      "token into it: run `ynm client install ynh --http <url>` without "
+                      "--token, and give each agent client the token itself (e.g. `ynm client "
+                      "install claude-code --http <url> --token <t>`)")
     changes: list[Change] = []
     if not path.is_file():
         from ynm.integrations import jsonc
 
-        merged = jsonc.merge(read_text(legacy) or "{}", _patch(t, read_json(legacy)))
+        manifest = read_json(legacy)
+        checked = merge_change(t, NAME, legacy, _patch(t, manifest), "",
+                               entry=("mcp_servers", "ynm"))
+        try:
+            merged = jsonc.merge(read_text(legacy) or "{}", _patch(t, manifest),
+                                 replace=checked.replace)
+        except jsonc.JsoncError as err:
+            raise invalid_json(legacy, err) from None
         changes.append(Change("write", f"harness manifest moved from {LEGACY} (deprecated), "
                               "with ynm's server, hooks and environment", path=path,
                               content=merged))
         changes.append(Change("note", "the deprecated manifest is no longer read",
                               text=f"remove {legacy.parent} once {MANIFEST} is committed"))
     else:
-        changes.append(Change("merge-json", "harness manifest: ynm's server, hooks and "
-                              "environment", path=path, patch=_patch(t, read_json(path))))
+        changes.append(merge_change(t, NAME, path, _patch(t, read_json(path)),
+                                    "harness manifest: ynm's server, hooks and environment",
+                                    entry=("mcp_servers", "ynm")))
     changes.append(Change("write", "ynm-memory skill for the harness", path=skill_path(t),
                           content=skill()))
     return changes
@@ -112,11 +135,13 @@ def status(t: Target) -> ClientStatus:
                      ["hook", name] for h in hooks.get(e) or [])]
     guided = skill_path(t).is_file()
     runs = ("" if not isinstance(server, dict) else server.get("url") or
-            " ".join([server.get("command", ""), *server.get("args", [])]))
+            " ".join(entry_argv(server)))
+    problem = json_problem(path) or (f"{path}: {entry_problem(server, ('mcp_servers', 'ynm'))}"
+                                     if entry_problem(server, ("mcp_servers", "ynm")) else None)
     checked = [check("manifest", str(path)),
                check("server", f"mcp_servers.ynm runs `{runs}`" if runs else "missing"),
                check("guidance", str(skill_path(t)) if guided else "missing"),
                check("hooks", ", ".join(hooked) if hooked else "missing")]
     return ClientStatus(NAME, d.found, d.how, isinstance(server, dict), guided,
                         len(hooked) == len(HOOKS), f"harness {path}", checked,
-                        [str(path)] + ([str(skill_path(t))] if guided else []))
+                        [str(path)] + ([str(skill_path(t))] if guided else []), problem)

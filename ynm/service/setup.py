@@ -3,8 +3,10 @@
 Project mode changes no branch, tag, commit or tracked file: it writes ``.ynm/config.json``
 (the anchor, which the team commits so every clone agrees), adds ``.ynm/wiki/`` and
 ``.ynm/index/`` to ``.git/info/exclude``, and, when the remote exists, adds the distributed fetch
-refspec and fetches and merges the memory already there (no push). An empty repository gets
-an empty ``ynm: root`` commit to serve as the anchor.
+refspec and fetches and merges the memory already there (no push). In a repository with no
+commits the anchor is an empty ``ynm: root`` commit kept under ``refs/ynm/anchor``, on no
+branch (the reference moves the current branch to it; ynm does not, so the user's first commit
+stays the root of their history).
 Source: reference/cli.md §4.10, reference/storage.md §3.12.
 """
 
@@ -146,11 +148,14 @@ def init_project(
 
     Raises:
         YnmError: ``<cwd> is not inside a git repository``.
+        InvalidInput: a client file that is not valid JSON or a half-written guidance block
+            (the client step is planned before anything is written, so nothing changes).
         AnchorError: a shallow clone without ``--anchor``.
         InvalidInput: an ``anchor`` that is not a commit id, or an abbreviated one that names
             no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
     """
     from ynm.store.anchor import (
+        ANCHOR_REF,
         remote_notes_anchor,
         remote_project_config,
         resolve_anchor_id,
@@ -165,6 +170,15 @@ def init_project(
     repo = open_repository(repo_path)
     if anchor is not None:
         anchor = resolve_anchor_id(repo, anchor)
+    planned: list[dict[str, Any]] = []
+    if clients or client_names:
+        # Planned before anything is written: a client file that is not valid JSON refuses
+        # the whole init (exit 2) with nothing changed.
+        from ynm.integrations import plan_for_init
+        from ynm.service.clients import home_dir
+
+        planned = plan_for_init(repo_path, home_dir(), list(client_names),
+                                command=tuple(command or ["ynm"]))
     notes: list[str] = []
     warnings: list[str] = []
     had_commits = not repo.head_is_unborn
@@ -199,12 +213,15 @@ def init_project(
                              f"(this clone's uncommitted .ynm/config.json had {configured})")
                 configured = None
     chosen = select_anchor(repo, configured=configured, create=True,
-                           remote=remote_name if has_remote else None)
+                           remote=remote_name if has_remote else None, create_ref=ANCHOR_REF)
     if chosen.source == "created" and not had_commits:
-        notes.append("the repository had no commits; created an empty root commit as the anchor")
+        notes.append(f"the repository has no commits; the anchor is an empty root commit kept "
+                     f"under {ANCHOR_REF}, on no branch (your first commit stays the root of "
+                     "your history)")
     if not chosen.present:
-        notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
-                     "not need it")
+        notes.append(f"anchor {chosen.sha} is not present locally (a shallow clone, or a "
+                     "clone of a repository whose anchor was made by `ynm init` before its "
+                     "first commit); ynm only needs its id")
     config_file = project_config_path(repo_path)
     rel = str(config_file.relative_to(repo_path))
     upstream = remote_project_config(repo, remote_name) if has_remote else None
@@ -244,12 +261,12 @@ def init_project(
     client_setups: list[dict[str, Any]] = []
     local: list[str] = []
     also: list[str] = []
-    if clients or client_names:
-        from ynm.integrations import configure_for_init
-        from ynm.service.clients import exclude_local_files, home_dir
+    if planned:
+        from ynm.integrations import apply_for_init
+        from ynm.service.clients import exclude_local_files
 
-        for setup in configure_for_init(repo_path, home_dir(), list(client_names),
-                                        command=tuple(command or ["ynm"])):
+        for setup in apply_for_init(planned):
+            notes += setup.pop("notes", [])
             if setup.get("skipped"):
                 also.append(setup["client"])
                 continue
@@ -265,14 +282,17 @@ def init_project(
     if written or status:
         commit.append(rel)
     shared = sorted({f for c in client_setups for f in c["applied"] if f not in local})
+    machine_only = _names_this_machine(repo_path) if any(
+        c["client"] == "claude-code" for c in client_setups) else False
+    if machine_only:
+        # it names this machine's ynm: not for the team until it says plain `ynm`, whether
+        # this run wrote it or an earlier one did
+        notes.append(".mcp.json names this machine's ynm, so it is not listed for commit: "
+                     "put ynm on PATH and run `ynm init` again before committing it")
     for rel_path in shared:
         if not (repo_path / rel_path).exists() or not repo.status_file(rel_path):
             continue
-        if rel_path == ".mcp.json" and command and command != ["ynm"]:
-            # it names this machine's ynm: not for the team until it says plain `ynm`
-            notes.append(".mcp.json names this machine's ynm, so it is not listed for commit: "
-                         "put ynm on PATH and run `ynm init` again before committing it")
-        else:
+        if not (rel_path == ".mcp.json" and machine_only):
             commit.append(rel_path)
     fetched = None
     if has_remote and fetch_problem is None:
@@ -286,6 +306,17 @@ def init_project(
         "clients": client_setups, "commit": commit, "local": local, "warnings": warnings,
         "also": also,
     }
+
+
+def _names_this_machine(repo_path: Path) -> bool:
+    """Whether the project's ``.mcp.json`` runs ynm by a path of this machine (not a plain
+    ``ynm``), so it is not for the team to commit."""
+    from ynm.integrations.common import entry_argv, json_member, runs_ynm
+
+    entry = json_member(repo_path / ".mcp.json", "mcpServers", "ynm")
+    if not isinstance(entry, dict) or "command" not in entry or not runs_ynm(entry):
+        return False
+    return entry_argv(entry)[0] != "ynm"
 
 
 def _draft_anchor(repo: Any, repo_path: Path, loaded: LoadedConfig, configured: str) -> bool:
