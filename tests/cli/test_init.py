@@ -139,32 +139,18 @@ def test_outside_a_repository_with_cwd(tmp_path, cli_run):
     assert result.stderr.strip() == f"Error: {where} is not inside a git repository"
 
 
-def test_empty_repository_gets_an_anchor_on_no_branch(tmp_path, run_json, git, monkeypatch):
-    """init changes no branch, even in a repository with no commits: the anchor is an empty
-    root commit kept under refs/ynm/anchor, and the user's first commit is their root."""
+def test_empty_repository_gets_a_root_commit(tmp_path, run_json, git, monkeypatch):
     repo = tmp_path / "empty"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    (repo / "notes.txt").write_text("mine\n")
     monkeypatch.chdir(repo)
-    before = git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all")
     out = run_json("init")
     assert out["anchorSource"] == "created"
-    assert git(repo, "for-each-ref", "refs/heads") == ""
-    assert out["anchor"] == git(repo, "rev-parse", "refs/ynm/anchor")
-    assert git(repo, "log", "--format=%s", "refs/ynm/anchor") == "ynm: root"
-    assert git(repo, "ls-tree", "refs/ynm/anchor") == ""
-    after = git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all")
-    assert [line for line in after.splitlines() if not line.startswith("? .ynm/")] == \
-        before.splitlines()  # "# branch.oid (initial)", "# branch.head main", notes.txt
-    assert any("no commits" in n and "no branch" in n for n in out["notes"])
-    rid = run_json("remember", "--type", "semantic", "--content", "Deploys go out on Tuesdays",
-                   "--level", "distributed", "--namespace", "common")["recordId"]
-    assert run_json("init")["anchor"] == out["anchor"]  # a second init keeps it
-    git(repo, "add", "notes.txt")
-    git(repo, "commit", "-q", "-m", "first")
-    assert git(repo, "rev-list", "--count", "HEAD") == "1"  # the user's commit is the root
-    assert [m["current"]["id"] for m in run_json("list")] == [rid]
+    assert out["anchor"] == git(repo, "rev-list", "--max-parents=0", "HEAD")
+    assert git(repo, "rev-list", "--count", "HEAD") == "1"
+    assert git(repo, "ls-tree", "HEAD") == ""
+    assert any(n.startswith("the repository had no commits; created the empty root commit "
+                            "`ynm: root` on branch main") for n in out["notes"])
 
 
 def test_anchor_flag(in_repo, run_json, git):

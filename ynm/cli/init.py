@@ -102,8 +102,8 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
 
     Fetches the memory the remote already holds (fetch and merge, no push), chooses the
     anchor (the team's, else the root commit), writes .ynm/config.json and keeps the cache
-    out of git. Changes no branch, tag or tracked file; in a repository with no commits the
-    anchor is an empty root commit kept under refs/ynm/anchor, on no branch.
+    out of git. Changes no branch, tag or tracked file; a repository with no commits gets an
+    empty root commit "ynm: root" on its current branch to serve as the anchor.
 
     \b
     Examples:

@@ -3,10 +3,8 @@
 Project mode changes no branch, tag, commit or tracked file: it writes ``.ynm/config.json``
 (the anchor, which the team commits so every clone agrees), adds ``.ynm/wiki/`` and
 ``.ynm/index/`` to ``.git/info/exclude``, and, when the remote exists, adds the distributed fetch
-refspec and fetches and merges the memory already there (no push). In a repository with no
-commits the anchor is an empty ``ynm: root`` commit kept under ``refs/ynm/anchor``, on no
-branch (the reference moves the current branch to it; ynm does not, so the user's first commit
-stays the root of their history).
+refspec and fetches and merges the memory already there (no push). An empty repository gets
+an empty ``ynm: root`` commit to serve as the anchor.
 Source: reference/cli.md §4.10, reference/storage.md §3.12.
 """
 
@@ -155,7 +153,6 @@ def init_project(
             no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
     """
     from ynm.store.anchor import (
-        ANCHOR_REF,
         remote_notes_anchor,
         remote_project_config,
         resolve_anchor_id,
@@ -213,15 +210,16 @@ def init_project(
                              f"(this clone's uncommitted .ynm/config.json had {configured})")
                 configured = None
     chosen = select_anchor(repo, configured=configured, create=True,
-                           remote=remote_name if has_remote else None, create_ref=ANCHOR_REF)
+                           remote=remote_name if has_remote else None)
     if chosen.source == "created" and not had_commits:
-        notes.append(f"the repository has no commits; the anchor is an empty root commit kept "
-                     f"under {ANCHOR_REF}, on no branch (your first commit stays the root of "
-                     "your history)")
+        from ynm.store.anchor import current_branch
+
+        branch = current_branch(repo).removeprefix("refs/heads/")
+        notes.append(f"the repository had no commits; created the empty root commit `ynm: root` "
+                     f"on branch {branch} as the anchor (your first commit follows it)")
     if not chosen.present:
-        notes.append(f"anchor {chosen.sha} is not present locally (a shallow clone, or a "
-                     "clone of a repository whose anchor was made by `ynm init` before its "
-                     "first commit); ynm only needs its id")
+        notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
+                     "not need it")
     config_file = project_config_path(repo_path)
     rel = str(config_file.relative_to(repo_path))
     upstream = remote_project_config(repo, remote_name) if has_remote else None

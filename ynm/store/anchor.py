@@ -20,10 +20,6 @@ from ynm.store.repo import signature
 OBJECT_ID_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 ROOT_MESSAGE = "ynm: root\n"
 DEFAULT_BRANCH = "refs/heads/main"
-ANCHOR_REF = "refs/ynm/anchor"
-"""Where ``ynm init`` keeps the empty root commit it makes in a project with no commits: not a
-branch (``refs/heads/*``), so no branch is created, and excluded from root-commit search like
-every ``refs/ynm/*`` ref."""
 # Notes and document histories start with parentless commits of their own; they are never roots.
 EXCLUDED_PREFIXES = ("refs/notes/", "refs/ynm/", "refs/ynm-remote/")
 
@@ -222,7 +218,7 @@ def resolve_anchor_id(repo: pygit2.Repository, given: str, field: str = "anchor"
 
 def select_anchor(
     repo: pygit2.Repository, configured: str | None = None, create: bool = False,
-    remote: str | None = None, create_ref: str | None = None,
+    remote: str | None = None,
 ) -> Anchor:
     """Choose the anchor for a repository.
 
@@ -238,9 +234,6 @@ def select_anchor(
         configured: An id from configuration (``anchor`` in ``.ynm/config.json`` or the mount).
         create: Create a root commit when the repository has none (``ynm init``).
         remote: A remote whose team anchor to adopt (``ynm init``); no network is used.
-        create_ref: The ref a created root commit is kept under instead of the current branch
-            (``ynm init`` in a project: :data:`ANCHOR_REF`, so no branch is created); when
-            it already names a commit, that commit is the anchor.
 
     Returns:
         The anchor with its source: ``config``, ``remote-config``, ``remote-notes``,
@@ -273,28 +266,20 @@ def select_anchor(
     root = find_root_commit(repo)
     if root is not None:
         return Anchor(root, "root-commit", True)
-    if create and create_ref is not None and create_ref in repo.references:
-        return Anchor(str(repo.references[create_ref].peel(pygit2.Commit).id), "created", True)
     if create:
-        return Anchor(create_root_commit(repo, create_ref), "created", True)
+        return Anchor(create_root_commit(repo), "created", True)
     raise AnchorError("repository has no commits; run `ynm init` to create the root commit")
 
 
-def create_root_commit(repo: pygit2.Repository, ref: str | None = None) -> str:
-    """Make an empty-tree, parentless commit ``ynm: root`` and point the current branch (or
-    ``ref``) at it.
+def create_root_commit(repo: pygit2.Repository) -> str:
+    """Make an empty-tree, parentless commit ``ynm: root`` and point the current branch at it.
 
-    Without ``ref`` the branch is the one HEAD names (even when unborn), or
-    ``refs/heads/main`` when HEAD is detached or missing (a bare store, whose anchor is found
-    again as its root commit). With ``ref`` (``ynm init`` in a project) no branch is created or
-    moved: the commit is kept from garbage collection under that ref, outside ``refs/heads``,
-    and the project's ``.ynm/config.json`` records its id. HEAD itself, the index and the work
-    tree are left alone. Only call this on a repository with no commits: it moves the ref
-    unconditionally.
+    The branch is the one HEAD names (even when unborn), or ``refs/heads/main`` when HEAD is
+    detached or missing; HEAD itself, the index and the work tree are left alone. Only call
+    this on a repository with no commits: it moves the branch unconditionally.
 
     Args:
         repo: The repository.
-        ref: Where to keep the commit instead of the current branch.
 
     Returns:
         The new commit's hex id.
@@ -305,11 +290,13 @@ def create_root_commit(repo: pygit2.Repository, ref: str | None = None) -> str:
     author = signature(repo, "AUTHOR")
     committer = signature(repo, "COMMITTER")
     commit_id = repo.create_commit(None, author, committer, ROOT_MESSAGE, empty_tree, [])
-    repo.create_reference_direct(ref or _current_branch(repo), commit_id, True, "ynm: root")
+    repo.create_reference_direct(current_branch(repo), commit_id, True, "ynm: root")
     return str(commit_id)
 
 
-def _current_branch(repo: pygit2.Repository) -> str:
+def current_branch(repo: pygit2.Repository) -> str:
+    """The full name of the branch HEAD names, even when unborn (``refs/heads/<name>``), or
+    :data:`DEFAULT_BRANCH` when HEAD is detached or missing."""
     try:
         head = repo.lookup_reference("HEAD")
     except (KeyError, pygit2.GitError):
