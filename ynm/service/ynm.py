@@ -54,7 +54,7 @@ from ynm.model.text import (
 )
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
-from ynm.service.mounts import PERSONAL, Mount, open_mounts, route
+from ynm.service.mounts import PERSONAL, PROJECT, Mount, open_mounts, route
 from ynm.service.people import Caller, People
 from ynm.service.recall import BACKGROUND_MARGIN, entry, hit, is_expired
 
@@ -1344,6 +1344,18 @@ class Ynm:
 
         return [build(m, target=target, folder=folder, repo=self.loaded.repo,
                       home=self.loaded.home) for m in self._select(mount_id)]
+
+    def project_absent(self) -> str | None:
+        """Why no ``project`` mount is open, as a phrase (``not inside a git repository``,
+        ``<repo> has no .ynm/config.json (run `ynm init` there)``), or None when it is open or
+        this is a bare repository. Commands over every mount say what they left out."""
+        if self.mount(PROJECT) is not None:
+            return None
+        if self.loaded.repo is None:
+            return "not inside a git repository"
+        if self.loaded.bare:
+            return None
+        return f"{self.loaded.repo} has no .ynm/config.json (run `ynm init` there)"
 
     def wiki_page(self, mount_id: str, path: str) -> str | None:
         """One wiki page of a mount as text, generated on demand; None when the mount or the
