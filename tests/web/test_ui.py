@@ -195,6 +195,9 @@ def test_sign_in_sets_a_strict_http_only_cookie_that_is_not_the_token(store, tok
         attrs = [a.strip().lower() for a in cookie.split(";")]
         assert "httponly" in attrs and "samesite=strict" in attrs and "path=/ui" in attrs
         assert "secure" not in attrs  # served over plain http on loopback
+        # the cookie lives as long as the server's session: a static token's hour
+        [max_age] = [int(a.split("=")[1]) for a in attrs if a.startswith("max-age=")]
+        assert 3590 <= max_age <= 3600
         value = cookie.split(";")[0].split("=", 1)[1]
         assert len(value) >= 40 and TOKEN not in value and value not in TOKEN
 
