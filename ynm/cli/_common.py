@@ -236,7 +236,10 @@ def content_input(content: str | None, content_file: Path | None,
                   required: bool = True) -> str | None:
     """The content of a write: ``--content TEXT``, ``--content -`` (standard input) or
     ``--content-file PATH``, read as UTF-8 (a leading byte-order mark dropped), so long and
-    non-ASCII text need not pass through a shell argument.
+    non-ASCII text need not pass through a shell argument. Text read from standard input or a
+    file loses exactly one trailing line break (``\n`` or ``\r\n``): the one ``echo``, a
+    heredoc or an editor ends the last line with, which is no part of the memory; a second one
+    stays (send ``text + "\n"`` to keep text that ends in a line break).
 
     Raises:
         click.UsageError: both or (when ``required``) neither given (exit 2).
@@ -258,7 +261,14 @@ def content_input(content: str | None, content_file: Path | None,
     problem = not_utf8_problem(raw, where)
     if problem is not None:
         raise InvalidInput(f"content: {problem}")
-    return raw.decode("utf-8-sig")
+    return strip_final_newline(raw.decode("utf-8-sig"))
+
+
+def strip_final_newline(text: str) -> str:
+    """``text`` without one trailing ``\r\n`` or ``\n`` (the last line's terminator)."""
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith("\n") else text
 
 
 # Byte order marks of the encodings an editor may save text in that are not UTF-8; UTF-32's
