@@ -268,7 +268,7 @@ def strip_final_newline(text: str) -> str:
     """``text`` without one trailing ``\r\n`` or ``\n`` (the last line's terminator)."""
     if text.endswith("\r\n"):
         return text[:-2]
-    return text[:-1] if text.endswith("\n") else text
+    return text.removesuffix("\n")
 
 
 # Byte order marks of the encodings an editor may save text in that are not UTF-8; UTF-32's
