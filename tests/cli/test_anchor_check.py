@@ -160,3 +160,20 @@ def test_an_extra_mount_is_checked_in_its_own_repository(project, tmp_path, git,
         f"commit in {other}: no such object, and this clone is not shallow; set the anchor "
         "of mount other in YNM_MOUNTS to the commit")
     assert _notes(git, other) == ""
+
+
+def test_an_anchor_from_the_home_configuration_names_that_file(project, cli_run, tmp_path,
+                                                              monkeypatch):
+    (project / ".ynm" / "config.json").write_text("{}\n")
+    home = tmp_path / "user" / ".ynm"  # ~/.ynm/config.json: not the project's .ynm/config.json
+    monkeypatch.setenv("YNM_HOME", str(home))
+    home_config = home / "config.json"
+    home_config.parent.mkdir(parents=True, exist_ok=True)
+    home_config.write_text(json.dumps({"anchor": ABSENT}) + "\n")
+    result = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                     "--content", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"Error: invalid input: anchor {ABSENT} (from {home_config}) is not a commit in "
+        f"{project}: no such object, and this clone is not shallow; correct or remove "
+        f"\"anchor\" in {home_config}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ynm.errors import ConfigError, MountLevelMismatch, NoMount, UnknownMount, YnmError
 
@@ -102,18 +102,18 @@ class MountProblem:
     error: str
 
 
-def anchor_check(repo: object, sha: str, where: str, location: str,
-                 mount_id: str) -> tuple[str | None, str]:
+def anchor_check(repo: Any, sha: str, where: str, location: str, mount_id: str,
+                 project_file: str | None = None) -> tuple[str | None, str]:
     """The ``(problem, hint)`` of a configured anchor (:attr:`Mount.anchor_problem`):
     ``problem`` is None when ``sha`` can serve as the anchor of ``repo`` (a pygit2 repository;
     :func:`ynm.store.anchor.anchor_problem` says when), else ``anchor <sha> (from <where>) is
     not a commit in <location>: <why>``. ``hint`` names the fix for where the value came from:
-    ``YNM_ANCHOR``, a mount entry, or a configuration file (``ynm init --anchor`` writes the
-    project's). Source: reference/storage.md §3.3 (the anchor is a commit of the repository).
+    ``YNM_ANCHOR``, a mount entry, the project's ``.ynm/config.json`` (``project_file``, which
+    ``ynm init --anchor`` writes) or another configuration file. Source: reference/storage.md §3.3 (the anchor is a commit of the repository).
     """
     from ynm.store.anchor import anchor_problem
 
-    why = anchor_problem(repo, sha)  # type: ignore[arg-type]
+    why = anchor_problem(repo, sha)
     if why is None:
         return None, ""
     problem = f"anchor {sha} (from {where}) is not a commit in {location}: {why}"
@@ -123,15 +123,13 @@ def anchor_check(repo: object, sha: str, where: str, location: str,
                 "commit that store's notes hang off (`ynm init --bare` printed it)")
     elif where.startswith("YNM_"):
         hint = f"unset {where}, or set it to a commit of this repository ({roots})"
-    elif where.endswith(PROJECT_CONFIG_NAME):
+    elif where == project_file:
         hint = (f"run `ynm init --anchor <commit>` with the project's anchor ({roots}), or "
                 "fetch the history that holds it")
     else:
         hint = f"correct or remove \"anchor\" in {where} ({roots})"
     return problem, hint
 
-
-PROJECT_CONFIG_NAME = ".ynm/config.json"
 
 
 def open_mounts(
@@ -140,7 +138,9 @@ def open_mounts(
     """Open the mounts of a configuration, in mount-table order.
 
     Returns the open mounts and, separately, configured mounts that failed to open (reported by
-    ``status``; reads skip them).
+    ``status``; reads skip them). A configured anchor that is no commit of its repository
+    leaves the mount open with :attr:`Mount.anchor_problem` set (:func:`anchor_check`): it
+    reads as empty and refuses writes.
 
     Raises:
         YnmError: the personal or project store cannot be opened.
@@ -167,7 +167,8 @@ def open_mounts(
         repo = open_repository(loaded.repo)
         anchor = select_anchor(repo, configured=cfg.anchor)
         problem, hint = (anchor_check(repo, anchor.sha, loaded.sources.get("anchor", "config"),
-                                      str(loaded.repo), PROJECT)
+                                      str(loaded.repo), PROJECT,
+                                      str(project_config_path(loaded.repo)))
                          if anchor.source == "config" else (None, ""))
         mounts.append(Mount(
             PROJECT, "distributed", "git-notes", str(loaded.repo),
