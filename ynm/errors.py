@@ -16,6 +16,7 @@ YnmError (exit 1)                      anything that ran and failed
 │   └── AnchorError (exit 1)           no usable anchor (empty repo, shallow clone, bad config)
 ├── ConfigError (exit 1)               a configuration file or variable that cannot be used
 │   └── InvalidConfig (exit 2)         one that fails validation: ``invalid input: <where>: ...``
+│       └── AnchorNotCommit (exit 2)   a write to a mount whose anchor is no commit of its repo
 └── MissingExtra (exit 1)              an optional dependency is not installed: names the extra
 ```
 
@@ -133,6 +134,13 @@ class InvalidConfig(ConfigError, InvalidInput):
     """A configuration file or variable whose values fail validation. Message: ``invalid
     input: <file or variable>: <key path>: <message>[; ...]``, exit 2, as every schema
     rejection (reference/cli.md §2)."""
+
+
+class AnchorNotCommit(InvalidConfig):
+    """A write to a mount whose configured anchor is not a commit of its repository (an
+    object of another kind, or none at all in a clone that is not shallow), so its notes would
+    hang off nothing the team's hang off. Message: ``invalid input: anchor <sha> (from
+    <where>) is not a commit in <repo>: <why>; <what to do>``, exit 2; nothing is written."""
 
 
 class BatchRefused(YnmError):

@@ -538,9 +538,14 @@ def test_a_damaged_or_open_sign_in_file_is_named_with_its_fix(project, ynm_home,
 
 
 @pytest.mark.parametrize(("name", "mount_id", "url"), [
-    ("http://localhost:9/mcp", "localhost", "http://localhost:9/mcp"),
-    ("https://memory.example.com/mcp", "memory", "https://memory.example.com/mcp"),
-    ("http://127.0.0.1:8080/mcp", "127.0.0.1", "http://127.0.0.1:8080/mcp"),
+    ("http://localhost:9/mcp", "team", "http://localhost:9/mcp"),
+    ("https://memory.example.com/mcp", "example", "https://memory.example.com/mcp"),
+    ("https://mcp.acme.io:8443/mcp", "acme", "https://mcp.acme.io:8443/mcp"),
+    ("http://devbox:3000/mcp", "devbox", "http://devbox:3000/mcp"),
+    ("http://127.0.0.1:8080/mcp", "team", "http://127.0.0.1:8080/mcp"),
+    ("http://[::1]:8080/mcp", "team", "http://[::1]:8080/mcp"),
+    ("https://project.example.com/mcp", "team", "https://project.example.com/mcp"),
+    ("https://Team_Mem.Corp.example/mcp", "team_mem", "https://Team_Mem.Corp.example/mcp"),
     ("team", "team", "…"),
 ])
 def test_login_of_an_unknown_mount_suggests_a_sane_entry(project, ynm_home, cli_run, name,

@@ -325,8 +325,13 @@ def test_every_printing_command_takes_json_and_quiet():
     for name in COMMANDS:
         if name in ("hook", "serve"):  # a hook prints its JSON line always; serve speaks MCP
             continue
-        opts = {o for p in cli.get_command(ctx, name).params for o in getattr(p, "opts", [])}
-        missing += [f"{name} {flag}" for flag in ("--json", "--quiet") if flag not in opts]
+        command = cli.get_command(ctx, name)
+        # a group's options are its subcommands' (``wiki build``, ``wiki ingest``)
+        leaves = ({f"{name} {sub}": c for sub, c in command.commands.items()}
+                  if isinstance(command, click.Group) else {name: command})
+        for label, leaf in leaves.items():
+            opts = {o for p in leaf.params for o in getattr(p, "opts", [])}
+            missing += [f"{label} {flag}" for flag in ("--json", "--quiet") if flag not in opts]
     assert missing == []
 
 

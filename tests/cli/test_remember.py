@@ -483,6 +483,29 @@ def test_content_from_stdin_or_a_file(project, cli_run, tmp_path, how):
     assert shown["current"]["content"] == BIG
 
 
+@pytest.mark.parametrize("sent,stored", [
+    (b"Deploys go out on Tuesdays.\n", "Deploys go out on Tuesdays."),  # echo, heredoc
+    (b"Deploys go out on Tuesdays.\r\n", "Deploys go out on Tuesdays."),
+    (b"Two lines.\nThe second.\n\n", "Two lines.\nThe second.\n"),  # only one goes
+    (b"No line break", "No line break"),
+])
+@pytest.mark.parametrize("how", ["stdin", "file"])
+def test_one_final_line_break_of_stdin_or_a_file_is_dropped(project, cli_run, tmp_path, how,
+                                                             sent, stored):
+    path = tmp_path / "content.md"
+    path.write_bytes(sent)
+    args = ["--content", "-"] if how == "stdin" else ["--content-file", path]
+    result = cli_run("remember", "--type", "semantic", *args, "--json",
+                     input=sent if how == "stdin" else None)
+    assert result.exit_code == 0, result.stderr
+    mid = json.loads(result.stdout)["memoryId"]
+    assert json.loads(cli_run("show", mid, "--json").stdout)["current"]["content"] == stored
+    result = cli_run("supersede", mid, *args, "--summary", "again", "--json",
+                     input=sent if how == "stdin" else None)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(cli_run("show", mid, "--json").stdout)["current"]["content"] == stored
+
+
 def test_supersede_content_from_a_file(project, cli_run, tmp_path):
     mid = json.loads(cli_run("remember", "--type", "semantic", "--content", "old",
                              "--json").stdout)["memoryId"]
@@ -490,7 +513,7 @@ def test_supersede_content_from_a_file(project, cli_run, tmp_path):
     path.write_text("# New version\n\nwith détails\n", encoding="utf-8")
     assert cli_run("supersede", mid, "--content-file", path).exit_code == 0
     state = json.loads(cli_run("show", mid, "--json").stdout)
-    assert state["current"]["content"] == "# New version\n\nwith détails\n"
+    assert state["current"]["content"] == "# New version\n\nwith détails"
     assert state["current"]["summary"] == "New version"
 
 

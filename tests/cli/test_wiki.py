@@ -74,9 +74,60 @@ def test_orphan_branch_second_build_writes_no_commit(project, cli_run):
                      "--json"))
     tip = git(project, "rev-parse", "refs/heads/ynm/wiki").decode().strip()
     assert out == [{"mount": "project", "written": 4,
-                    "location": f"refs/heads/ynm/wiki@{tip}"}]
+                    "location": f"refs/heads/ynm/wiki@{tip}", "repo": str(project)}]
     js(cli_run("wiki", "build", "--mount", "project", "--target", "orphan-branch", "--json"))
     assert git(project, "rev-parse", "refs/heads/ynm/wiki").decode().strip() == tip
     assert git(project, "status", "--porcelain") == status
     assert git(project, "rev-parse", "HEAD") == head
     assert (project / ".git" / "index").read_bytes() == index
+
+
+def test_orphan_branch_lines_name_the_repository_of_each_mount(project, cli_run, ynm_home):
+    remember(cli_run, "Builds use uv")
+    r = cli_run("wiki", "build", "--target", "orphan-branch")
+    assert r.exit_code == 0, r.stderr
+    store = ynm_home / "store.git"
+    mine = git(store, "rev-parse", "refs/heads/ynm/wiki").decode().strip()
+    ours = git(project, "rev-parse", "refs/heads/ynm/wiki").decode().strip()
+    assert r.stdout.splitlines() == [
+        f"personal: 2 pages -> refs/heads/ynm/wiki@{mine} in {store}",
+        f"project: 3 pages -> refs/heads/ynm/wiki@{ours} in {project}",
+    ]
+    assert r.stderr == ""
+
+
+def test_outside_a_repository_the_note_says_only_personal_was_built(tmp_path, cli_run, ynm_home,
+                                                                   monkeypatch):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    monkeypatch.chdir(plain)
+    r = cli_run("wiki", "build", "--target", "orphan-branch")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("personal: 2 pages -> refs/heads/ynm/wiki@")
+    assert r.stdout.endswith(f" in {ynm_home / 'store.git'}\n")
+    assert r.stderr == ("note: no project wiki (not inside a git repository); built the wiki "
+                        "of personal only\n")
+
+
+def test_in_a_repository_without_init_the_note_says_to_run_init(git_repo, cli_run,
+                                                                 monkeypatch):
+    monkeypatch.chdir(git_repo)
+    r = cli_run("wiki", "build")
+    assert r.exit_code == 0, r.stderr
+    assert r.stderr == (f"note: no project wiki ({git_repo} has no .ynm/config.json (run "
+                        "`ynm init` there)); built the wiki of personal only\n")
+
+
+def test_quiet_prints_nothing_on_success(project, cli_run):
+    mid = remember(cli_run, "Deploys go out on Tuesdays")
+    r = cli_run("wiki", "build", "--mount", "project", "--quiet")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    page = project / ".ynm" / "wiki" / "memories" / f"{mid}.md"
+    page.write_text(page.read_text().replace("\nDeploys go out on Tuesdays\n",
+                                             "\nDeploys go out on Wednesdays\n"))
+    r = cli_run("wiki", "ingest", page, "--quiet")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+    assert js(cli_run("show", mid, "--json"))["current"]["content"] == \
+        "Deploys go out on Wednesdays"
+    r = cli_run("wiki", "ingest", "--quiet")
+    assert r.exit_code == 2 and "file required" in r.stderr  # failures still speak

@@ -84,11 +84,11 @@ def test_good_record_round_trips_and_becomes_flags():
 def test_flags_starting_with_a_dash_reach_ynm_intact(project):
     from ynm.client import YnmCLI
 
-    rec = Record(type="episodic", content="- a list item\n- another", summary="--not-a-flag",
+    rec = Record(type="episodic", content="- a list item\n- another\n", summary="--not-a-flag",
                  subject="-x")
     out = YnmCLI(cwd=project).remember(rec)
     from tests.client.conftest import listed
 
     [got] = [r for r in listed(project) if r["id"] == out["memoryId"]]
     assert (got["summary"], got["subject"], got["content"]) == (
-        "--not-a-flag", "-x", "- a list item\n- another")
+        "--not-a-flag", "-x", "- a list item\n- another\n")  # the content exactly

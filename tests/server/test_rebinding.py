@@ -80,4 +80,6 @@ def test_a_port_in_use_is_refused_before_listening(project, cli_run):
                          "--token", "t")
     assert result.exit_code == 1
     assert "listening" not in result.stderr
-    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.stderr
+    assert result.stdout == ""
+    assert result.stderr.endswith(f"Error: cannot listen on 127.0.0.1:{port}: address in use; "
+                                  "pass another --port, or stop what is using it\n")

@@ -8,10 +8,11 @@ import pygit2
 import pytest
 
 from tests.support.git import git, init_repo, make_repo, orphan_commit, root_commit
-from ynm.errors import AnchorError, StoreError
+from ynm.errors import AnchorError, AnchorNotCommit, StoreError
 from ynm.model.shards import ShardKey
 from ynm.store.anchor import (
     Anchor,
+    anchor_problem,
     create_root_commit,
     ensure_bare_store,
     find_root_commit,
@@ -228,3 +229,49 @@ def test_ensure_bare_store_adds_root_to_empty_repo(tmp_path: Path) -> None:
     repo, created = ensure_bare_store(path)
     assert created is True
     assert find_root_commit(repo) == git(path, "rev-parse", "refs/heads/main")
+
+
+# -- whether a configured anchor can serve (anchor_problem) -----------------------------------
+
+
+def test_a_commit_is_a_usable_anchor(repo: Path, anchor: str) -> None:
+    assert anchor_problem(pygit2.Repository(str(repo)), anchor) is None
+    assert anchor_problem(pygit2.Repository(str(repo)), git(repo, "rev-parse", "HEAD")) is None
+
+
+def test_objects_that_are_no_commit_are_named_by_kind(repo: Path) -> None:
+    r = pygit2.Repository(str(repo))
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    blob = git(repo, "rev-parse", "HEAD:file0.txt")
+    git(repo, "tag", "-a", "-m", "release", "v1", "HEAD")
+    tag = git(repo, "rev-parse", "v1")
+    assert anchor_problem(r, tree) == "it is a tree, not a commit"
+    assert anchor_problem(r, blob) == "it is a blob, not a commit"
+    assert anchor_problem(r, tag) == (f"it is an annotated tag (of commit "
+                                      f"{git(repo, 'rev-parse', 'HEAD')}), not a commit")
+
+
+def test_an_absent_anchor_in_a_full_clone_is_refused(repo: Path) -> None:
+    assert anchor_problem(pygit2.Repository(str(repo)), "1" * 40) == (
+        "no such object, and this clone is not shallow")
+
+
+def test_an_absent_anchor_in_a_shallow_clone_or_a_notes_only_copy_is_fine(tmp_path: Path) -> None:
+    source = make_repo(tmp_path / "source", commits=3)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{source}", str(clone))
+    assert anchor_problem(pygit2.Repository(str(clone)), root_commit(source)) is None
+    bare = init_repo(tmp_path / "org.git", bare=True)  # `git init --bare`: notes only
+    assert anchor_problem(pygit2.Repository(str(bare)), root_commit(source)) is None
+
+
+def test_a_log_with_a_refusal_writes_nothing(repo: Path, anchor: str) -> None:
+    log = GitNotesLog(repo, level="distributed", anchor=anchor)
+    log.refusal = "anchor x (from here) is not a commit in there: why; what to do"
+    key = ShardKey("distributed", "common", "semantic", "2026-09")
+    for write in (lambda: log.append({key: (b'{"id":"a"}\n', 1)}),
+                  lambda: log.write_shard(key, b"x\n", message="m", expected=None),
+                  lambda: log.purge("01ABC")):
+        with pytest.raises(AnchorNotCommit, match="invalid input: anchor x .*what to do"):
+            write()
+    assert log.tips() == {}

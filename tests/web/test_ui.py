@@ -4,6 +4,7 @@ cookie of a browser), and ``ynm ui``."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -194,6 +195,9 @@ def test_sign_in_sets_a_strict_http_only_cookie_that_is_not_the_token(store, tok
         attrs = [a.strip().lower() for a in cookie.split(";")]
         assert "httponly" in attrs and "samesite=strict" in attrs and "path=/ui" in attrs
         assert "secure" not in attrs  # served over plain http on loopback
+        # the cookie lives as long as the server's session: a static token's hour
+        [max_age] = [int(a.split("=")[1]) for a in attrs if a.startswith("max-age=")]
+        assert 3590 <= max_age <= 3600
         value = cookie.split(";")[0].split("=", 1)[1]
         assert len(value) >= 40 and TOKEN not in value and value not in TOKEN
 
@@ -244,6 +248,61 @@ def test_ynm_ui_serves_the_local_store_and_prints_its_url(store):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _ui(store, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "ynm", "ui", "--no-open", "--cwd",
+                             str(store.path), *args], env=dict(os.environ),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def test_ynm_ui_json_prints_one_line_once_the_port_listens(store):
+    port = free_port()
+    proc = _ui(store, "--port", str(port), "--json")
+    try:
+        line = proc.stdout.readline()
+        assert json.loads(line) == {"url": f"http://127.0.0.1:{port}/ui/", "pid": proc.pid}
+        # printed only once listening: the first request, with no retry, is answered
+        r = httpx.get(f"http://127.0.0.1:{port}/ui/", timeout=30)
+        assert r.status_code == 200 and "Filler note number 4" in r.text
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert out == ""  # nothing after the one line
+
+
+def test_ynm_ui_quiet_prints_no_address(store):
+    port = free_port()
+    proc = _ui(store, "--port", str(port), "--quiet")
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/ui/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        assert r.status_code == 200
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert out == ""
+
+
+def test_ynm_ui_on_a_busy_port_prints_no_address_and_fails(store, cli_run):
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = cli_run("ui", "--no-open", "--port", port, "--cwd", store.path)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.endswith(f"Error: cannot listen on 127.0.0.1:{port}: address in use; "
+                                  "pass another --port, or stop what is using it\n")
+    assert "listening" not in result.stderr
 
 
 def test_ynm_ui_help(cli_run):

@@ -35,17 +35,23 @@ def cwd_option(**kwargs: Any) -> Callable[[F], F]:
                         default=None, help="Behave as if started in this directory.", **kwargs)
 
 
-def common_options(fn: F) -> F:
+QUIET_HELP = "Print no progress bar (the result and warnings still print)."
+SILENT_HELP = "Print nothing unless it fails (no progress bar, no result; warnings still print)."
+
+
+def common_options(fn: F | None = None, *, quiet_help: str = QUIET_HELP) -> Any:
     """Add ``--json``, ``-q``/``--quiet`` and ``-C``/``--cwd`` (reference/cli.md §1.2);
     ``--cwd`` may also stand before the command name (``ynm -C ../other recall deploys``).
     ``--quiet`` turns the progress bar off (:class:`TerminalProgress`); a command that also
-    reads it itself (``sync``: print nothing unless it failed) takes it as ``quiet``, the
-    others ignore it."""
+    reads it itself (``sync``, ``wiki``: print nothing unless it failed) takes it as
+    ``quiet`` and says so with ``quiet_help`` (:data:`SILENT_HELP`), the others ignore it.
+    Used bare (``@common_options``) or called (``@common_options(quiet_help=...)``)."""
+    if fn is None:
+        return lambda f: common_options(f, quiet_help=quiet_help)
     fn = cwd_option(callback=inherit_cwd)(fn)
     fn = click.option("-q", "--quiet", is_flag=True, default=False,
                       expose_value="quiet" in inspect.signature(fn).parameters,
-                      callback=_keep_quiet,
-                      help="Print no progress bar (the result and warnings still print).")(fn)
+                      callback=_keep_quiet, help=quiet_help)(fn)
     fn = click.option("--json", "as_json", is_flag=True, default=False,
                       help="Print the result as one JSON document.")(fn)
     return fn
@@ -230,7 +236,10 @@ def content_input(content: str | None, content_file: Path | None,
                   required: bool = True) -> str | None:
     """The content of a write: ``--content TEXT``, ``--content -`` (standard input) or
     ``--content-file PATH``, read as UTF-8 (a leading byte-order mark dropped), so long and
-    non-ASCII text need not pass through a shell argument.
+    non-ASCII text need not pass through a shell argument. Text read from standard input or a
+    file loses exactly one trailing line break (``\n`` or ``\r\n``): the one ``echo``, a
+    heredoc or an editor ends the last line with, which is no part of the memory; a second one
+    stays (send ``text + "\n"`` to keep text that ends in a line break).
 
     Raises:
         click.UsageError: both or (when ``required``) neither given (exit 2).
@@ -252,7 +261,14 @@ def content_input(content: str | None, content_file: Path | None,
     problem = not_utf8_problem(raw, where)
     if problem is not None:
         raise InvalidInput(f"content: {problem}")
-    return raw.decode("utf-8-sig")
+    return strip_final_newline(raw.decode("utf-8-sig"))
+
+
+def strip_final_newline(text: str) -> str:
+    """``text`` without one trailing ``\r\n`` or ``\n`` (the last line's terminator)."""
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text.removesuffix("\n")
 
 
 # Byte order marks of the encodings an editor may save text in that are not UTF-8; UTF-32's

@@ -33,21 +33,53 @@ def _hosted_mounts(cwd: Path | None) -> tuple[Any, list[Any]]:
     return loaded, [m for m in loaded.config.mounts if m.provider == "mcp" and m.url]
 
 
-def no_remote(name: str) -> str:
-    """The refusal for a ``ynm login`` of no configured hosted mount, with the mount entry to
-    add: for a url, that url and an id from its host name (``http://localhost:9/mcp`` ->
-    ``localhost``; a url is no mount id), else the id given and a url to fill in."""
+GENERIC_LABELS = frozenset({"www", "api", "mcp", "memory", "mem", "ynm"})
+"""Host name labels that say nothing about whose store it is (``mcp.acme.io`` is acme's)."""
+DEFAULT_MOUNT_ID = "team"
+
+
+def suggested_mount_id(url: str) -> str:
+    """A readable mount id for the hosted store at ``url``, for the entry ``ynm login``
+    suggests: the host name's most telling label, lower case, ``[a-z0-9_-]`` only.
+
+    The last label (the top-level domain) and generic ones (:data:`GENERIC_LABELS`) are
+    skipped while another is left: ``https://memory.example.com/mcp`` -> ``example``,
+    ``https://mcp.acme.io`` -> ``acme``, ``http://devbox:9/mcp`` -> ``devbox``. A host that
+    names no one (an IP address, ``localhost``), a url without a host, and a label that is
+    the id of a built-in mount (``personal``, ``project``) give ``team``. No dot and no port
+    ever appears (``127.0.0.1`` is no id anyone would type)."""
+    import ipaddress
     from urllib.parse import urlsplit
 
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        host = ""
+    try:
+        ipaddress.ip_address(host)
+        return DEFAULT_MOUNT_ID
+    except ValueError:
+        pass
+    labels = [re.sub(r"[^a-z0-9_-]+", "-", label).strip("-") for label in host.split(".")]
+    labels = [label for label in labels if label]
+    if len(labels) > 1:
+        labels = labels[:-1]  # the top-level domain
+    telling = [label for label in labels if label not in GENERIC_LABELS] or labels
+    chosen = telling[0] if telling else ""
+    if chosen in ("", "localhost", "personal", "project"):
+        return DEFAULT_MOUNT_ID
+    return chosen
+
+
+def no_remote(name: str) -> str:
+    """The refusal for a ``ynm login`` of no configured hosted mount, with the mount entry to
+    add: for a url, that url and a readable id from its host (:func:`suggested_mount_id`; a url
+    is no mount id), else the id given and a url to fill in. Source: reference/cli.md §2
+    (the message), §4.12."""
     url = "…"
     mount_id = name
     if "://" in name:
-        try:
-            host = urlsplit(name).hostname or ""
-        except ValueError:
-            host = ""
-        mount_id = re.sub(r"[^A-Za-z0-9._-]+", "-", host.split(".")[0] if not
-                          host.replace(".", "").isdigit() else host).strip("-.") or "team"
+        mount_id = suggested_mount_id(name)
         url = name
     return (f'no remote mount "{name}": add {{"id":"{mount_id}","level":"distributed",'
             f'"provider":"mcp","url":"{url}"}} to mounts in ~/.ynm/config.json')

@@ -42,6 +42,8 @@ def format_status(s: dict[str, Any]) -> str:
             cols.append(f"{m['unmerged']} shard(s) fetched but not merged: run `ynm sync`")
         if m.get("badLines"):
             cols.append(f"{m['badLines']} bad line(s)")
+        if m.get("anchorProblem"):
+            cols.append("anchor unusable: shows no memory, refuses writes (see the warning)")
         if e is not None and "vectors" in e:
             cols.append(f"{e['vectors']} vector(s)")
         if e is not None and e.get("pendingVectors"):

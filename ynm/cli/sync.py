@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, open_ynm, warn_unknown_mount
+from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, warn_unknown_mount
 
 
 def _n(count: int, word: str) -> str:
@@ -70,7 +70,7 @@ def failed(results: dict[str, Any], remote: str | None) -> bool:
 @click.option("--pull/--no-pull", default=True, show_default=True, help="Fetch and merge first.")
 @click.option("--dry-run", is_flag=True, default=False, help="Report what would change only.")
 @click.option("--mount", help="Only this mount; needed (with --remote) for the personal store.")
-@common_options
+@common_options(quiet_help=SILENT_HELP)
 def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: bool,
          dry_run: bool, mount: str | None, quiet: bool) -> None:
     """Share memory: fetch, merge (cat_sort_uniq) and push the notes of each distributed mount.

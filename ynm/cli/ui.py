@@ -17,21 +17,28 @@ from ynm.cli._common import inherit_cwd
               help="Port on 127.0.0.1 (default: $PORT, else 3000).")
 @click.option("--no-open", "no_open", is_flag=True, default=False,
               help="Print the URL instead of opening a browser.")
+@click.option("--json", "as_json", is_flag=True, default=False,
+              help='Once listening, print one JSON line {"url", "pid"} instead of the '
+                   "address line.")
+@click.option("-q", "--quiet", is_flag=True, default=False,
+              help="Print no address line (errors and the request log still print).")
 @click.option("-C", "--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
               callback=inherit_cwd,
               help="Directory the store opens from (default: the current directory).")
-def ui(port: int | None, no_open: bool, cwd: Path | None) -> None:
+def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | None) -> None:
     """Read the store in a browser: index, search, each memory's versions, review, status.
 
     \b
     Examples:
       ynm ui                     # opens http://127.0.0.1:3000/ui/
       ynm ui --port 8080 --no-open
+      ynm ui --no-open --json    # {"url": "http://127.0.0.1:3000/ui/", "pid": 4242}
 
     \b
     Serves ynm serve --http on 127.0.0.1 (so /mcp answers too), with the same auth as
     ynm serve there: none, unless a token is set (YNM_MCP_TOKEN, JWT or introspection
-    settings); then the page asks for it once. Stop with Ctrl-C.
+    settings); then the page asks for it once. The address is printed once the port
+    is listening; a port in use is an error (exit 1). Stop with Ctrl-C.
     """
     from ynm.cli.serve import _require_server_extra
 
@@ -47,14 +54,23 @@ def ui(port: int | None, no_open: bool, cwd: Path | None) -> None:
         env = os.environ  # the service reports the configuration problem on every page
     settings = http_settings(host="127.0.0.1", port=port, env=env)
     url = f"http://127.0.0.1:{settings.port}/ui/"
+
+    def listening() -> None:
+        if as_json:
+            import json
+
+            click.echo(json.dumps({"url": url, "pid": os.getpid()}))
+        elif not quiet:
+            click.echo(f"ynm ui: {url}")
+        if not no_open:
+            _open_browser(url)
+
     service = MemoryService(cwd, personal=settings.personal)
     service.open()
     try:
-        click.echo(f"ynm ui: {url}")
-        if not no_open:
-            _open_when_ready(url, settings.port)
         try:
-            serve_http(service, settings.door, settings.host, settings.port)
+            serve_http(service, settings.door, settings.host, settings.port,
+                       on_listening=listening)
         except KeyboardInterrupt:
             pass
         log("stopped")
@@ -62,25 +78,14 @@ def ui(port: int | None, no_open: bool, cwd: Path | None) -> None:
         service.close()
 
 
-def _open_when_ready(url: str, port: int) -> None:
-    """Open ``url`` in the default browser once the port accepts connections (in a
-    background thread, for at most 30 s)."""
-    import socket
+def _open_browser(url: str) -> None:
+    """Open ``url`` in the default browser, in a background thread (some browsers' launchers
+    wait for the window); the port is already listening, so the page loads."""
     import threading
-    import time
     import webbrowser
 
-    def wait_and_open() -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            return
+    def open_it() -> None:
         if not webbrowser.open(url):
             click.echo(f"no browser found: open {url}", err=True)
 
-    threading.Thread(target=wait_and_open, name="ynm-ui-open", daemon=True).start()
+    threading.Thread(target=open_it, name="ynm-ui-open", daemon=True).start()

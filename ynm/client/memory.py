@@ -151,8 +151,10 @@ class YnmCLI:
             Unavailable: the executable is missing or cannot run, timed out, exited otherwise
                 (any other error), or printed no JSON.
         """
+        # ynm drops the one line break that ends standard input; this one, so the content
+        # arrives exactly as given
         proc = self._run(["remember", "--json", *record.cli_args()],
-                         record.content.encode("utf-8"), "remember")
+                         record.content.encode("utf-8") + b"\n", "remember")
         stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode == 2:
             raise Rejected(_error_text(stderr) or "ynm refused the record (exit 2)")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -641,30 +641,60 @@ def _with_scheduler(scheduler: Scheduler, receive: Any, send: Any) -> tuple[Any,
     return lifespan_receive, lifespan_send
 
 
-def _check_bindable(host: str, port: int) -> None:
-    """Refuse to start, before saying "listening", when ``host:port`` cannot be bound (a port
-    in use, an address not on this machine): uvicorn would log the error after our banner and
-    exit 3, a code ynm does not document.
+def listen_sockets(host: str, port: int) -> list[Any]:
+    """Bind and listen on ``host:port`` before anything says "listening": one socket per
+    address the name resolves to (``localhost`` may be both 127.0.0.1 and ::1), as asyncio's
+    ``create_server`` would bind them; uvicorn then serves these very sockets, so no other
+    process can take the port between the check and the start (uvicorn binding on its own
+    would log the error after our banner and exit 3, a code ynm does not document).
+
+    Returns:
+        The listening sockets (``socket.socket``), at least one.
 
     Raises:
-        YnmError: the address cannot be bound (exit 1), with the system's reason."""
+        YnmError: (exit 1) ``cannot listen on <host>:<port>: address in use; pass another
+            --port, or stop what is using it`` for a port taken; ``cannot listen on
+            <host>:<port>: <reason>`` for an address that does not resolve or is not on this
+            machine. Sockets already bound are closed first."""
+    import errno
     import socket
 
     from ynm.errors import YnmError
 
+    shown = f"[{host}]" if ":" in host else host
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
     except OSError as err:
-        raise YnmError(f"cannot listen on {host}:{port}: {err}") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as err:
-            reason = err.strerror or str(err)
-            raise YnmError(f"cannot listen on {host}:{port}: {reason} "
-                           "(choose another --port, or stop what is using it)") from None
+        raise YnmError(f"cannot listen on {shown}:{port}: {err}") from None
+    sockets: list[socket.socket] = []
+    seen: set[tuple[int, Any]] = set()
+    try:
+        for family, kind, proto, _, address in infos:
+            if (family, address) in seen:
+                continue
+            seen.add((family, address))
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                # as asyncio does: a v6 socket takes v6 only, the v4 address gets its own
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+                sock.listen(2048)  # uvicorn's default backlog
+            except OSError as err:
+                if err.errno == errno.EADDRINUSE:
+                    reason = "address in use; pass another --port, or stop what is using it"
+                else:
+                    reason = err.strerror or str(err)
+                raise YnmError(f"cannot listen on {shown}:{port}: {reason}") from None
+            sock.set_inheritable(True)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 def _sigterm(signum: int, frame: Any) -> None:
@@ -704,10 +734,16 @@ def start_lines(door: FrontDoor, host: str, port: int,
 
 
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
-               scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> None:
+               scheduler: Scheduler | None = None, audit: AuditSink | None = None, *,
+               on_listening: Callable[[], None] | None = None) -> None:
     """Run uvicorn until SIGINT/SIGTERM; logs go to stderr (one request log line per request,
     :mod:`ynm.server.audit`), audit events to ``audit`` (None: off; the start-up lines say
     which).
+
+    The port is bound and listening (:func:`listen_sockets`) before the start-up lines are
+    logged and ``on_listening`` is called (``ynm ui`` prints its address there), so nothing
+    claims to serve a port another process holds: that fails first, with
+    :class:`~ynm.errors.YnmError` (exit 1).
 
     Both signals stop the server the same way: uvicorn shuts down (the scheduler stops first,
     see :func:`build_http_app`), then ``KeyboardInterrupt`` reaches the caller, which closes
@@ -720,15 +756,19 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
 
     from ynm.server.app import log
 
-    _check_bindable(host, port)
+    sockets = listen_sockets(host, port)
     app = build_http_app(service, door, scheduler, audit)
     for line in start_lines(door, host, port, audit):
         log(line)
+    if on_listening is not None:
+        on_listening()
     # the request log is ynm's own (ynm.server.audit), so uvicorn's access log stays off
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            lifespan="on", access_log=False))
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
-        server.run()
+        server.run(sockets=sockets)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for sock in sockets:
+            sock.close()

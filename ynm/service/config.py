@@ -622,6 +622,9 @@ class LoadedConfig:
         git_common_dir: the shared git dir; None outside git.
         bare: True when cwd is inside a bare repository.
         env: the environment used: the given mapping plus the values of the env files.
+        sources: top-level key -> where its value came from: the configuration file that
+            set it last, or the ``YNM_*`` variable (``YNM_MOUNTS`` for ``mounts``); keys left
+            at their defaults are absent. Messages name it (``anchor ... (from YNM_ANCHOR)``).
 
     Source: reference/cli.md §5.1.
     """
@@ -634,6 +637,7 @@ class LoadedConfig:
     git_common_dir: Path | None
     bare: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def _problems(exc: ValidationError) -> str:
@@ -748,12 +752,17 @@ def load_config(
 
     merged: dict[str, Any] = {}
     files: list[str] = []
+    sources: dict[str, str] = {}
     for path in config_files:
         data = _read_config_file(path)
         if data is not None:
             files.append(str(path))
             merged.update(data)
-    merged.update(_env_layer(merged_env))
+            sources.update(dict.fromkeys(data, str(path)))
+    env_layer = _env_layer(merged_env)
+    merged.update(env_layer)
+    var_of = {key: var for var, key in ENV_KEYS.items()} | {"mounts": "YNM_MOUNTS"}
+    sources.update({key: var_of[key] for key in env_layer})
 
     config = Config.model_validate(merged, by_name=False)
     user_id = config.user_id or normalize_user_id(_os_user_name(merged_env))
@@ -778,6 +787,7 @@ def load_config(
         git_common_dir=location.common_dir if location else None,
         bare=location.bare if location else False,
         env=merged_env,
+        sources=sources,
     )
 
 

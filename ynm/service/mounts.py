@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ynm.errors import ConfigError, MountLevelMismatch, NoMount, UnknownMount, YnmError
 
@@ -34,6 +34,11 @@ class Mount:
     log: GitNotesLog
     cache_path: Path
     remote: str | None = None
+    # Why the anchor is no commit of the mount's repository (``anchor <sha> (from <where>)
+    # is not a commit in <repo>: <why>``), and what to do; None when it is usable
+    # (:func:`anchor_check`). Reads then find nothing and writes are refused.
+    anchor_problem: str | None = None
+    anchor_hint: str = ""
     # Told of long work (a cache rebuild): see Ynm.progress.
     progress: Progress | None = field(default=None, repr=False)
     _cache: MountCache | None = field(default=None, repr=False)
@@ -54,6 +59,31 @@ class Mount:
         cache.refresh(self.log, progress or self.progress)
         return cache
 
+    def __post_init__(self) -> None:
+        if self.anchor_problem is not None:  # the store refuses writes too (a backstop)
+            self.log.refusal = f"{self.anchor_problem}; {self.anchor_hint}"
+
+    @property
+    def anchor_warning(self) -> str | None:
+        """What a read of this mount says on stderr when its anchor is unusable: the problem,
+        that the mount reads as empty and refuses writes, and what to do; None otherwise."""
+        if self.anchor_problem is None:
+            return None
+        return (f"{self.anchor_problem}: mount {self.id} shows no memory and refuses writes; "
+                f"{self.anchor_hint}")
+
+    def check_writable(self) -> None:
+        """Refuse a write to a mount whose anchor is no commit of its repository.
+
+        Raises:
+            AnchorNotCommit: ``invalid input: anchor <sha> (from <where>) is not a commit in
+                <repo>: <why>; <what to do>`` (exit 2), before anything is written.
+        """
+        if self.anchor_problem is not None:
+            from ynm.errors import AnchorNotCommit
+
+            raise AnchorNotCommit(f"{self.anchor_problem}; {self.anchor_hint}")
+
     def close(self) -> None:
         """Close the cache connection if open."""
         if self._cache is not None:
@@ -72,6 +102,36 @@ class MountProblem:
     error: str
 
 
+def anchor_check(repo: Any, sha: str, where: str, location: str, mount_id: str,
+                 project_file: str | None = None) -> tuple[str | None, str]:
+    """The ``(problem, hint)`` of a configured anchor (:attr:`Mount.anchor_problem`):
+    ``problem`` is None when ``sha`` can serve as the anchor of ``repo`` (a pygit2 repository;
+    :func:`ynm.store.anchor.anchor_problem` says when), else ``anchor <sha> (from <where>) is
+    not a commit in <location>: <why>``. ``hint`` names the fix for where the value came from:
+    ``YNM_ANCHOR``, a mount entry, the project's ``.ynm/config.json`` (``project_file``, which
+    ``ynm init --anchor`` writes) or another configuration file. Source: reference/storage.md §3.3 (the anchor is a commit of the repository).
+    """
+    from ynm.store.anchor import anchor_problem
+
+    why = anchor_problem(repo, sha)
+    if why is None:
+        return None, ""
+    problem = f"anchor {sha} (from {where}) is not a commit in {location}: {why}"
+    roots = "`git rev-list --max-parents=0 HEAD` prints the root commit"
+    if mount_id != PROJECT:
+        hint = (f"set the anchor of mount {mount_id} in {where.split(' in ', 1)[-1]} to the "
+                "commit that store's notes hang off (`ynm init --bare` printed it)")
+    elif where.startswith("YNM_"):
+        hint = f"unset {where}, or set it to a commit of this repository ({roots})"
+    elif where == project_file:
+        hint = (f"run `ynm init --anchor <commit>` with the project's anchor ({roots}), or "
+                "fetch the history that holds it")
+    else:
+        hint = f"correct or remove \"anchor\" in {where} ({roots})"
+    return problem, hint
+
+
+
 def open_mounts(
     loaded: LoadedConfig, *, personal: bool = True, keep_going: bool = False
 ) -> tuple[list[Mount], list[MountProblem]]:
@@ -79,7 +139,10 @@ def open_mounts(
 
     Returns the open mounts and, separately, configured mounts that failed to open (reported by
     ``status``; reads skip them). With ``keep_going`` (``ynm doctor``) a personal or project
-    store that cannot be opened is one more problem instead of an error.
+    store that cannot be opened is one more problem instead of an error. A configured anchor
+    that is no commit of its repository leaves the mount open with
+    :attr:`Mount.anchor_problem` set (:func:`anchor_check`): it reads as empty and refuses
+    writes.
 
     Raises:
         YnmError: the personal or project store cannot be opened (unless ``keep_going``).
@@ -110,12 +173,18 @@ def open_mounts(
         from ynm.store.repo import open_repository
 
         try:
-            anchor = select_anchor(open_repository(loaded.repo), configured=cfg.anchor)
+            repo = open_repository(loaded.repo)
+            anchor = select_anchor(repo, configured=cfg.anchor)
+            problem, hint = (anchor_check(repo, anchor.sha, loaded.sources.get("anchor", "config"),
+                                          str(loaded.repo), PROJECT,
+                                          str(project_config_path(loaded.repo)))
+                             if anchor.source == "config" else (None, ""))
             mounts.append(Mount(
                 PROJECT, "distributed", "git-notes", str(loaded.repo),
                 GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha,
                             mount_id=PROJECT),
-                index_path(loaded, PROJECT), remote=cfg.remote,
+                index_path(loaded, PROJECT), remote=cfg.remote, anchor_problem=problem,
+                anchor_hint=hint,
             ))
         except YnmError as err:
             if not keep_going:
@@ -134,9 +203,11 @@ def open_mounts(
         except YnmError as err:
             problems.append(MountProblem(mc.id, mc.level, mc.provider, location, str(err)))
             continue
+        where = f"mount {mc.id} in {loaded.sources.get('mounts', 'config')}"
+        problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
         mounts.append(Mount(
             mc.id, mc.level, mc.provider, location, log, index_path(loaded, mc.id),
-            remote=mc.remote,
+            remote=mc.remote, anchor_problem=problem, anchor_hint=hint,
         ))
     return mounts, problems
 

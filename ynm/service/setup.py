@@ -151,6 +151,8 @@ def init_project(
         AnchorError: a shallow clone without ``--anchor``.
         InvalidInput: an ``anchor`` that is not a commit id, or an abbreviated one that names
             no commit or several objects (:func:`ynm.store.anchor.resolve_anchor_id`).
+        AnchorNotCommit: the anchor given or configured is no commit of this repository
+            (:func:`ynm.store.anchor.anchor_problem`); nothing is written.
     """
     from ynm.store.anchor import (
         remote_notes_anchor,
@@ -167,6 +169,7 @@ def init_project(
     repo = open_repository(repo_path)
     if anchor is not None:
         anchor = resolve_anchor_id(repo, anchor)
+        _check_init_anchor(repo, anchor, "--anchor", repo_path)  # before anything is written
     planned: list[dict[str, Any]] = []
     if clients or client_names:
         # Planned before anything is written: a client file that is not valid JSON refuses
@@ -211,6 +214,8 @@ def init_project(
                 configured = None
     chosen = select_anchor(repo, configured=configured, create=True,
                            remote=remote_name if has_remote else None)
+    if chosen.source == "config" and anchor is None:
+        _check_init_anchor(repo, chosen.sha, loaded.sources.get("anchor", "config"), repo_path)
     if chosen.source == "created" and not had_commits:
         from ynm.store.anchor import current_branch
 
@@ -388,3 +393,26 @@ def init_store(path: str | Path) -> dict[str, Any]:
     path = Path(path).expanduser()
     repo, created = ensure_bare_store(path)
     return {"repo": str(path), "anchor": select_anchor(repo).sha, "created": created}
+
+
+def _check_init_anchor(repo: Any, sha: str, where: str, repo_path: Path) -> None:
+    """Refuse to record an anchor (given with ``--anchor`` or already configured) that is no
+    commit of this repository: every write would then be refused (ynm.service.mounts).
+
+    Raises:
+        AnchorNotCommit: ``invalid input: anchor <sha> (from <where>) is not a commit in
+            <repo>: <why>; ...`` (exit 2)."""
+    from ynm.errors import AnchorNotCommit
+    from ynm.store.anchor import anchor_problem
+
+    why = anchor_problem(repo, sha)
+    if why is None:
+        return
+    roots = "`git rev-list --max-parents=0 HEAD` prints the root commit"
+    fix = ("give a commit of this repository" if where == "--anchor"
+           else f"give the project's anchor with `ynm init --anchor <commit>` ({roots}), or "
+                "fetch the history that holds it")
+    if where.startswith("YNM_"):
+        fix = f"unset {where}, or set it to a commit of this repository ({roots})"
+    raise AnchorNotCommit(f"anchor {sha} (from {where}) is not a commit in {repo_path}: {why}; "
+                          f"{fix}")

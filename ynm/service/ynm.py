@@ -54,7 +54,7 @@ from ynm.model.text import (
 )
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
-from ynm.service.mounts import PERSONAL, Mount, open_mounts, route
+from ynm.service.mounts import PERSONAL, PROJECT, Mount, open_mounts, route
 from ynm.service.people import Caller, People
 from ynm.service.recall import BACKGROUND_MARGIN, entry, hit, is_expired
 
@@ -117,6 +117,8 @@ class Ynm:
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
         self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
+        # a mount whose anchor is no commit of its repository reads as empty: say why, once
+        self.warnings.extend(m.anchor_warning for m in self.mounts if m.anchor_warning)
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
         self._progress: Progress | None = None
         # Told ``notice(text)`` just before work that is slow to start and reports no progress
@@ -201,6 +203,7 @@ class Ynm:
                 progress: Progress | None = None) -> AppendOutcome:
         """Append records to a mount (one commit per shard) and update its cache in the same
         call. Returns the newest shard revision."""
+        self._check_writable(mount)
         groups: dict[ShardKey, list[Record]] = {}
         for r in records:
             groups.setdefault(ShardKey(r.level, r.namespace, r.type, r.bucket), []).append(r)
@@ -224,6 +227,19 @@ class Ynm:
                                  f"updated ({type(err).__name__}: {err}); the next command "
                                  "catches up from git")
         return AppendOutcome(records, revision)
+
+    def _check_writable(self, *mounts: Mount) -> None:
+        """Refuse a write before it touches any of ``mounts`` when one's anchor is no commit
+        of its repository (:meth:`Mount.check_writable`); the read warning about it is then
+        dropped, since the error says the same.
+
+        Raises:
+            AnchorNotCommit: (exit 2) nothing is written."""
+        for m in mounts:
+            if m.anchor_problem is not None:
+                if m.anchor_warning in self.warnings:
+                    self.warnings.remove(m.anchor_warning)
+                m.check_writable()
 
     def _with_warnings(self, result: dict[str, Any], mark: int) -> dict[str, Any]:
         """``result`` plus ``warnings``: what went wrong after ``mark`` (an index into
@@ -345,6 +361,7 @@ class Ynm:
         if hosted is not None:  # a hosted store stamps, gates and writes it
             return remember_hosted(hosted, inp, level, namespace)
         mount = route(self.mounts, level, inp.mount)
+        self._check_writable(mount)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
         fields: dict[str, Any] = {
             "op": "create", "type": inp.type, "level": level, "namespace": namespace,
@@ -593,6 +610,7 @@ class Ynm:
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
         target = route(self.mounts, "distributed", mount_id)
+        self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
             "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
@@ -651,6 +669,7 @@ class Ynm:
                     return {"memoryId": inp.memory_id, "removed": 0,
                             **self._unchanged(mount, inp.memory_id, "already purged")}
             raise
+        self._check_writable(mount)
         refs = [row[0] for row in mount.cache.conn.execute(
             "SELECT DISTINCT ref FROM records WHERE memory_id = ?", (inp.memory_id,))]
         removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
@@ -805,6 +824,8 @@ class Ynm:
         from ynm.dream.resolve import resolve_for
 
         inp = DreamInput(passes, namespace, dry_run, judge, max_pairs).check()
+        if not dry_run:
+            self._check_writable(*self.mounts)  # a run writes to any mount
         check_token_budget({**os.environ, **(self.loaded.env or {})})
         if judge_model is None or writer is None:
             mount = self.mount("project") or (self.mounts[0] if self.mounts else None)
@@ -824,6 +845,8 @@ class Ynm:
         list is given, and as a warning. Source: reference/algorithms.md §4.6."""
         from ynm.index.search import SearchQuery, filter_sql
 
+        if not dry_run:
+            self._check_writable(*self.mounts)
         now = self._now_ms()
         out = []
         for mount in self.mounts:
@@ -874,6 +897,7 @@ class Ynm:
                               "personal memory never goes to a project's remote")
         else:
             mounts = [m for m in self.mounts if m.level == "distributed"]
+        self._check_writable(*mounts)  # before any mount moves
         out: dict[str, Any] = {}
         for i, mount in enumerate(mounts):
             if self._progress:
@@ -1321,6 +1345,18 @@ class Ynm:
         return [build(m, target=target, folder=folder, repo=self.loaded.repo,
                       home=self.loaded.home) for m in self._select(mount_id)]
 
+    def project_absent(self) -> str | None:
+        """Why no ``project`` mount is open, as a phrase (``not inside a git repository``,
+        ``<repo> has no .ynm/config.json (run `ynm init` there)``), or None when it is open or
+        this is a bare repository. Commands over every mount say what they left out."""
+        if self.mount(PROJECT) is not None:
+            return None
+        if self.loaded.repo is None:
+            return "not inside a git repository"
+        if self.loaded.bare:
+            return None
+        return f"{self.loaded.repo} has no .ynm/config.json (run `ynm init` there)"
+
     def wiki_page(self, mount_id: str, path: str) -> str | None:
         """One wiki page of a mount as text, generated on demand; None when the mount or the
         page does not exist (reference algorithms.md §5, the MCP wiki resource)."""
@@ -1414,6 +1450,7 @@ class Ynm:
                 if problem:
                     raise InvalidInput(f"namespace: {problem}")
                 mount = route(self.mounts, r.level, mount_id)
+                self._check_writable(mount)
                 self._gate(r)
             except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
                 problems.append((line, str(err)))
@@ -1459,7 +1496,9 @@ class Ynm:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
         ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
         such remote, ``unmerged: <n>`` when n shards were fetched but not merged
-        (:meth:`unmerged`), and ``problems`` as ``<ref>:<line> <message>``)."""
+        (:meth:`unmerged`), ``anchorProblem`` when the mount's anchor is no commit of its
+        repository (:attr:`Mount.anchor_problem`, then what to do), and ``problems`` as
+        ``<ref>:<line> <message>``)."""
         from ynm.index.schema import get_meta
         from ynm.store.sync import config_value
 
@@ -1481,6 +1520,8 @@ class Ynm:
                     entry_m["remoteMissing"] = True  # sync would skip it
             if m.id in unmerged:
                 entry_m["unmerged"] = unmerged[m.id]  # fetched, waiting for `ynm sync`
+            if m.anchor_problem is not None:  # reads see nothing, writes are refused
+                entry_m["anchorProblem"] = f"{m.anchor_problem}; {m.anchor_hint}"
             mounts.append(entry_m)
             entry: dict[str, Any] = {"mount": m.id, "fresh": reason is None,
                                      "indexed": counts["memories"]}

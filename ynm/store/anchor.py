@@ -104,6 +104,47 @@ def _is_commit(repo: pygit2.Repository, sha: str) -> bool:
     return isinstance(obj, pygit2.Commit)
 
 
+def anchor_problem(repo: pygit2.Repository, sha: str) -> str | None:
+    """Why ``sha`` cannot serve as this repository's anchor, or None when it can.
+
+    It can when it names a commit here; also when the object is simply absent from a shallow
+    clone (reference/cli.md §4.4: "not present locally (shallow clone); plumbing does not need
+    it") or from a repository with no history of its own (a ``git init --bare`` copy of an
+    org store, which only ever holds notes: reference/storage.md §3.12). It cannot when the
+    object is a blob, tree or tag (notes would hang off something that is no commit), or when
+    it is absent from a clone that holds the whole history: then it is no commit of this
+    project, and notes written on it would be invisible to every teammate.
+
+    Args:
+        repo: The repository the anchor is for.
+        sha: A well-formed 40- or 64-hex id (a malformed one is refused when the
+            configuration is read, :mod:`ynm.service.config`).
+
+    Returns:
+        None, or the reason as a phrase: ``it is a blob, not a commit``, ``it is an annotated
+        tag (of commit <id>), not a commit``, ``no such object, and this clone is not
+        shallow``.
+    """
+    try:
+        obj = repo.get(sha)
+    except (ValueError, pygit2.GitError):
+        obj = None
+    if isinstance(obj, pygit2.Commit):
+        return None
+    if isinstance(obj, pygit2.Tag):
+        try:
+            target = obj.peel(pygit2.Commit)
+        except (pygit2.GitError, KeyError, ValueError, pygit2.InvalidSpecError):
+            return "it is an annotated tag, not a commit"
+        return f"it is an annotated tag (of commit {target.id}), not a commit"
+    if obj is not None:
+        kind = type(obj).__name__.lower()
+        return f"it is a {kind}, not a commit"
+    if repo.is_shallow or find_root_commit(repo) is None:
+        return None
+    return "no such object, and this clone is not shallow"
+
+
 PROJECT_CONFIG = ".ynm/config.json"
 
 

@@ -148,6 +148,9 @@ class GitNotesLog:
         common_dir: The git common dir (refs, objects and ``ynm.lock``).
         before_update_ref: Test seam; when set, called with the ref name after the new commit
             is written and before the compare-and-swap, on every attempt.
+        refusal: Why the anchor is no commit of this repository (set by the mount that opens
+            the log, ynm.service.mounts); while set, every write raises
+            :class:`~ynm.errors.AnchorNotCommit` with it before touching a ref.
 
     Raises:
         StoreError: When ``path`` is not in a git repository.
@@ -172,6 +175,7 @@ class GitNotesLog:
         self.lock_timeout_s = lock_timeout_s
         self.common_dir = repo_common_dir(self.repo)
         self.before_update_ref: Callable[[str], None] | None = None
+        self.refusal: str | None = None
         self.pack_after_bytes: int | None = PACK_AFTER_LOOSE_BYTES
         self._packer: subprocess.Popen[bytes] | None = None
         self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
@@ -322,6 +326,14 @@ class GitNotesLog:
 
     # ----------------------------------------------------------------------------- writing
 
+    def check_writable(self) -> None:
+        """Raise :class:`~ynm.errors.AnchorNotCommit` (exit 2) when :attr:`refusal` is set:
+        notes hung off an anchor that is no commit of this repository reach no teammate."""
+        if self.refusal is not None:
+            from ynm.errors import AnchorNotCommit
+
+            raise AnchorNotCommit(self.refusal)
+
     def append(self, batches: Mapping[ShardKey, tuple[bytes, int]]) -> list[AppendedShard]:
         """Append JSONL lines to shards, one new notes commit per shard.
 
@@ -350,6 +362,7 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.5, §3.6, §7.13, §7.14, §7.15.
         """
+        self.check_writable()
         for key, (payload, _count) in batches.items():
             if key.level != self.level:
                 raise MountLevelMismatch(self.mount_id, self.level, key.level)
@@ -397,6 +410,7 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.9 and §7.16.
         """
+        self.check_writable()
         if key.level != self.level:
             raise MountLevelMismatch(self.mount_id, self.level, key.level)
         try:
@@ -433,6 +447,7 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.9.
         """
+        self.check_writable()
         with self.lock():
             return self.purge_locked(memory_id, refs, forget_history=forget_history)
 

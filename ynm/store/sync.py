@@ -377,8 +377,10 @@ def sync_log(
             merge brought back. It returns problems (text), reported under ``conflicts``.
 
     Raises:
+        AnchorNotCommit: the log's anchor is no commit of its repository (nothing moves).
         StoreError: a git failure other than a rejected push.
     """
+    log.check_writable()
     repo = log.repo
     result = SyncResult(remote=remote)
     git = Transport(str(log.common_dir))

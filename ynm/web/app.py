@@ -265,7 +265,7 @@ class _Pages:
         from starlette.responses import RedirectResponse
 
         from ynm.server.auth import AuthError
-        from ynm.web.session import SESSION_SECONDS, cookie_header
+        from ynm.web.session import cookie_header
 
         form = await request.form()
         target = _next_path(str(form.get("next") or ""))
@@ -273,14 +273,14 @@ class _Pages:
             return RedirectResponse(target, status_code=303)
         token = str(form.get("token") or "")
         try:
-            sid = await self.sessions.sign_in(token)
+            sid, lifetime_s = await self.sessions.sign_in(token)
         except AuthError as err:
             request.scope["ynm.refusal"] = err.error
             return _page("login.html", err.status, next=target,
                          message="that token is not accepted", signed_in=False)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
         response.headers["set-cookie"] = cookie_header(
-            sid, secure=request.url.scheme == "https", max_age=SESSION_SECONDS)
+            sid, secure=request.url.scheme == "https", max_age=lifetime_s)
         return response
 
     async def logout(self, request: Request) -> Response:

@@ -11,7 +11,8 @@ or anything derived from it. The cookie is ``HttpOnly``, ``SameSite=Strict``, ``
 and ``Secure`` when the request came over https. Sessions live in the server's memory: a
 restart signs every browser out. A session ends at the token's own expiry (``exp`` for a JWT,
 an hour for a static token, see :class:`~ynm.server.auth.AuthInfo`) or after
-:data:`SESSION_SECONDS`, whichever is first, and at sign-out.
+:data:`SESSION_SECONDS`, whichever is first, and at sign-out; the cookie's ``Max-Age`` is that
+same lifetime, so a browser never keeps a cookie the server no longer honours.
 
 A token that carries scopes needs ``memory:read`` (the view only reads); the server's
 ``YNM_REQUIRED_SCOPES`` apply as for ``/mcp``.
@@ -33,6 +34,8 @@ __all__ = ["COOKIE", "SESSION_SECONDS", "Sessions", "cookie_header"]
 
 COOKIE = "ynm_ui"
 SESSION_SECONDS = 12 * 3600
+"""The longest a browser sign-in lasts (seconds): a JWT valid for a day still signs the
+browser out after 12 hours. A static token's sign-in ends after its hour."""
 MAX_SESSIONS = 1000  # the oldest are dropped past this many
 
 
@@ -63,8 +66,10 @@ class Sessions:
                                 "the web view needs", READ_SCOPE, info)
         return info
 
-    async def sign_in(self, token: str) -> str:
-        """A new session for ``token``; returns its id (the cookie's value).
+    async def sign_in(self, token: str) -> tuple[str, int]:
+        """A new session for ``token``; returns its id (the cookie's value) and its lifetime
+        in whole seconds (the cookie's ``Max-Age``): until the token expires (an hour for a
+        static token), at most :data:`SESSION_SECONDS`.
 
         Raises:
             AuthError: the token is refused (as a bearer header with it would be)."""
@@ -78,7 +83,7 @@ class Sessions:
             self._live.pop(next(iter(self._live)))
         sid = secrets.token_urlsafe(32)
         self._live[sid] = (info, until)
-        return sid
+        return sid, max(0, int(until - now))
 
     def caller(self, sid: str | None) -> tuple[bool, AuthInfo | None]:
         """``(signed in, caller)`` for a cookie value (None: no cookie)."""

@@ -50,7 +50,10 @@ def default_dir(mount: Mount, repo: Path | None, home: Path) -> Path:
 
 
 def build(mount: Mount, *, target: str, folder: Path | None, repo: Path | None, home: Path) -> dict[str, Any]:
-    """Build and write one mount's wiki; returns ``{"mount", "written", "location"}``.
+    """Build and write one mount's wiki; returns ``{"mount", "written", "location"}``
+    (reference/cli.md §4.29) and, for the orphan-branch target, ``"repo"``: the repository the
+    branch is in (the mount's location: the project's work tree, ``$YNM_HOME/store.git`` for
+    ``personal``), since ``location`` (``refs/heads/ynm/wiki@<commit>``) does not say.
 
     Raises:
         YnmError: ``mount <id> is not a git repository; use the directory target`` (exit 1)
@@ -62,6 +65,7 @@ def build(mount: Mount, *, target: str, folder: Path | None, repo: Path | None, 
         if mount.provider != "git-notes":
             raise YnmError(f"mount {mount.id} is not a git repository; use the directory target")
         result = write_orphan_branch(mount.log.repo, pages)
-    else:
-        result = write_directory(folder or default_dir(mount, repo, home), pages)
+        return {"mount": mount.id, "written": result.written, "location": result.location,
+                "repo": mount.location}
+    result = write_directory(folder or default_dir(mount, repo, home), pages)
     return {"mount": mount.id, "written": result.written, "location": result.location}
