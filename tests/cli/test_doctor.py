@@ -252,6 +252,21 @@ def test_a_missing_anchor_in_the_project_config_fails(project, cli_run):
         "detail": "missing anchor in .ynm/config.json", "fix": "ynm init"}
 
 
+@pytest.mark.parametrize("kind", ["tree", "blob", "absent"])
+def test_an_anchor_that_is_no_commit_fails_and_names_why(project, cli_run, git, kind):
+    sha = {"tree": lambda: git(project, "write-tree"),
+           "blob": lambda: git(project, "hash-object", "-w", "--stdin", input=b"x\n"),
+           "absent": lambda: "1" * 40}[kind]()
+    (project / ".ynm" / "config.json").write_text(json.dumps({"anchor": sha}) + "\n")
+    code, result, human = doctor(cli_run, project)
+    assert code == 1
+    got = named(result, "mount project anchor object")
+    assert got["ok"] is False and got["level"] == "error"
+    assert got["detail"].startswith(f"anchor {sha} (from ") and "is not a commit" in got["detail"]
+    assert "ynm init --anchor" in got["fix"]
+    assert line(human, "mount project anchor object").startswith("FAIL  ")
+
+
 # -- shallow clone -----------------------------------------------------------------------------
 
 

@@ -68,7 +68,8 @@ def store_facts(mount: Any) -> StoreFacts:
 def mount_checks(facts: StoreFacts) -> list[Check]:
     """``mount <id> (<provider>)``: ok with ``<location>: <details as compact JSON>``, or an
     error naming why the store cannot be read; then, for a git-notes store whose anchor
-    object is not here, ``mount <id> anchor object`` (ok, warn). Bad lines do not fail the
+    object is not here, ``mount <id> anchor object`` (ok, warn), or an error when the configured
+anchor is no commit of a full clone (:attr:`ynm.service.mounts.Mount.anchor_problem`). Bad lines do not fail the
     mount (the reference fails it): they are skipped on every read and reported by the
     ``bad lines <id>`` check."""
     m = facts.mount
@@ -77,7 +78,12 @@ def mount_checks(facts: StoreFacts) -> list[Check]:
         return [check(name, False, facts.error)]
     out = [check(name, True, f"{m.location}: "
                  f"{json.dumps(facts.details, separators=(',', ':'), ensure_ascii=False)}")]
-    if m.provider == "git-notes" and facts.details.get("anchorPresent") is False:
+    problem = getattr(m, "anchor_problem", None)
+    if problem is not None:
+        # a configured anchor that is no commit here: the mount reads as empty, refuses writes
+        out.append(check(f"mount {m.id} anchor object", False, problem,
+                         fix=getattr(m, "anchor_hint", "") or "ynm init"))
+    elif m.provider == "git-notes" and facts.details.get("anchorPresent") is False:
         out.append(check(f"mount {m.id} anchor object", True,
                          "not present locally (shallow clone); plumbing does not need it",
                          "warn"))
