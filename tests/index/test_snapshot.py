@@ -247,7 +247,7 @@ def test_a_rewritten_shard(store, tmp_path: Path, forget_history: bool):
     history: the snapshot is used and the re-read shard is diffed by record id. A shard whose
     history restarted (purge --forget-history) no longer holds it: full rebuild. Both fold
     exactly."""
-    ref = sorted(store.tips())[0]
+    ref = min(store.tips())
     tip = store.tips()[ref].commit
     data = store.read_blob(store.note_blob_id(tip))
     kept = b"".join(line + b"\n" for line in data.splitlines()[1:])

@@ -7,7 +7,8 @@ vectors of the configured embedder) to ``refs/ynm/<level>/snapshots/cache-v<sche
 logs are not touched: every record stays where it was, and readers that know nothing of
 snapshots (the reference implementation) read the store exactly as before.
 
-Nothing new since the last snapshot (same shard commits, same embedder) writes nothing.
+Nothing new since the last snapshot (same shard commits, same embedder) writes nothing, unless
+that snapshot is damaged (its ``state.bin`` does not decompress): it is replaced.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def compact_mount(mount: Any, embedder: Any = None, *, locked: bool = False) -> 
         StoreConflict: another process replaced the snapshot while this one was writing.
         StoreError: a git failure.
     """
-    from ynm.index.snapshot import NAME, covered_shards, dump
+    from ynm.index.snapshot import NAME, covered_shards, dump, state_problem
     from ynm.store.snapshots import SnapshotMeta, read_snapshot, snapshot_ref, write_snapshot
 
     log = mount.log
@@ -69,7 +70,9 @@ def compact_mount(mount: Any, embedder: Any = None, *, locked: bool = False) -> 
     ref = snapshot_ref(mount.level, NAME)
     cache = mount.fresh_cache()
     try:
-        old = read_snapshot(repo, ref, with_state=False)
+        old = read_snapshot(repo, ref)
+        if old is not None and state_problem(old.state) is not None:
+            raise StoreError(f"{ref} is damaged")
     except StoreError:
         old = None  # unreadable: replaced below
         found = repo.references.get(ref)

@@ -173,6 +173,22 @@ def _dump_embeddings(conn: Any, embedder: Any, embedding_text: Any) -> None:
             f"({', '.join('?' * len(chunk))})", (embedder.key, size, *chunk))
 
 
+def state_problem(state: bytes) -> str | None:
+    """Why ``state.bin`` cannot be read (it does not decompress), or None. Streams through the
+    whole frame without keeping the output."""
+    import zstandard
+
+    class _Sink:
+        def write(self, data: bytes) -> int:
+            return len(data)
+
+    try:
+        zstandard.ZstdDecompressor().copy_stream(_Reader(state), _Sink())
+    except zstandard.ZstdError as exc:
+        return f"state.bin cannot be read: {exc}"
+    return None
+
+
 def check_meta(meta: dict[str, Any], anchor: str) -> str | None:
     """Why a snapshot's ``meta.json`` does not suit this cache (format, cache schema, anchor),
     or None."""
