@@ -188,3 +188,24 @@ def test_purge_writes_the_snapshot_again_without_the_purged_text(net):
 def test_docs_list_compact():
     text = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
     assert "## ynm compact" in text
+
+
+def test_a_clone_with_the_same_embedder_embeds_no_memory_again(tmp_path, git, cli_run,
+                                                                monkeypatch, server):
+    net = Net(tmp_path, git, cli_run, monkeypatch)  # the embedder: the server fixture's
+    a = net.clone("a")
+    fill(net, a)
+    net.json(a, "recall", "release review")  # vectors made
+    assert any(t.startswith("Deploys go out") for body in server.seen for t in body["input"])
+    meta_key = compact(net, a)
+    assert meta_key["written"]
+    meta = json.loads(net.git(a.path, "show", f"{REF}:meta.json"))
+    assert meta["embedder"] == f"openai-compatible:m@{server.url}/v1/embeddings (8 dims)"
+    net.sync(a)
+    asked = len(server.seen)
+    b = net.clone("b")
+    assert net.json(b, "recall", "release review")[0]["memoryId"] == net.json(
+        a, "recall", "release review")[0]["memoryId"]
+    texts = [t for body in server.seen[asked:] for t in body["input"]]
+    assert not [t for t in texts if any(fact[0] in t for fact in FACTS)]
+    assert cache_meta(b)["snapshot"] == meta_key["commit"]
