@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from tests.cli.test_sync import Clone, Net
 
@@ -146,6 +148,12 @@ def test_sync_takes_the_newer_snapshot_and_pushes_with_a_lease(net):
     assert net.refs(a.path, "refs/ynm/")[REF] == newer
     # an older local snapshot never replaces the remote's newer one
     assert "snapshots" not in net.sync(a)
+    net.remember(a, "A fact from a")
+    net.ok(a, "compact")
+    assert net.ok(a, "sync").stdout == ("project: pushed 1 record in 1 shard, pushed the "
+                                        "snapshot cache-v8\n")
+    assert net.ok(b, "sync").stdout == ("project: fetched 1 record in 1 shard (1 fast-forward),"
+                                        " fetched the snapshot cache-v8\n")
 
 
 def test_a_corrupt_snapshot_is_ignored_with_a_warning(net):
@@ -209,3 +217,25 @@ def test_a_clone_with_the_same_embedder_embeds_no_memory_again(tmp_path, git, cl
     texts = [t for body in server.seen[asked:] for t in body["input"]]
     assert not [t for t in texts if any(fact[0] in t for fact in FACTS)]
     assert cache_meta(b)["snapshot"] == meta_key["commit"]
+
+
+def test_a_purge_a_merge_brings_back_rewrites_the_snapshot(net):
+    a, b = net.clone("a"), net.clone("b")
+    ids = fill(net, a)
+    net.sync(a)
+    net.sync(b)  # b holds every record, and no purge
+    net.ok(a, "compact")
+    net.ok(a, "purge", ids[2], "--reason", "customer data", "--yes")
+    net.sync(a)  # the purge and the snapshot without the purged text
+    net.remember(b, "Refunds over 500 need a second approver", namespace="team/payments")
+    got = net.sync(b)  # the merge brings the purged lines back into b's shard; b purges again
+    assert got["conflicts"] == []
+    assert got["snapshots"]["fetched"] == ["cache-v8"]
+    assert got["snapshots"]["pushed"] == ["cache-v8"]  # written again, without the text
+    ref_b = net.refs(b.path, "refs/ynm/")[REF]
+    assert net.refs(net.origin, "refs/ynm/") == {REF: ref_b}
+    packed = subprocess.run(["git", "cat-file", "blob", f"{REF}:state.bin"], cwd=b.path,
+                            capture_output=True, check=True).stdout
+    raw = zstandard.ZstdDecompressor().decompressobj().decompress(packed)
+    assert b"second approver" in raw
+    assert b"ledger service owns refunds" not in raw
