@@ -32,13 +32,21 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   existing month shards) into the store; the cache refresh that follows, against the full
   reindex of the same store.
 
-Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20]
+- compact / cold rebuild with snapshot / cold rebuild without snapshot (``--compact-only``
+  runs just these, on a copy of the seeded store): ``ynm compact`` writing the snapshot anew,
+  then a cache deleted and rebuilt by the first read, once from the snapshot and once from a
+  full read of the notes; each in its own process, with the peak resident memory it reached
+  (``VmHWM`` of that process, from /proc), the cache file's bytes and ``.git`` bytes before
+  and after the snapshot.
+
+Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20] [--compact-only]
 Percentiles are nearest-rank over the samples; the machine is what it is (2 cores here).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -158,6 +166,93 @@ def reindex_rss_row(repo: Path, env: dict[str, str], size: int) -> tuple[str, st
             f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process")
 
 
+# One step in a process of its own; prints {"ms", "hwm_kb", "cache_bytes"} on its last line.
+CHILD = """
+import json, os, sys, time
+from pathlib import Path
+from ynm.service.ynm import Ynm
+repo, step = sys.argv[1], sys.argv[2]
+with Ynm.open(repo, env=dict(os.environ)) as y:
+    mount = y.mount("project")
+    t = time.perf_counter()
+    if step == "compact":
+        y.compact("project")
+    else:
+        if step == "cold-full":
+            mount.cache.snapshot_source = None
+        report = mount.cache.refresh(mount.log)
+        assert (report.snapshot is not None) == (step == "cold-snapshot"), report
+    ms = (time.perf_counter() - t) * 1000
+    mount.cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = Path(mount.cache.path).stat().st_size
+status = Path("/proc/self/status").read_text()
+hwm = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:"))
+print(json.dumps({"ms": ms, "hwm_kb": hwm, "cache_bytes": size}))
+"""
+
+
+def child_step(repo: Path, env: dict[str, str], step: str) -> dict[str, float]:
+    """Run one CHILD step (``compact``, ``cold-snapshot``, ``cold-full``) in a new process."""
+    done = subprocess.run([sys.executable, "-c", CHILD, str(repo), step], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
+                 samples: int) -> list[tuple[str, str, str, str]]:
+    """``compact``, ``cold rebuild with snapshot``, ``cold rebuild without snapshot`` on a copy
+    of the seeded store (module docstring)."""
+    work = root / f"compact-{size}"
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    subprocess.run(["cp", "-a", str(repo), str(work)], check=True)
+    cache_dir = work / ".ynm" / "index" / "ynm-cache"
+    snapshot_ref = "refs/ynm/distributed/snapshots/cache-v"
+
+    def drop_cache() -> None:
+        for f in cache_dir.glob("project.sqlite*"):
+            f.unlink()
+
+    def drop_snapshot() -> None:
+        for ref in git("for-each-ref", "--format=%(refname)", snapshot_ref[:-8],
+                       cwd=work).split():
+            git("update-ref", "-d", ref, cwd=work)
+
+    child_step(work, env, "cold-full")  # a warm cache to compact from
+    git("gc", "-q", "--prune=now", cwd=work)
+    git_before = dir_bytes(work / ".git")
+    n = max(2, min(samples, 5))
+    runs: dict[str, list[dict[str, float]]] = {"compact": [], "cold-snapshot": [],
+                                              "cold-full": []}
+    for _ in range(n):
+        drop_snapshot()
+        runs["compact"].append(child_step(work, env, "compact"))
+    git("gc", "-q", "--prune=now", cwd=work)
+    git_after = dir_bytes(work / ".git")
+    state = int(git("cat-file", "-s", f"{snapshot_ref}8:state.bin", cwd=work))
+    for _ in range(n):
+        for step in ("cold-snapshot", "cold-full"):
+            drop_cache()
+            runs[step].append(child_step(work, env, step))
+    names = {"compact": "compact", "cold-snapshot": "cold rebuild with snapshot",
+             "cold-full": "cold rebuild without snapshot"}
+    rows = []
+    for step, got in runs.items():
+        ms = [r["ms"] for r in got]
+        hwm = max(r["hwm_kb"] for r in got) / 1024
+        note = f"peak RSS {hwm:.0f} MB (VmHWM of the process)"
+        if step == "compact":
+            note += (f"; state.bin {state / 1e6:.2f} MB; .git {git_before / 1e6:.1f} MB -> "
+                     f"{git_after / 1e6:.1f} MB after gc")
+        else:
+            note += f"; cache {got[-1]['cache_bytes'] / 1e6:.1f} MB"
+        rows.append((f"{names[step]}@{size}", f"{pct(ms, 50):.0f}", f"{pct(ms, 95):.0f}", note))
+    full, snap = (pct([r["ms"] for r in runs[s]], 50) for s in ("cold-full", "cold-snapshot"))
+    rows.append((f"cold rebuild speed-up@{size}", "", "",
+                 f"{full / snap:.1f}x faster from the snapshot"))
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    return rows
+
+
 def bench_size(size: int, samples: int, root: Path,
                appends: int = 1000) -> list[tuple[str, str, str, str]]:
     repo, queries, seed_s = seed_store(size, root)
@@ -214,6 +309,7 @@ def bench_size(size: int, samples: int, root: Path,
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
         rows.extend(long_query_rows(y, size, samples))
+    rows.extend(compact_rows(repo, root, env, size, samples))
     rows.extend(append_rows(repo, env, size, samples, appends))
     rows.extend(serve_writers_rows(repo, env, size))
     if size >= 100_000:
@@ -461,10 +557,22 @@ def main() -> None:
     parser.add_argument("--dir", default=str(HERE / ".stores"))
     parser.add_argument("--appends", type=int, default=1000,
                         help="appends into the largest shard for the .git bytes row")
+    parser.add_argument("--compact-only", action="store_true",
+                        help="only the compact and cold rebuild rows")
     args = parser.parse_args()
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     rows = []
+    if args.compact_only:
+        env = {**os.environ, **GIT_ENV, **LEXICAL, "YNM_HOME": str(root / "home")}
+        for size in (int(s) for s in args.sizes.split(",")):
+            print(f"seeding and compacting {size} memories ...", file=sys.stderr)
+            repo, _, _ = seed_store(size, root)
+            rows.extend(compact_rows(repo, root, env, size, args.samples))
+        print("| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
+        for r in rows:
+            print(f"| {' | '.join(r)} |")
+        return
     for size in (int(s) for s in args.sizes.split(",")):
         print(f"seeding and measuring {size} memories ...", file=sys.stderr)
         rows.extend(bench_size(size, args.samples, root, args.appends))

@@ -14,6 +14,7 @@ COMMANDS = {
     "annotate": "ynm.cli.edit:annotate",
     "audit": "ynm.cli.audit:audit",
     "client": "ynm.cli.client:client",
+    "compact": "ynm.cli.compact:compact",
     "context": "ynm.cli.session:context",
     "doctor": "ynm.cli.doctor:doctor",
     "dream": "ynm.cli.dream:dream",

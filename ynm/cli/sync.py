@@ -21,7 +21,8 @@ def format_sync(results: dict[str, Any]) -> str:
     ``<mount>: up to date``, or what moved: ``<mount>: fetched <r> records in <s> shards
     (<f> fast-forwards, <m> merges), pushed <r> records in <s> shards`` (each half only when
     something moved), ``fetched the people document[ (merged)]`` and ``pushed the people
-    document`` when the people document moved, then ``, retries <n>`` and ``, conflicts:
+    document`` when the people document moved, ``fetched the snapshot <name>`` and ``pushed
+    the snapshot <name>`` when a snapshot (ynm compact) moved, then ``, retries <n>`` and ``, conflicts:
     <c1>; <c2>`` when any."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
@@ -48,6 +49,9 @@ def format_sync(results: dict[str, Any]) -> str:
             how = " (merged)" if name in docs.get("merged", []) else ""
             parts.append(f"fetched the {name} document{how}")
         parts += [f"pushed the {name} document" for name in docs.get("pushed", [])]
+        snaps = r.get("snapshots") or {}
+        parts += [f"fetched the snapshot {name}" for name in snaps.get("fetched", [])]
+        parts += [f"pushed the snapshot {name}" for name in snaps.get("pushed", [])]
         if r["retries"]:
             parts.append(f"retries {r['retries']}")
         line = f"{mount}: " + (", ".join(parts) if parts else "up to date")

@@ -54,6 +54,7 @@ class RefreshReport:
     records_added: int = 0
     records_removed: int = 0
     memories_folded: int = 0
+    snapshot: str | None = None  # the snapshot commit a cold cache started from
 
     @property
     def changed(self) -> bool:
@@ -107,12 +108,20 @@ class MountCache:
     Args:
         path: the SQLite file (created if missing; ``":memory:"`` for a private cache).
         mount_id: the mount this cache belongs to (recorded in ``meta``).
+
+    Attributes:
+        snapshot_source: how a cold cache finds a snapshot to start from (set by the mount;
+            None: never): called with the current shard tips (ref -> commit hex), it returns
+            a snapshot that fits them (``meta``: :class:`ynm.store.snapshots.SnapshotMeta`,
+            ``state``: bytes, ``commit``, ``ref``) or None, and raises
+            :class:`ynm.errors.StoreError` when one exists but cannot be read.
     """
 
     def __init__(self, path: Path | str, mount_id: str) -> None:
         self.path = path
         self.mount_id = mount_id
         self.conn = schema.connect(path)
+        self.snapshot_source: Callable[[dict[str, str]], Any] | None = None
 
     def close(self) -> None:
         """Close the connection."""
@@ -159,6 +168,10 @@ class MountCache:
         if self.is_fresh(log, tips):
             return RefreshReport()
         conn = self.conn
+        if self.snapshot_source is not None and schema.get_meta(conn, "anchor") is None:
+            report = self._start_from_snapshot(log, tips, progress)
+            if report is not None:
+                return report
         conn.execute("BEGIN IMMEDIATE")
         try:
             if schema.get_meta(conn, "anchor") != log.anchor:
@@ -169,6 +182,59 @@ class MountCache:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        return report
+
+    def _start_from_snapshot(self, log: ShardLog, tips: dict[str, Any],
+                             progress: Progress | None) -> RefreshReport | None:
+        """A cache never built takes the mount's snapshot, then reads only what changed since
+        (:mod:`ynm.index.snapshot`). Returns None when there is no snapshot that fits, or it
+        cannot be read (said on stderr): the caller rebuilds from the notes."""
+        import sys
+
+        from ynm.errors import StoreError
+        from ynm.index import snapshot as snap
+
+        assert self.snapshot_source is not None
+        try:
+            found = self.snapshot_source({ref: tip.commit for ref, tip in tips.items()})
+        except StoreError as err:
+            print(f"ynm: {err}; rebuilding the {self.mount_id} cache from the notes",
+                  file=sys.stderr)
+            return None
+        if found is None:
+            return None
+        meta = {**found.meta.extra, "shards": found.meta.shards}
+        if snap.check_meta(meta, log.anchor) is not None:
+            return None
+        conn = self.conn
+        try:
+            with snap.Attached(conn, found.state):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if schema.get_meta(conn, "anchor") is not None:  # built meanwhile
+                        conn.execute("ROLLBACK")
+                        return None
+                    if progress:
+                        progress("read", 0, len(tips))
+                    loaded = snap.load_into(conn, meta)
+                    self._bump()
+                    schema.set_meta(conn, "anchor", log.anchor)
+                    schema.set_meta(conn, "mount", self.mount_id)
+                    schema.set_meta(conn, "snapshot", found.commit)
+                    report = self._refresh_in_tx(log, tips)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+        except snap.SnapshotUnusable as err:
+            print(f"ynm: snapshot {found.ref} ignored ({err}); rebuilding the {self.mount_id} "
+                  "cache from the notes", file=sys.stderr)
+            return None
+        if progress:
+            progress("read", len(tips), len(tips))
+        report.rebuilt = True
+        report.snapshot = found.commit
+        report.memories_folded += loaded
         return report
 
     def rebuild(self, log: ShardLog, progress: Progress | None = None) -> RefreshReport:
@@ -195,6 +261,7 @@ class MountCache:
         self._bump()
         schema.set_meta(conn, "anchor", log.anchor)
         schema.set_meta(conn, "mount", self.mount_id)
+        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
         report = RefreshReport(rebuilt=True)
         all_records: list[Record] = []
         total = len(tips)

@@ -50,7 +50,24 @@ class Mount:
             from ynm.index.cache import MountCache
 
             self._cache = MountCache(self.cache_path, self.id)
+            self._cache.snapshot_source = self.snapshot_for
         return self._cache
+
+    def snapshot_for(self, tips: dict[str, str]) -> Any:
+        """The mount's snapshot (``ynm compact``) when it fits the shard tips ``tips`` (ref ->
+        commit hex), else None: what a cold cache starts from (ynm.index.snapshot).
+
+        Raises:
+            StoreError: the snapshot ref exists but cannot be read.
+        """
+        from ynm.index.snapshot import NAME
+        from ynm.store.snapshots import fits, read_snapshot, snapshot_ref
+
+        ref = snapshot_ref(self.level, NAME)
+        head = read_snapshot(self.log.repo, ref, with_state=False)
+        if head is None or fits(self.log.repo, head.meta, tips) is not None:
+            return None
+        return read_snapshot(self.log.repo, ref)
 
     def fresh_cache(self, progress: Progress | None = None) -> MountCache:
         """The cache, brought up to date with the shard refs first (reporting to ``progress``,

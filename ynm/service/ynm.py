@@ -20,6 +20,7 @@ from ynm.errors import (
     Refused,
     ShareRequired,
     UnknownMemory,
+    UnknownMount,
     YnmError,
 )
 from ynm.model.durations import DEFAULT_WORKING_TTL
@@ -672,6 +673,7 @@ class Ynm:
         self._check_writable(mount)
         refs = [row[0] for row in mount.cache.conn.execute(
             "SELECT DISTINCT ref FROM records WHERE memory_id = ?", (inp.memory_id,))]
+        had_snapshot = _has_snapshot(mount)
         removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
         reason = inp.reason + (" (history dropped)" if inp.forget_history else "")
         marker = self._stamp({"op": "purge-marker", "memoryId": inp.memory_id,
@@ -689,6 +691,14 @@ class Ynm:
             mount.cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except Exception as err:  # noqa: BLE001
             self.warnings.append(f"purged, but the search cache's log was not truncated ({err})")
+        if had_snapshot and not _has_snapshot(mount):
+            # The purge dropped the snapshot (it held the purged text); write it again without
+            # it, so the next sync replaces the remote's copy too.
+            try:
+                self.compact(mount.id)
+            except YnmError as err:
+                self.warnings.append(f"purged; the snapshot it dropped was not written again "
+                                     f"({err}): run `ynm compact`")
         return self._with_warnings({"memoryId": inp.memory_id, "removed": removed,
                                     "mount": mount.id}, mark)
 
@@ -942,6 +952,7 @@ class Ynm:
         again. Returns the problems, one ``purge of <id> not re-applied: <error>; the next sync
         tries again`` per memory that failed."""
         problems: list[str] = []
+        had_snapshot = _has_snapshot(mount)
         cache = mount.fresh_cache()
         back = [row[0] for row in cache.conn.execute(
             "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
@@ -957,6 +968,14 @@ class Ynm:
                                 "tries again")
         if back:
             cache.refresh(mount.log)
+            if had_snapshot and not _has_snapshot(mount):
+                from ynm.compact import compact_mount
+
+                try:  # written again without the purged text (see purge); the sync pushes it
+                    compact_mount(mount, locked=True)
+                except YnmError as err:
+                    problems.append(f"the snapshot the purge dropped was not written again "
+                                    f"({err}); run `ynm compact`")
         return problems
 
     # -- recall ----------------------------------------------------------------------------
@@ -1492,6 +1511,29 @@ class Ynm:
             out[mount.id] = mount.cache.counts()["memories"]
         return out
 
+    def compact(self, mount_id: str | None = None) -> list[dict[str, Any]]:
+        """Write each selected mount's snapshot, the state a cold cache starts from
+        (:mod:`ynm.compact`); vectors are made current first and carried when an embedder is
+        configured. Returns one :class:`ynm.compact.CompactResult` JSON per mount.
+
+        Raises:
+            UnknownMount: ``mount_id`` names no local mount.
+            StoreConflict: another process replaced a snapshot meanwhile.
+            StoreError: a git failure.
+        """
+        from ynm.compact import compact_mount
+
+        if mount_id is not None and self.mount(mount_id) is None:
+            raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        out = []
+        for mount in self._select(mount_id):
+            mount.fresh_cache(self._progress)
+            embedder = None
+            if self._vectors_current(mount, None) is not None:  # a failure is a warning
+                embedder = self.embedder
+            out.append(compact_mount(mount, embedder).to_obj())
+        return out
+
     def status(self) -> dict[str, Any]:
         """Mounts, shard counts, cache freshness and bad lines (reference/cli.md §4.24, with
         ``badLines`` and the sync ``remote`` per mount, ``remoteMissing: true`` when git has no
@@ -1589,6 +1631,14 @@ class Ynm:
         else:
             out["enabled"] = True
         return out
+
+
+def _has_snapshot(mount: Mount) -> bool:
+    """Whether ``mount`` has a snapshot ref of its cache's schema (``ynm compact``)."""
+    from ynm.index.snapshot import NAME
+    from ynm.store.snapshots import snapshot_ref
+
+    return mount.log.repo.references.get(snapshot_ref(mount.level, NAME)) is not None
 
 
 def _actor(state: str | bytes) -> str | None:

@@ -436,7 +436,9 @@ class GitNotesLog:
         blob with a commit ``ynm: purge <id> from <shard id>[ (history dropped)]`` by
         compare-and-swap, retried up to 5 times. With ``forget_history`` the commit has no
         parent and the ref's reflog is deleted, so the purged bytes are reachable from no ref
-        (they stay in the object store until git gc prunes them, and on other clones).
+        (they stay in the object store until git gc prunes them, and on other clones). A
+        purge that rewrote a shard deletes the level's snapshot refs (ynm.store.snapshots):
+        they hold the purged text.
 
         Returns:
             (records removed, shard keys rewritten).
@@ -484,6 +486,11 @@ class GitNotesLog:
                 raise StoreConflict(
                     f"compare-and-swap failed after {MAX_CAS_RETRIES} attempts on {tip.ref}"
                 )
+        if touched:
+            # A snapshot (ynm compact) holds the purged text: it goes with the records.
+            from ynm.store.snapshots import drop_snapshots
+
+            drop_snapshots(self.repo, self.level)
         return removed, touched
 
     def _drop_reflog(self, ref: str) -> None:

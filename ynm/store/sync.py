@@ -33,6 +33,13 @@ refs/notes/ynm-remote/<remote>/... and merges them with git notes merge -s cat_s
   merge rule (``merge_documents[name](ours, theirs)``), compare-and-swapped in; without a rule
   (or when the rule fails) the local copy stays, the document is a conflict and is not pushed
   (reference/storage.md §4, "Documents reconcile").
+- Snapshots (``refs/ynm/<level>/snapshots/<name>``, written by ``ynm compact``) travel too:
+  fetched into ``refs/ynm-remote/<remote>/<level>/snapshots/*`` after the shards; the remote's
+  replaces the local one when it fits the merged shard tips (every shard it covers is at or
+  behind the local tip: :func:`ynm.store.snapshots.fits`) and is newer (``createdAt``), or when
+  there is no local one. A local snapshot the remote lacks or holds older is pushed with
+  ``--force-with-lease`` on the commit the fetch saw (a snapshot commit has no parent, so each
+  replaces the last); a lease lost to another clone's push is left for the next sync.
 """
 
 from __future__ import annotations
@@ -57,6 +64,13 @@ from ynm.model.shards import (
 from ynm.store.gitnotes import GitNotesLog
 from ynm.store.objects import write_blob
 from ynm.store.repo import signature
+from ynm.store.snapshots import (
+    compare_and_swap,
+    fits,
+    read_snapshot,
+    snapshots_prefix,
+    snapshots_tracking_prefix,
+)
 
 MAX_ROUNDS = 3
 GIT_TRUE = ("true", "yes", "on", "1")  # git's spellings of a true boolean
@@ -79,7 +93,9 @@ class SyncResult:
     - ``refspec_added``: the fetch refspec added to the remote's config;
     - ``documents_fetched`` / ``documents_merged`` / ``documents_pushed``: names of the named
       documents (``people``) that took in the remote's copy (fast-forward or merge), of those
-      that needed a merge, and of those the push moved.
+      that needed a merge, and of those the push moved;
+    - ``snapshots_fetched`` / ``snapshots_pushed``: names of the snapshots (``ynm compact``,
+      ``cache-v<n>``) that took the remote's copy, and that the push moved.
     """
 
     fetched: list[str] = field(default_factory=list)
@@ -96,12 +112,15 @@ class SyncResult:
     documents_fetched: list[str] = field(default_factory=list)
     documents_merged: list[str] = field(default_factory=list)
     documents_pushed: list[str] = field(default_factory=list)
+    snapshots_fetched: list[str] = field(default_factory=list)
+    snapshots_pushed: list[str] = field(default_factory=list)
 
     def to_obj(self) -> dict[str, Any]:
         """JSON shape: ``{remote, fetched: {shards: [ref], records: n}, fastForwarded: [ref],
         merged: [ref], pushed: {shards: [ref], records: n}, conflicts: [text], retries: n,
         skipped?: text, refspecAdded?: refspec, documents?: {fetched: [name], merged: [name],
-        pushed: [name]}}`` (``documents`` only when a named document moved)."""
+        pushed: [name]}, snapshots?: {fetched: [name], pushed: [name]}}`` (``documents`` only
+        when a named document moved, ``snapshots`` only when a snapshot did)."""
         out: dict[str, Any] = {
             "remote": self.remote,
             "fetched": {"shards": self.fetched, "records": self.fetched_records},
@@ -117,6 +136,9 @@ class SyncResult:
             out["documents"] = {"fetched": self.documents_fetched,
                                 "merged": self.documents_merged,
                                 "pushed": self.documents_pushed}
+        if self.snapshots_fetched or self.snapshots_pushed:
+            out["snapshots"] = {"fetched": self.snapshots_fetched,
+                                "pushed": self.snapshots_pushed}
         return out
 
 
@@ -395,6 +417,7 @@ def sync_log(
     local_prefix = f"{NOTES_PREFIX}/{level}/"
     tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{level}/"
     docs = _Documents(log, remote, merge_documents or {})
+    snaps = _Snapshots(log, remote)
     if level == "distributed" and not mirror and not dry_run:
         spec = fetch_refspec(remote, level)
         if spec not in repo.remotes[remote].fetch_refspecs:
@@ -403,7 +426,7 @@ def sync_log(
     with log.lock():
         for round_ in range(MAX_ROUNDS):
             moved = pull and _pull(log, git, target, local_prefix, tracking_prefix, dry_run,
-                                   result, docs)
+                                   result, docs, snaps)
             if after_merge is not None and pull and not dry_run and (moved or round_ == 0):
                 result.conflicts.extend(after_merge())
             if not push or dry_run:
@@ -435,6 +458,7 @@ def sync_log(
                 else:
                     raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
             if not rejected:
+                snaps.push(git, target, result)
                 return result
             result.retries += 1
     result.conflicts.append(f"push to {remote} still rejected after {MAX_ROUNDS} rounds")
@@ -443,7 +467,7 @@ def sync_log(
 
 def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
           tracking_prefix: str, dry_run: bool, result: SyncResult,
-          docs: _Documents | None = None) -> bool:
+          docs: _Documents | None = None, snaps: _Snapshots | None = None) -> bool:
     """Fetch the remote's shards (and named documents) into the tracking refs and bring each
     into its local shard (document), adding what moved to ``result`` (a shard counted once
     however many rounds move it). Returns True when a local shard moved (or would, in a dry
@@ -452,6 +476,8 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     specs = [FetchSpec(local_prefix, tracking_prefix)]
     if docs is not None:
         specs.append(FetchSpec(docs.local_prefix, docs.tracking_prefix, per_ref=False))
+    if snaps is not None:
+        specs.append(FetchSpec(snaps.local_prefix, snaps.tracking_prefix, per_ref=False))
     fetch_changed(repo, git, target, specs)
     if docs is not None:
         docs.reconcile(dry_run, result)
@@ -488,7 +514,69 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     result.fetched.sort()
     result.fast_forwarded.sort()
     result.merged.sort()
+    if snaps is not None:
+        snaps.reconcile(dry_run, result)
     return moved
+
+
+class _Snapshots:
+    """The snapshots of one sync (module docstring): which remote copy replaces the local
+    one, and which local ones are pushed."""
+
+    def __init__(self, log: GitNotesLog, remote: str) -> None:
+        self.log = log
+        self.local_prefix = snapshots_prefix(log.level)
+        self.tracking_prefix = snapshots_tracking_prefix(remote, log.level)
+
+    def reconcile(self, dry_run: bool, result: SyncResult) -> None:
+        """Take each fetched snapshot that fits the local shard tips and is newer than the
+        local one (or there is none); an unreadable or unfit one is left alone."""
+        log, repo = self.log, self.log.repo
+        tips = {ref: tip.commit for ref, tip in log.tips().items()}
+        for tref, tsha in sorted(_refs_under(repo, self.tracking_prefix).items()):
+            name = tref[len(self.tracking_prefix):]
+            lref = self.local_prefix + name
+            lsha = log._ref_target(lref)
+            if lsha == tsha:
+                continue
+            try:
+                theirs = read_snapshot(repo, tref, with_state=False)
+                ours = read_snapshot(repo, lref, with_state=False) if lsha else None
+            except StoreError:
+                continue  # a damaged copy on either side: a fresh `ynm compact` replaces it
+            if theirs is None or fits(repo, theirs.meta, tips) is not None:
+                continue
+            if ours is not None and ours.meta.created_at >= theirs.meta.created_at:
+                continue
+            if not dry_run and not compare_and_swap(repo, lref, lsha, pygit2.Oid(hex=tsha),
+                                                    f"ynm sync: snapshot from {tref}"):
+                continue
+            if name not in result.snapshots_fetched:
+                result.snapshots_fetched.append(name)
+
+    def push(self, git: Transport, target: str, result: SyncResult) -> None:
+        """Push each local snapshot the remote (as last fetched) lacks or holds another copy
+        of, leased on that copy; a lost lease (another clone pushed one since) is left for the
+        next sync to reconcile.
+
+        Raises:
+            StoreError: the push failed for another reason than a rejection.
+        """
+        repo = self.log.repo
+        tracking = _refs_under(repo, self.tracking_prefix)
+        for lref, lsha in sorted(_refs_under(repo, self.local_prefix).items()):
+            name = lref[len(self.local_prefix):]
+            tref = self.tracking_prefix + name
+            seen = tracking.get(tref)
+            if seen == lsha:
+                continue
+            proc = git.run("push", "--porcelain", f"--force-with-lease={lref}:{seen or ''}",
+                           target, f"{lref}:{lref}", check=False)
+            if proc.returncode == 0:
+                repo.references.create(tref, pygit2.Oid(hex=lsha), force=True)
+                result.snapshots_pushed.append(name)
+            elif not _REJECTED.search(proc.stderr + proc.stdout):  # a lost lease: "rejected"
+                raise StoreError(f"git push of {lref} failed: {_first_line(proc)}")
 
 
 class _Documents:

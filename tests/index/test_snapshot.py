@@ -1,0 +1,289 @@
+"""Cold caches started from a snapshot (``ynm compact``) fold exactly as a full read does
+(ynm.index.snapshot; reference/storage.md §2.8, §7.12).
+
+Property: for random histories written to a real repository (creates, supersedes that move a
+memory to other shards, annotates, tombstones, purge markers, records that sort before their
+memory's base, memories that never get one), a snapshot taken part way, then more appends and a
+merge from a clone that never compacted (its records may sort before the snapshot's last one),
+a cache started from the snapshot holds the same folded memories, orphans, bad lines and search
+answers as a cache built from a full read, and as the model's fold of every record.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ynm.compact import compact_mount
+from ynm.index import schema
+from ynm.index.snapshot import NAME
+from ynm.model.fold import fold
+from ynm.model.ids import new_ulid
+from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
+from ynm.model.shards import ShardKey
+from ynm.service.mounts import Mount
+from ynm.store.gitnotes import GitNotesLog
+from ynm.store.snapshots import snapshot_ref
+from ynm.store.sync import merge_shard
+
+JAN_1 = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
+SPAN_MS = 85 * 24 * 3600 * 1000  # to late March: three monthly buckets
+WORDS = ("alpha", "beta", "gamma", "delta", "notes", "cache")
+OPS = ("create", "supersede", "annotate", "annotate", "tombstone", "purge-marker")
+
+
+def iso(ms: int) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def make_history(seed: int, memories: int, steps: int) -> list[dict[str, Any]]:
+    """Records of ``memories`` memories (one of them never gets a base): a create (id =
+    memory id) at most once per memory, then supersedes, annotates, tombstones and purge
+    markers at random times, so many sort before their base."""
+    rnd = random.Random(seed)
+    mids = [new_ulid(JAN_1 + rnd.randrange(SPAN_MS), rnd.randbytes) for _ in range(memories)]
+    created: set[str] = set()
+    out = []
+    for _ in range(steps):
+        mid = rnd.choice(mids)
+        op = rnd.choice(OPS)
+        if op == "create" and (mid in created or mid == mids[-1]):
+            op = "annotate"
+        if op == "supersede" and mid == mids[-1]:
+            op = "tombstone"  # the last memory stays an orphan
+        ms = JAN_1 + rnd.randrange(SPAN_MS)
+        rid = mid if op == "create" else new_ulid(ms, rnd.randbytes)
+        obj: dict[str, Any] = {
+            "v": 1, "id": rid, "memoryId": mid, "op": op,
+            "type": rnd.choice(("semantic", "episodic")), "level": "distributed",
+            "namespace": rnd.choice(("common", "team/x")), "tags": [], "links": [],
+            "recordedAt": iso(ms), "provenance": {"actor": "user:test"},
+        }
+        if op == "create":
+            created.add(mid)
+        if op in ("create", "supersede"):
+            obj["content"] = " ".join(rnd.choice(WORDS) for _ in range(4))
+            obj["summary"] = rnd.choice(WORDS)
+        if op == "supersede":
+            obj["links"] = [{"rel": "supersedes", "to": mid}]
+        if op == "annotate":
+            obj["tags"] = [rnd.choice(WORDS)]
+            if rnd.random() < 0.5:
+                obj["importance"] = round(rnd.random(), 2)
+            if rnd.random() < 0.3:
+                obj["pinned"] = True
+            if rnd.random() < 0.2:
+                obj["data"] = {"dreamed": rid}
+                obj["tags"] = []
+                obj.pop("importance", None)
+                obj.pop("pinned", None)
+        if op in ("tombstone", "purge-marker"):
+            obj["reason"] = rnd.choice(WORDS)
+        out.append(obj)
+    return out
+
+
+def by_shard(objs: list[dict[str, Any]]) -> dict[ShardKey, list[str]]:
+    out: dict[ShardKey, list[str]] = defaultdict(list)
+    for obj in objs:
+        r = parse_obj(obj)
+        out[ShardKey(r.level, r.namespace, r.type, r.bucket)].append(dumps_record(r))
+    return out
+
+
+def append(log: GitNotesLog, objs: list[dict[str, Any]], bad: bool = False) -> None:
+    batches = {}
+    for key, lines in by_shard(objs).items():
+        text = "".join(line + "\n" for line in lines)
+        if bad:
+            text += "{not json\n"
+        batches[key] = (text.encode(), len(lines))
+    if batches:
+        log.append(batches)
+
+
+def merge_from_clone(log: GitNotesLog, base: dict[str, str], objs: list[dict[str, Any]]) -> None:
+    """What ``ynm sync`` does with a clone that appended ``objs`` to the shards as they were at
+    ``base`` (ref -> commit): per shard, a side commit on the old tip, merged into the current
+    tip with cat_sort_uniq (the blob ends sorted, the clone's lines among the old ones)."""
+    repo = log.repo
+    for key, lines in by_shard(objs).items():
+        ref = key.ref
+        old = base.get(ref)
+        data = b""
+        parents = []
+        if old is not None:
+            blob = log.note_blob_id(old)
+            data = log.read_blob(blob) if blob else b""
+            parents = [old]
+        payload = data + "".join(line + "\n" for line in lines).encode()
+        builder = repo.TreeBuilder()
+        builder.insert(log.anchor, repo.create_blob(payload), pygit2.enums.FileMode.BLOB)
+        sig = pygit2.Signature("clone", "clone@example.com")
+        side = str(repo.create_commit(None, sig, sig, "clone\n", builder.write(), parents))
+        tip = log._ref_target(ref)
+        if tip is None:
+            repo.references.create(ref, pygit2.Oid(hex=side))
+            continue
+        merged = merge_shard(log, ref, "refs/notes/ynm-remote/origin/x", tip, side)
+        assert log._compare_and_swap(ref, tip, pygit2.Oid(hex=merged), "merge")
+
+
+def states(cache) -> dict[str, Any]:
+    return {mid: json.loads(schema.unpack(state)) for mid, state in cache.conn.execute(
+        "SELECT memory_id, state FROM memories")}
+
+
+def orphan_ids(cache) -> set[str]:
+    return {r[0] for r in cache.conn.execute(
+        "SELECT id FROM records WHERE memory_id NOT IN (SELECT memory_id FROM memories)")}
+
+
+def answers(cache, word: str) -> list[tuple[str, float]]:
+    return [(mid, round(score, 9)) for mid, score in cache.conn.execute(
+        "SELECT m.memory_id, bm25(fts, 2.0, 1.0, 1.5, 1.0) FROM fts JOIN memories m "
+        "ON m.rowid = fts.rowid WHERE fts MATCH ? ORDER BY 2, 1", (word,))]
+
+
+def new_repo(root: Path) -> tuple[pygit2.Repository, str]:
+    repo = pygit2.init_repository(str(root / "repo"), bare=True)
+    sig = pygit2.Signature("t", "t@example.com")
+    anchor = repo.create_commit("refs/heads/main", sig, sig, "root\n",
+                                repo.TreeBuilder().write(), [])
+    return repo, str(anchor)
+
+
+def mount(log: GitNotesLog, path: Path) -> Mount:
+    return Mount("project", "distributed", "git-notes", str(log.path), log, path)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), memories=st.integers(2, 7), steps=st.integers(4, 40),
+       cut=st.floats(0.1, 0.9), clone_share=st.floats(0.0, 0.5), bad=st.booleans())
+def test_snapshot_then_tail_folds_like_a_full_read(seed, memories, steps, cut, clone_share,
+                                                   bad):
+    history = make_history(seed, memories, steps)
+    rnd = random.Random(seed + 1)
+    rnd.shuffle(history)  # write order is not time order
+    n_head = max(1, int(len(history) * cut))
+    head, rest = history[:n_head], history[n_head:]
+    n_clone = int(len(rest) * clone_share)
+    clone, tail = rest[:n_clone], rest[n_clone:]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo, anchor = new_repo(root)
+        log = GitNotesLog(repo.path, level="distributed", anchor=anchor)
+        append(log, head[: len(head) // 2])
+        append(log, head[len(head) // 2:], bad=bad)
+        at_snapshot = {ref: tip.commit for ref, tip in log.tips().items()}
+        first = mount(log, root / "first.sqlite")
+        result = compact_mount(first)
+        assert result.written
+        first.close()
+
+        append(log, tail)
+        merge_from_clone(log, at_snapshot, clone)
+
+        started = mount(log, root / "started.sqlite")
+        report = started.cache.refresh(log)
+        assert report.snapshot == result.commit  # the snapshot fits: shards only grew
+        full = mount(log, root / "full.sqlite")
+        full.cache.snapshot_source = None
+        assert full.cache.refresh(log).snapshot is None
+
+        everything = [r for b in log.read_all().values() for r in parse_jsonl(b.data).records]
+        folded = fold(everything)
+        want = {mid: m.to_obj() for mid, m in folded.memories.items()}
+        assert states(full.cache) == want
+        assert states(started.cache) == want
+        assert orphan_ids(started.cache) == orphan_ids(full.cache) == {
+            r.id for r in folded.orphans}
+        assert started.cache.problems() == full.cache.problems()
+        assert started.cache.counts() == full.cache.counts()
+        for word in WORDS:
+            assert answers(started.cache, word) == answers(full.cache, word)
+        # and both stay in step with a later write to a memory the snapshot holds
+        later = {**head[0], "id": new_ulid(JAN_1 + SPAN_MS, rnd.randbytes), "op": "annotate",
+                 "tags": ["later"], "links": [], "recordedAt": iso(JAN_1 + SPAN_MS)}
+        for key in ("content", "summary", "data", "reason"):
+            later.pop(key, None)
+        append(log, [later])
+        started.cache.refresh(log)
+        full.cache.refresh(log)
+        assert states(started.cache) == states(full.cache)
+        started.close()
+        full.close()
+
+
+# ------------------------------------------------------------------------- when not to use it
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    repo, anchor = new_repo(tmp_path)
+    log = GitNotesLog(repo.path, level="distributed", anchor=anchor)
+    append(log, make_history(7, 4, 20))
+    first = mount(log, tmp_path / "first.sqlite")
+    compact_mount(first)
+    first.close()
+    return log
+
+
+@pytest.mark.parametrize("forget_history", [False, True])
+def test_a_rewritten_shard(store, tmp_path: Path, forget_history: bool):
+    """A shard rewritten on top of its old commit (a purge) still has the covered commit in its
+    history: the snapshot is used and the re-read shard is diffed by record id. A shard whose
+    history restarted (purge --forget-history) no longer holds it: full rebuild. Both fold
+    exactly."""
+    ref = min(store.tips())
+    tip = store.tips()[ref].commit
+    data = store.read_blob(store.note_blob_id(tip))
+    kept = b"".join(line + b"\n" for line in data.splitlines()[1:])
+    assert store.write_shard(store.tips()[ref].key, kept, message="rewrite", expected=tip,
+                             forget_history=forget_history)
+    cold = mount(store, tmp_path / "cold.sqlite")
+    report = cold.cache.refresh(store)
+    if forget_history:
+        assert report.snapshot is None and report.shards_full == len(store.tips())
+    else:
+        assert report.snapshot is not None and report.shards_full == 1
+        assert report.records_removed == 1
+    full = mount(store, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(store)
+    assert states(cold.cache) == states(full.cache) != {}
+    assert orphan_ids(cold.cache) == orphan_ids(full.cache)
+
+
+def test_a_corrupt_state_is_ignored_with_a_warning(store, tmp_path: Path, capsys):
+    repo = store.repo
+    ref = snapshot_ref("distributed", NAME)
+    commit = repo.references[ref].peel(pygit2.Commit)
+    builder = repo.TreeBuilder(commit.tree)
+    builder.insert("state.bin", repo.create_blob(b"\x28\xb5\x2f\xfd garbage"),
+                   pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("t", "t@example.com")
+    bad = repo.create_commit(None, sig, sig, "bad\n", builder.write(), [])
+    repo.references[ref].set_target(bad)
+    cold = mount(store, tmp_path / "cold.sqlite")
+    report = cold.cache.refresh(store)
+    assert report.snapshot is None and report.rebuilt
+    err = capsys.readouterr().err
+    assert f"snapshot {ref} ignored (state.bin cannot be read" in err
+    assert "rebuilding the project cache from the notes" in err
+    full = mount(store, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(store)
+    assert states(cold.cache) == states(full.cache) != {}
