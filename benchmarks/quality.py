@@ -131,8 +131,10 @@ def _env(home: Path, mode: str) -> dict[str, str]:
 
 
 @contextmanager
-def open_store(jsonl: str, mode: str) -> Iterator[Ynm]:
-    """A fresh project store holding ``jsonl``, opened for ``mode``; removed afterwards."""
+def open_store(jsonl: str, mode: str, now_ms: int | None = None) -> Iterator[Ynm]:
+    """A fresh project store holding ``jsonl``, opened for ``mode`` with recall's clock at
+    ``now_ms`` (default: the benchmark's clock, NOW_MS); removed afterwards."""
+    clock = NOW_MS if now_ms is None else now_ms
     with tempfile.TemporaryDirectory(prefix="ynm-quality-") as tmp:
         repo, home = Path(tmp) / "repo", Path(tmp) / "home"
         repo.mkdir()
@@ -148,7 +150,7 @@ def open_store(jsonl: str, mode: str) -> Iterator[Ynm]:
         saved = os.environ.get("YNM_EMBEDDER")
         os.environ["YNM_EMBEDDER"] = EMBEDDER[mode]  # for code that reads the process env
         try:
-            y = Ynm.open(repo, env=env, now_ms=lambda: NOW_MS)
+            y = Ynm.open(repo, env=env, now_ms=lambda: clock)
             try:
                 result = y.import_jsonl(jsonl)
                 if result["problems"]:

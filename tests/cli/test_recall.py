@@ -386,3 +386,28 @@ def test_columns_align_with_a_long_mount_id(tmp_path):
     assert {line.index(word) for line, word in zip(lines, ("SUMMARY", "one", "two", "three"))
             } == {5 + 2 + 26 + 2 + 8 + 2 + 20 + 2}
     assert lines[0].split() == ["SCORE", "ID", "TYPE", "MOUNT", "SUMMARY"]
+
+
+def test_a_word_no_memory_holds_does_not_make_a_question_fail(project, cli_run, load):
+    """"happen" is in no memory: it weighs as much as the question's other words on average,
+    not as the rarest word there could be, so the memory holding "payout" and "outage" is an
+    answer. A question most of whose words the store lacks still finds nothing, though one
+    memory holds its "long"."""
+    outage = proc("payout outage on 7 Oct: the bank rotated its host key")
+    load(outage, proc("payout batches go to the bank at 14:00"), proc("deploy the ledger"),
+         proc("the ledger keeps long-term balances"))
+    result = cli_run("recall", "why did the payout outage happen", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert ids(json.loads(result.stdout))[:1] == [outage["id"]]
+    for question in ("how long is a marathon", "zzzqqq", "what is the capital of Australia"):
+        assert cli_run("recall", question).stdout == "no matches\n", question
+
+
+def test_a_memory_holding_only_function_words_is_no_hit(project, cli_run, load):
+    """"the ledger": memories holding only "the" matched nothing of the question; no hit of
+    relevance 0 is listed."""
+    ledger = proc("deploy the ledger on tuesdays")
+    load(ledger, proc("the bank sends the file"), proc("rotate the host key"))
+    hits = json.loads(cli_run("recall", "the ledger", "--json", "--explain").stdout)
+    assert ids(hits) == [ledger["id"]]
+    assert hits[0]["explain"]["relevance"] > 0

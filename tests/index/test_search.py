@@ -254,3 +254,41 @@ def test_fts_rows_reads_every_varint_length(n):
     conn.executemany("INSERT INTO fts(rowid, content) VALUES (?, ?)",
                      ((i, f"word{i % 7}") for i in range(1, n + 1)))
     assert fts_rows(conn) == n
+
+
+def test_words_no_memory_holds_weigh_as_the_known_ones_on_average(log, cache, append):
+    """``unknown_words`` names the question's words no memory holds, only while they are
+    fewer than the words some memory holds; ``coverage`` weighs each of them as the mean IDF
+    of the others (BM25 would give it the highest IDF of all)."""
+    from ynm.index.search import _bm25_idf, coverage, fts_rows, phrase_hits
+    from ynm.service.recall import unknown_words
+
+    outage = rec(content="payout outage: the bank rotated its host key")
+    append(outage, rec(content="payout batches go to the bank at 14:00"),
+           rec(content="deploy the ledger"), rec(content="the ledger keeps long balances"))
+    conn = cache.conn
+    rowid = conn.execute("SELECT rowid FROM memories WHERE memory_id = ?",
+                         (outage["id"],)).fetchone()[0]
+    assert unknown_words([conn], "why did the payout outage happen") == {'"happen"'}
+    assert unknown_words([conn], "payout outage") == frozenset()
+    # as many unknown words as known ones: the question is about something else
+    assert unknown_words([conn], "how long is a marathon") == frozenset()
+    assert unknown_words([conn], "capital of Australia") == frozenset()
+    # a question of unknown words only leaves none out (and finds nothing)
+    assert unknown_words([conn], "zzzqqq") == frozenset()
+    # counted over every mount searched: a word another mount holds is not unknown there
+    import sqlean as sqlite3
+
+    other = sqlite3.connect(":memory:")
+    other.execute("CREATE VIRTUAL TABLE fts USING fts5(summary, content, subject, tags, "
+                  "tokenize = 'porter unicode61')")
+    other.execute("INSERT INTO fts VALUES ('it happened once', '', '', '')")
+    assert unknown_words([conn, other], "why did the payout outage happen") == frozenset()
+    rows = fts_rows(conn)
+    idf = {w: _bm25_idf(rows, phrase_hits(conn, w)) for w in ('"payout"', '"outage"')}
+    share = coverage(conn, ['"payout"', '"outage"'], [rowid], unseen=1)[rowid]
+    mean = (idf['"payout"'] + idf['"outage"']) / 2
+    assert share == pytest.approx(sum(idf.values()) / (sum(idf.values()) + mean))
+    assert share == pytest.approx(2 / 3)  # both words held, each as heavy as the unseen one
+    # with "happen" at BM25's IDF, the same memory held less than half of the question
+    assert coverage(conn, ['"payout"', '"outage"', '"happen"'], [rowid])[rowid] < 0.5

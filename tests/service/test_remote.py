@@ -125,6 +125,19 @@ def test_hosted_hits_are_scored_by_relevance_times_the_store_weight():
     assert "explain" not in plain[0] and plain[0]["score"] == pytest.approx(0.875)
 
 
+def test_hosted_hits_of_zero_relevance_are_left_out_with_text():
+    store = RemoteMount("team", URL)
+    hits = [_hit("a", 1.0, memoryId="A"), _hit("b", 0.0, memoryId="B")]
+    now = 1_767_225_600_000
+    out = hosted_hits(_Q(explain=True), [(store, hits, 0.5)], strongest=1.0, now_ms=now)
+    assert [h["memoryId"] for h in out] == ["A"]  # B matched nothing of the question
+    # a store whose evidence is 0 beside a stronger one: all its hits would rank at 0
+    assert hosted_hits(_Q(), [(store, hits, 0.0)], strongest=1.0, now_ms=now) == []
+    # a filter-only recall ranks without relevance: every hit stays
+    kept = hosted_hits(_Q(text=None), [(store, hits, None)], strongest=0.0, now_ms=now)
+    assert [h["memoryId"] for h in kept] == ["A", "B"]
+
+
 def test_join_context_puts_the_local_block_first_and_notes_who_was_left_out():
     local = {"markdown": "## Memory\n- (semantic) a\n", "included": ["A"], "tokens": 9,
              "truncated": False}

@@ -311,9 +311,19 @@ def phrase_hits(conn: sqlite3.Connection, phrase: str) -> int:
     return conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
 
 
+def unheld(conn: sqlite3.Connection, phrases: Sequence[str]) -> set[str]:
+    """The phrases of ``phrases`` (quoted FTS5 phrases) that no memory of the mount holds
+    (document frequency 0), forgotten memories included, as BM25's counts include them. One
+    probe per phrase that stops at the first memory holding it, so a common word costs no
+    more than a rare one."""
+    return {p for p in phrases
+            if conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1", (p,)).fetchone()
+            is None}
+
+
 def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[int],
              hits: dict[str, int] | None = None,
-             unsearched: Sequence[str] = ()) -> dict[int, float]:
+             unsearched: Sequence[str] = (), unseen: int = 0) -> dict[int, float]:
     """For each of ``rowids``, the share of the query's ``phrases`` it holds, each phrase
     weighted by FTS5's BM25 IDF in the mount: 1 for a memory holding every phrase, 0 for one
     holding none or only words most memories hold (their IDF is ~0). ``{}`` without phrases.
@@ -330,6 +340,14 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     counts as held by none, so a pasted paragraph that shares one word with a memory is not
     taken for a full match because its other words are held by no memory.
 
+    ``unseen`` is how many of the question's words the caller left out of ``phrases`` as
+    words no memory of the store holds (ynm.service.recall.unknown_words, only when they are
+    fewer than the words it holds): each adds the mean IDF of the other words (``phrases``
+    and ``unsearched``) to the whole and counts as held by none. BM25 would give such a word
+    the highest IDF of all, ``ln((N + 0.5) / 0.5)``, more than the store's rarest word, so a
+    memory holding every other word of "why did the payout outage happen" held less than half
+    of it for the one word, "happen", that no memory could hold.
+
     Which candidate holds which word is asked of a small FTS5 table in the connection's
     ``temp`` schema holding only the candidates' rows (:func:`_candidate_table`), with the
     cache's tokenizer and text, so the answer is FTS5's own; asking the mount's index instead
@@ -339,13 +357,15 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
         return {}
     rows = fts_rows(conn)
     held = dict.fromkeys(rowids, 0.0)
-    total = sum(_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits)
+    left = [_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits]
     table = _candidate_table(conn, list(held))
     idfs = []
     for phrase in phrases:
         n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
         idfs.append(_bm25_idf(rows, n))
-    total += sum(idfs)
+    total = sum(left) + sum(idfs)
+    # each word the store has never seen weighs as much as the others on average
+    total += unseen * total / (len(left) + len(idfs))
     # one statement for every phrase: which candidates hold phrase i
     sql = " UNION ALL ".join(f"SELECT {i}, rowid FROM {table} WHERE {table} MATCH ?"
                              for i in range(len(phrases)))

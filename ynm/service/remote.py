@@ -649,7 +649,9 @@ def hosted_hits(q: Any, hosted: Sequence[tuple[RemoteMount, list[dict[str, Any]]
     seed 001's ranker (ynm.model.ranker) over the hit's own relevance times its store's
     evidence over ``strongest``, the strongest evidence of every store searched, local or
     hosted, as :func:`ynm.service.recall.ranked_across` weighs local mounts. A hit without a
-    type or ``updatedAt`` is dropped (nothing to rank it by).
+    type or ``updatedAt`` is dropped (nothing to rank it by), and so is one whose relevance
+    comes to 0 with text, as a local hit would be (its store gave it none, or the store's
+    evidence is 0 beside a stronger one's): recency and importance alone would rank it.
 
     The reference instead fuses the local list and each hosted list by reciprocal rank
     (k = 60) and replaces every score by the fused one (algorithms.md §2.7, §8.8): the first
@@ -664,6 +666,8 @@ def hosted_hits(q: Any, hosted: Sequence[tuple[RemoteMount, list[dict[str, Any]]
         if evidence is not None and strongest > 0:
             factor = min(1.0, evidence / strongest)
         for h in hits:
+            if has_text and _relevance(h) * factor <= 0:
+                continue
             try:
                 s = score(relevance=_relevance(h) * factor, memory_type=str(h["type"]),
                           updated_at_ms=iso_to_ms(str(h["updatedAt"])),
