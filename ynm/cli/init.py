@@ -121,7 +121,8 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
             f"{'created' if r['created'] else 'adopted'} bare memory repo {r['repo']} "
             f"(anchor {r['anchor'][:12]})"))
         return
-    loaded = load_config(where)
+    # --anchor replaces an unusable anchor in .ynm/config.json, so it must not refuse to load
+    loaded = load_config(where, replacing_anchor=anchor is not None and not personal)
     if personal:
         result = init_store(loaded.config.personal_store)
         emit(result, as_json, lambda r: (

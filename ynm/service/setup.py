@@ -167,9 +167,11 @@ def init_project(
         raise YnmError(f"{cwd} is not inside a git repository")
     repo_path = loaded.repo
     repo = open_repository(repo_path)
+    replaced: str | None = None
     if anchor is not None:
         anchor = resolve_anchor_id(repo, anchor)
         _check_init_anchor(repo, anchor, "--anchor", repo_path)  # before anything is written
+        replaced = _unusable_anchor(repo, loaded, anchor)
     planned: list[dict[str, Any]] = []
     if clients or client_names:
         # Planned before anything is written: a client file that is not valid JSON refuses
@@ -222,6 +224,8 @@ def init_project(
         branch = current_branch(repo).removeprefix("refs/heads/")
         notes.append(f"the repository had no commits; created the empty root commit `ynm: root` "
                      f"on branch {branch} as the anchor (your first commit follows it)")
+    if replaced:
+        notes.append(f"replaced {replaced} with {chosen.sha}")
     if not chosen.present:
         notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
                      "not need it")
@@ -395,24 +399,42 @@ def init_store(path: str | Path) -> dict[str, Any]:
     return {"repo": str(path), "anchor": select_anchor(repo).sha, "created": created}
 
 
+def _unusable_anchor(repo: Any, loaded: LoadedConfig, anchor: str) -> str | None:
+    """What ``ynm init --anchor <anchor>`` replaces in the project's ``.ynm/config.json``: an
+    anchor that is not a full commit id (abbreviated, or not a string: left out when the
+    configuration was loaded, :attr:`LoadedConfig.unusable_anchor`) or one that is no commit
+    of this repository, as ``the unusable anchor <value> in .ynm/config.json (<why>)``; None
+    when there was none or it was usable."""
+    from ynm.store.anchor import anchor_problem
+
+    if loaded.unusable_anchor is not None:
+        return (f"the unusable anchor {json.dumps(loaded.unusable_anchor)} in .ynm/config.json "
+                "(not a full commit id)")
+    configured = loaded.config.anchor
+    if (configured and configured != anchor and loaded.repo is not None
+            and loaded.sources.get("anchor") == str(project_config_path(loaded.repo))):
+        why = anchor_problem(repo, configured)
+        if why:
+            return f"the unusable anchor {configured} in .ynm/config.json ({why})"
+    return None
+
+
 def _check_init_anchor(repo: Any, sha: str, where: str, repo_path: Path) -> None:
     """Refuse to record an anchor (given with ``--anchor`` or already configured) that is no
     commit of this repository: every write would then be refused (ynm.service.mounts).
 
     Raises:
         AnchorNotCommit: ``invalid input: anchor <sha> (from <where>) is not a commit in
-            <repo>: <why>; ...`` (exit 2)."""
+            <repo>: <why>; <fix>`` (exit 2), the fix for where the value came from
+            (:func:`ynm.service.mounts.anchor_check`: ``ynm init --anchor`` only for the
+            project's ``.ynm/config.json``, which it writes)."""
     from ynm.errors import AnchorNotCommit
-    from ynm.store.anchor import anchor_problem
+    from ynm.service.mounts import PROJECT, anchor_check
 
-    why = anchor_problem(repo, sha)
-    if why is None:
+    problem, hint = anchor_check(repo, sha, where, str(repo_path), PROJECT,
+                                 str(project_config_path(repo_path)))
+    if problem is None:
         return
-    roots = "`git rev-list --max-parents=0 HEAD` prints the root commit"
-    fix = ("give a commit of this repository" if where == "--anchor"
-           else f"give the project's anchor with `ynm init --anchor <commit>` ({roots}), or "
-                "fetch the history that holds it")
-    if where.startswith("YNM_"):
-        fix = f"unset {where}, or set it to a commit of this repository ({roots})"
-    raise AnchorNotCommit(f"anchor {sha} (from {where}) is not a commit in {repo_path}: {why}; "
-                          f"{fix}")
+    if where == "--anchor":
+        hint = "give a commit of this repository"
+    raise AnchorNotCommit(f"{problem}; {hint}")
