@@ -136,7 +136,10 @@ def init_project(
     ``git pull`` refuse); a note says to pull, or to remove an untracked copy that is in the way.
 
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
-    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus ``fetched``
+    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus
+    ``configExists`` (whether ``.ynm/config.json`` is there after init), ``configWaiting``
+    (``{"branch", "run"}`` when it was not written because a teammate's committed copy waits
+    on that remote branch, and the git command that gets it: :func:`_how_to_get`), ``fetched``
     (``{"remote", "shards", "records"}`` merged from the remote, None when nothing was
     fetched), ``warnings`` (a failed fetch or merge, one line each) and ``also`` (clients on
     this machine the project does not use: a hint, nothing written). ``clients`` entries are
@@ -233,19 +236,23 @@ def init_project(
     rel = str(config_file.relative_to(repo_path))
     upstream = remote_project_config(repo, remote_name) if has_remote else None
     branch = upstream[0].removeprefix("refs/remotes/") if upstream else ""
+    get = _how_to_get(repo, upstream[0]) if upstream else ""
+    waiting = None
     if upstream is not None and not config_file.exists() and upstream[1] == chosen.sha:
         # Writing it would leave an untracked file that makes `git pull` refuse to merge.
         written = False
+        waiting = {"branch": branch, "run": get}
         notes.append(f"{branch} already has {rel} (anchor {chosen.sha}), committed by a "
-                     f"teammate: run `git pull` to get it; ynm wrote none here, so nothing "
-                     "stands in the pull's way")
+                     f"teammate: run `{get}` to get it; ynm wrote none here, so nothing "
+                     "stands in its way, and until then ynm shows none of the project's memory")
     else:
         written = write_project_anchor(repo_path, chosen.sha, remote)
         if upstream is not None and repo.status_file(rel) & GIT_STATUS_WT_NEW:
             same = ("the same anchor" if upstream[1] == chosen.sha
                     else f"anchor {upstream[1]}, not {chosen.sha}")
-            notes.append(f"{branch} already has {rel} ({same}): `git pull` refuses to "
-                         f"overwrite an untracked copy, so remove yours (`rm {rel}`) and pull")
+            notes.append(f"{branch} already has {rel} ({same}): `{get}` refuses to "
+                         f"overwrite an untracked copy, so remove yours (`rm {rel}`), then "
+                         f"run `{get}`")
     index_dir = repo_path / ".ynm" / "index"
     index_dir.mkdir(parents=True, exist_ok=True)
     gitignore = index_dir / ".gitignore"
@@ -308,7 +315,8 @@ def init_project(
             warnings.append(problem)
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
-        "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
+        "configFile": str(config_file), "configWritten": written,
+        "configExists": config_file.exists(), "configWaiting": waiting, "refspecs": refspecs,
         "fetched": fetched, "hooksInstalled": installed, "notes": notes,
         "clients": client_setups, "commit": commit, "local": local, "warnings": warnings,
         "also": also,
@@ -397,6 +405,24 @@ def init_store(path: str | Path) -> dict[str, Any]:
     path = Path(path).expanduser()
     repo, created = ensure_bare_store(path)
     return {"repo": str(path), "anchor": select_anchor(repo).sha, "created": created}
+
+
+def _how_to_get(repo: Any, tracking: str) -> str:
+    """The git command that brings the remote-tracking branch ``tracking``
+    (``refs/remotes/<remote>/<branch>``) into this clone's work tree: ``git checkout <branch>``
+    when there is no branch to pull into (no commit checked out, as after a clone whose
+    remote HEAD names a branch that does not exist, or a detached HEAD), ``git pull`` when the
+    current branch tracks it, else ``git pull <remote> <branch>``."""
+    remote, _, name = tracking.removeprefix("refs/remotes/").partition("/")
+    if repo.head_is_unborn or repo.head_is_detached:
+        return f"git checkout {name}"
+    try:
+        upstream = repo.branches.local[repo.head.shorthand].upstream
+    except (KeyError, ValueError):
+        upstream = None
+    if upstream is not None and upstream.name == tracking:
+        return "git pull"
+    return f"git pull {remote} {name}"
 
 
 def _unusable_anchor(repo: Any, loaded: LoadedConfig, anchor: str) -> str | None:
