@@ -203,3 +203,16 @@ def test_user_scope_creates_claude_json_owner_only(git_repo, home, cli_run):
     entry = json.loads(config.read_text())["mcpServers"]["ynm"]
     assert set(entry) == {"command", "args"} and entry["args"][-1] == "serve"
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(("token", "after"), [(None, 0o644), ("tok-1", 0o600)])
+def test_claude_json_keeps_its_mode_unless_a_token_needs_owner_only(git_repo, home, cli_run,
+                                                                    token, after):
+    config = home / ".claude.json"
+    config.write_text('{"theme": "dark"}\n')
+    config.chmod(0o644)
+    http = ("--http", "https://m/mcp", "--token", token) if token else ()
+    r = cli_run("client", "install", "claude-code", "--scope", "user", *http, "-C", git_repo)
+    assert r.exit_code == 0, r.stderr
+    assert stat.S_IMODE(config.stat().st_mode) == after
+    assert json.loads(config.read_text())["theme"] == "dark"
