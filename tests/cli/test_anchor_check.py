@@ -177,3 +177,69 @@ def test_an_anchor_from_the_home_configuration_names_that_file(project, cli_run,
         f"Error: invalid input: anchor {ABSENT} (from {home_config}) is not a commit in "
         f"{project}: no such object, and this clone is not shallow; correct or remove "
         f"\"anchor\" in {home_config}")
+
+
+REMEMBER = ("remember", "--type", "semantic", "--level", "distributed", "--content",
+            "Deploys go out on Tuesdays.")
+
+
+@pytest.mark.parametrize(("bad", "why", "replaced"), [
+    ("SHORT", ("must be a full commit id (40 or 64 lowercase hex digits; `git rev-parse "
+               "<abbreviated id>` prints it)"), "(not a full commit id)"),
+    (42, "must be text (a string)", "(not a full commit id)"),
+    ("TREE", None, "(it is a tree, not a commit)"),
+    (ABSENT, None, "(no such object, and this clone is not shallow)")])
+def test_init_anchor_repairs_an_unusable_configured_anchor(project, cli_run, git, bad, why,
+                                                           replaced):
+    root = git(project, "rev-list", "--max-parents=0", "HEAD")
+    bad = {"SHORT": root[:7], "TREE": git(project, "rev-parse", "HEAD^{tree}")}.get(bad, bad)
+    config = project / ".ynm" / "config.json"
+    config.write_text(json.dumps({"anchor": bad, "remote": "origin"}) + "\n")
+    failed = cli_run(*REMEMBER)
+    assert failed.exit_code == 2
+    if why is not None:  # the configuration cannot even be loaded: every command says so
+        assert failed.stderr == (
+            f"Error: invalid input: {config}: anchor: {why}; `ynm init --anchor <commit>` "
+            "replaces it (an abbreviated id is resolved; `git rev-list --max-parents=0 HEAD` "
+            "prints the root commit)\n")
+    else:
+        assert "run `ynm init --anchor <commit>`" in failed.stderr
+    # the fix the message names, with an abbreviated id as it allows
+    result = cli_run("init", "--anchor", root[:10], "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    shown = json.dumps(bad) if why else bad  # a value that is no id is shown as JSON
+    assert (f"replaced the unusable anchor {shown} in .ynm/config.json {replaced} with {root}"
+            in out["notes"])
+    assert json.loads(config.read_text()) == {"anchor": root, "remote": "origin"}
+    assert cli_run(*REMEMBER).exit_code == 0  # the original command now succeeds
+
+
+def test_a_malformed_anchor_elsewhere_names_a_fix_that_works(project, cli_run, git, tmp_path,
+                                                             monkeypatch):
+    root = git(project, "rev-list", "--max-parents=0", "HEAD")
+    local = project / ".ynm" / "config.local.json"
+    local.write_text('{"anchor": "abc1234"}\n')
+    failed = cli_run(*REMEMBER)
+    assert failed.exit_code == 2
+    assert failed.stderr.endswith(f'; correct or remove "anchor" in {local}\n')
+    local.write_text("{}\n")  # the fix
+    assert cli_run(*REMEMBER).exit_code == 0
+    monkeypatch.setenv("YNM_ANCHOR", root[:8])
+    failed = cli_run(*REMEMBER)
+    assert failed.exit_code == 2
+    assert failed.stderr.endswith("; unset YNM_ANCHOR, or set it to a full commit id\n")
+    monkeypatch.setenv("YNM_ANCHOR", root)
+    assert cli_run(*REMEMBER).exit_code == 0
+
+
+def test_init_names_a_local_override_it_cannot_replace(project, cli_run, git):
+    local = project / ".ynm" / "config.local.json"
+    local.write_text(json.dumps({"anchor": ABSENT}) + "\n")
+    result = cli_run("init")
+    assert result.exit_code == 2
+    assert result.stderr.rstrip("\n").endswith(f'correct or remove "anchor" in {local} '
+                                               "(`git rev-list --max-parents=0 HEAD` prints the "
+                                               "root commit)")
+    local.write_text("{}\n")
+    assert cli_run("init").exit_code == 0

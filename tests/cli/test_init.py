@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-INIT_KEYS = ["repo", "anchor", "anchorSource", "configFile", "configWritten", "refspecs",
+INIT_KEYS = ["repo", "anchor", "anchorSource", "configFile", "configWritten", "configExists",
+             "configWaiting", "refspecs",
              "fetched", "hooksInstalled", "notes", "clients", "commit", "local", "warnings", "also"]
 EXCLUDE_NOTE = "added .ynm/wiki/ and .ynm/index/ to .git/info/exclude"
 NO_REMOTE_NOTE = ('no remote "origin" yet; distributed memory stays in this clone until you '

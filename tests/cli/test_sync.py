@@ -655,14 +655,49 @@ def test_init_adopts_the_anchor_committed_on_the_remote_and_leaves_the_pull_clea
     out = net.json(b, "init", "--no-clients")
     assert (out["anchor"], out["anchorSource"]) == (second, "remote-config")
     assert out["configWritten"] is False and out["commit"] == []
-    assert any(n.startswith("origin/main already has .ynm/config.json") and "git pull" in n
-               for n in out["notes"])
+    assert any(n.startswith("origin/main already has .ynm/config.json") and "run `git pull` to "
+               "get it" in n for n in out["notes"])  # main tracks origin/main
+    assert out["configWaiting"] == {"branch": "origin/main", "run": "git pull"}
     assert not (b.path / ".ynm" / "config.json").exists()
     assert out["fetched"] == {"remote": "origin", "shards": 1, "records": 1}  # merged already
     net.git(b.path, "pull", "-q", "origin", "main")  # nothing untracked in its way
     assert json.loads((b.path / ".ynm" / "config.json").read_text())["anchor"] == second
     assert [m["memoryId"] for m in net.json(b, "list")] == [mid]  # no sync needed
     assert net.ok(b, "list").stderr == ""
+
+
+def test_a_clone_without_a_checkout_is_told_to_check_out_the_branch(net):
+    a = net.clone("a")
+    net.git(a.path, "add", ".ynm/config.json")
+    net.git(a.path, "commit", "-q", "-m", "ynm config")
+    net.git(a.path, "push", "-q", "origin", "main")
+    mid = net.remember(a, "Deploys go out on Tuesdays")
+    net.sync(a)
+    # the remote's HEAD names a branch that does not exist: `git clone` checks nothing out
+    net.git(net.origin, "symbolic-ref", "HEAD", "refs/heads/gone")
+    b = _plain_clone(net, "b")
+    assert [p.name for p in b.path.iterdir()] == [".git"]
+    human = net.ok(b, "init", "--no-clients").stdout.splitlines()
+    config = b.path / ".ynm" / "config.json"
+    assert not config.exists()
+    assert human[2] == (f"  config    {config} (not written: origin/main has it; run "
+                        "`git checkout main`)")
+    assert "(unchanged)" not in "\n".join(human)
+    assert ("  fetched   1 shard, 1 record from origin, merged (shown once `git checkout main` "
+            "brings .ynm/config.json)") in human
+    assert (f"  note      origin/main already has .ynm/config.json (anchor {net.anchor}), "
+            "committed by a teammate: run `git checkout main` to get it; ynm wrote none here, "
+            "so nothing stands in its way, and until then ynm shows none of the project's "
+            "memory") in human
+    assert human[-1] == "next: `git checkout main`, then `ynm list` and `ynm status`"
+    out = net.json(b, "init", "--no-clients")
+    assert (out["configWritten"], out["configExists"]) == (False, False)
+    assert out["configWaiting"] == {"branch": "origin/main", "run": "git checkout main"}
+    net.git(b.path, "checkout", "-q", "main")  # the command init named works in this state
+    assert json.loads(config.read_text())["anchor"] == net.anchor
+    assert [m["memoryId"] for m in net.json(b, "list")] == [mid]
+    again = net.ok(b, "init", "--no-clients").stdout.splitlines()
+    assert again[2] == f"  config    {config} (unchanged)"
 
 
 def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
@@ -675,8 +710,8 @@ def test_init_before_the_pull_says_to_remove_the_untracked_config(net):
     out = net.json(b, "init", "--no-clients")
     assert (out["anchor"], out["anchorSource"]) == (net.anchor, "config")
     assert ("origin/main already has .ynm/config.json (the same anchor): `git pull` refuses to "
-            "overwrite an untracked copy, so remove yours (`rm .ynm/config.json`) and pull"
-            ) in out["notes"]
+            "overwrite an untracked copy, so remove yours (`rm .ynm/config.json`), then run "
+            "`git pull`") in out["notes"]
     human = net.ok(b, "init", "--no-clients").stdout
     assert "rm .ynm/config.json" in human
 

@@ -54,9 +54,10 @@ def test_cli_flags(project, cli_run, args, message):
     ({"hooks": "maybe"}, "hooks: must be true or false"),
     ({"redactionDetectors": "all"}, "redactionDetectors: must be one of default, entropy, none"),
     ({"remote": 5}, "remote: must be text (a string)"),
-    ({"anchor": "abc1234"}, "anchor: must be a full commit id (40 or 64 lowercase hex digits; "
-                            "`git rev-parse <abbreviated id>` prints it, and `ynm init --anchor "
-                            "<abbreviated id>` writes it)"),
+    ({"anchor": "abc1234"}, ("anchor: must be a full commit id (40 or 64 lowercase hex digits; "
+                             "`git rev-parse <abbreviated id>` prints it); `ynm init --anchor "
+                             "<commit>` replaces it (an abbreviated id is resolved; `git "
+                             "rev-list --max-parents=0 HEAD` prints the root commit)")),
     ({"mounts": [{"id": "org", "level": "team", "path": "/x"}]},
      "mounts.0.level: must be one of personal, distributed"),
 ])

@@ -58,9 +58,10 @@ def test_claude_code_http_and_user_scope(where):
         "type": "http", "url": "https://mem.example.com/mcp",
         "headers": {"Authorization": "Bearer ${YNM_MCP_TOKEN}"}}
     changes = plan(target(where, scope="user"), ["claude-code"])[0].plan
-    assert changes[0].kind == "command"
-    assert changes[0].argv == ["claude", "mcp", "add", "--scope", "user", "ynm", "--", "ynm", "serve"]
-    assert {c.path for c in changes[1:]} == {h / ".claude" / "CLAUDE.md", h / ".claude" / "settings.json"}
+    assert [(c.kind, c.path) for c in changes] == [
+        ("merge-json", h / ".claude.json"), ("write", h / ".claude" / "CLAUDE.md"),
+        ("merge-json", h / ".claude" / "settings.json")]
+    assert changes[0].patch == {"mcpServers": {"ynm": {"command": "ynm", "args": ["serve"]}}}
 
 
 def test_copilot_cli(where):

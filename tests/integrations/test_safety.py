@@ -275,7 +275,11 @@ def test_a_half_written_guidance_block_is_refused(where, name, rel, text, line, 
     assert str(err.value) == (f"invalid input: {p / rel}:{line}: {why} (ynm's memory guidance "
                               "block is half-written); fix or remove ynm's markers and run again")
     assert snapshot(p, h) == before
-    assert status(p, h, name)[0].level == "error"
+    report = status(p, h, name)[0]
+    assert report.level == "warn"  # the server still works: a guidance fault is a warning
+    assert [(q.what, q.detail, q.fix) for q in report.problems] == [(
+        "guidance", f"{p / rel}:{line}: {why} (ynm's memory guidance block is half-written)",
+        f"remove or complete ynm's markers in {p / rel}, then run `ynm client install {name}`")]
 
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).map(

@@ -51,7 +51,8 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
     NAME is one of claude-code, copilot-cli, opencode, pi, ynh; without it: ynh in a ynh
     harness, else every client the project already uses. `plan` touches nothing; `install`
     merges into existing configs (other settings and comments kept) and is a no-op the second
-    time; `status` reports every client.
+    time; `status` reports every client and exits 1 when one has an error (a config file
+    that is not valid JSON, a server entry no client can use).
 
     \b
     Examples:
@@ -76,6 +77,8 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
         reports = client_status(where, name)
         emit([r.to_obj() for r in reports], as_json,
              lambda _: "\n".join(r.line() for r in reports))
+        if any(r.level == "error" for r in reports):  # the reference's §4.2 sets no code
+            click.get_current_context().exit(1)
         return
     command = ["ynm"]
     if url is None:

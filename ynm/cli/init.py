@@ -40,9 +40,13 @@ def ynm_command() -> tuple[list[str], str | None]:
 
 def format_init(r: dict[str, Any]) -> str:
     """The human block of cli.md §4.10 (labels in a 10-character column)."""
+    waiting = r.get("configWaiting")
+    state = ("" if r["configWritten"]
+             else f" (not written: {waiting['branch']} has it; run `{waiting['run']}`)"
+             if waiting else " (unchanged)" if r.get("configExists", True) else " (not written)")
     lines = [f"initialised {r['repo']}",
              f"  {'anchor':<10}{r['anchor']} ({r['anchorSource']})",
-             f"  {'config':<10}{r['configFile']}{'' if r['configWritten'] else ' (unchanged)'}"]
+             f"  {'config':<10}{r['configFile']}{state}"]
     for i, spec in enumerate(r["refspecs"]):
         lines.append(f"  {'refspecs' if i == 0 else '':<10}{spec}")
     fetched = r.get("fetched")
@@ -51,6 +55,8 @@ def format_init(r: dict[str, Any]) -> str:
                f"{fetched['records']} record{'' if fetched['records'] == 1 else 's'} from "
                f"{fetched['remote']}, merged" if fetched["shards"]
                else f"no new memory on {fetched['remote']}")
+        if fetched["shards"] and waiting:
+            got += f" (shown once `{waiting['run']}` brings .ynm/config.json)"
         lines.append(f"  {'fetched':<10}{got}")
     if r["hooksInstalled"]:
         lines.append(f"  {'hooks':<10}{', '.join(r['hooksInstalled'])}")
@@ -72,7 +78,9 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'local':<10}{' '.join(r['local'])} (yours only; excluded from git)")
     lines.append(f"  {'memory':<10}lives in git notes, not in files; `ynm sync` and the pre-push "
                  "hook share it")
-    if any(n.startswith("no remote ") for n in r["notes"]) or r.get("fetched") is not None:
+    if waiting:  # no project mount until the committed config is in the work tree
+        lines.append(f"next: `{waiting['run']}`, then `ynm list` and `ynm status`")
+    elif any(n.startswith("no remote ") for n in r["notes"]) or r.get("fetched") is not None:
         lines.append('next: `ynm remember --type semantic --content "..."` and `ynm status`')
     else:  # a clone: teammates may have pushed memory already
         lines.append("next: `ynm sync` to bring in the memory teammates already pushed, then "
@@ -121,7 +129,8 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
             f"{'created' if r['created'] else 'adopted'} bare memory repo {r['repo']} "
             f"(anchor {r['anchor'][:12]})"))
         return
-    loaded = load_config(where)
+    # --anchor replaces an unusable anchor in .ynm/config.json, so it must not refuse to load
+    loaded = load_config(where, replacing_anchor=anchor is not None and not personal)
     if personal:
         result = init_store(loaded.config.personal_store)
         emit(result, as_json, lambda r: (

@@ -14,21 +14,26 @@ from ynm.errors import YnmError
 
 def client_checks(work_tree: Path, home: Path, env: Mapping[str, str]) -> list[Check]:
     """``client <name>`` for every client detected in ``work_tree`` or under ``home`` (or set
-    up without being detected): not registered: ok/info ``detected (<how>); ynm not
-    registered; run `ynm client install <name>``` (as the reference: a client on the machine
-    that this project does not use is no fault); server without guidance or hooks: warn
-    with the advice; complete: ``server, guidance and hooks in place (<detail>)`` or, for a
-    client without hooks, ``server and guidance in place (<detail>)``. ``fix`` is the install
-    command wherever something is missing."""
+    up, or broken, without being detected): a problem (:class:`ynm.integrations.common.Problem`:
+    a config file that is not valid JSON, an unusable server entry, a malformed guidance
+    block): FAIL (level ``error``) or warn at the problem's level, detail ``<problem>; fix:
+    <fix>`` for each, ``fix`` the first problem's; not registered: ok/info ``detected (<how>);
+    ynm not registered; run `ynm client install <name>``` (as the reference: a client on the
+    machine that this project does not use is no fault); server without guidance or hooks:
+    warn with the advice; complete: ``server, guidance and hooks in place (<detail>)`` or, for
+    a client without hooks, ``server and guidance in place (<detail>)``. ``fix`` is the
+    install command wherever something is missing."""
     from ynm.integrations import status
 
     out = []
     for r in status(work_tree, home, None, env):
-        if not r.detected and r.level == "off":
+        if not r.detected and not r.server:  # e.g. a shared AGENTS.md: shown for its users
             continue
         fix = f"ynm client install {r.client}"
         name = f"client {r.client}"
-        if r.level == "off":
+        if r.problems:
+            out.append(check(name, False, r.advice or "", r.level, fix=r.fix))
+        elif r.level == "off":
             out.append(check(name, True, f"detected ({r.detection}); ynm not registered; run "
                              f"`{fix}`", fix=fix))
         elif r.level == "warn":
@@ -41,16 +46,32 @@ def client_checks(work_tree: Path, home: Path, env: Mapping[str, str]) -> list[C
 
 def validation_lines(r: Any) -> list[dict[str, Any]]:
     """A client status's checks (:attr:`ynm.integrations.common.ClientStatus.checked`, one
-    ``<what> <detail>`` line per piece) as ``ynm validate`` lines ``{"ok", "what", "detail"}``:
-    ``server``, ``guidance`` and ``hooks`` are ok as the status says (hooks: all of them); any
-    other piece (a ynh harness's ``manifest``) is ok unless ``missing``."""
+    ``<what> <detail>`` line per piece) as ``ynm validate`` lines ``{"ok", "what", "detail",
+    "fix"?}``: ``server``, ``guidance`` and ``hooks`` are ok as the status says (hooks: all of
+    them); any other piece (a ynh harness's ``manifest``) is ok unless ``missing``. A piece
+    with a problem fails with the problem as its detail and the problem's fix (a second
+    problem of the same piece adds a line); a failing line without one gets ``ynm client
+    install <client>``, ``(after the other fixes)`` when there are problems."""
     flags = {"server": r.server, "guidance": r.guidance, "hooks": r.hooks is not False}
+    # an install refuses a file with a problem, so it comes after the problems' own fixes
+    after = " (after the other fixes)" if r.problems else ""
+    by_piece: dict[str, list[Any]] = {}
+    for p in r.problems:
+        by_piece.setdefault(p.what, []).append(p)
     out = []
     for line in r.checked:
         what, _, detail = line.partition(" ")
         detail = detail.strip()
-        out.append({"ok": bool(flags.get(what, detail != "missing")), "what": what,
-                    "detail": detail})
+        found = by_piece.pop(what, [])
+        if found:
+            out += [{"ok": False, "what": what, "detail": p.detail, "fix": p.fix}
+                    for p in found]
+            continue
+        ok = bool(flags.get(what, detail != "missing"))
+        out.append({"ok": ok, "what": what, "detail": detail,
+                    **({} if ok else {"fix": f"ynm client install {r.client}" + after})})
+    out += [{"ok": False, "what": p.what, "detail": p.detail, "fix": p.fix}
+            for found in by_piece.values() for p in found]
     return out
 
 
@@ -58,8 +79,8 @@ def validate(folder: Path, home: Path, env: Mapping[str, str],
              fix_prefix: str = "ynm") -> dict[str, Any]:
     """``ynm validate``: the setup of every agent client ``folder`` is configured for (a ynh
     harness, else the clients whose files are in it), as ``{"ok", "clients": [{"client",
-    "ok", "lines": [{"ok", "what", "detail", "fix"?}]}]}``; a failing line's ``fix`` is
-    ``<fix_prefix> client install <client>``.
+    "ok", "lines": [{"ok", "what", "detail", "fix"?}]}]}``; a failing line's ``fix`` is the
+    problem's (:func:`validation_lines`), its ``ynm`` replaced by ``fix_prefix``.
 
     Raises:
         YnmError: (exit 1) ``nothing to validate in <folder>: no ynh harness and no agent
@@ -76,8 +97,8 @@ def validate(folder: Path, home: Path, env: Mapping[str, str],
         r = status(folder, home, name, env)[0]
         lines = validation_lines(r)
         for line in lines:
-            if not line["ok"]:
-                line["fix"] = f"{fix_prefix} client install {name}"
+            if fix_prefix != "ynm" and line.get("fix", "").startswith("ynm client "):
+                line["fix"] = fix_prefix + line["fix"].removeprefix("ynm")
         clients.append({"client": name, "ok": all(line["ok"] for line in lines),
                         "lines": lines})
     return {"ok": all(c["ok"] for c in clients), "clients": clients}

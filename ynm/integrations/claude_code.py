@@ -1,11 +1,14 @@
 """Claude Code: the MCP server, the memory guidance and the three hooks.
 
-- Server, project scope: ``mcpServers.ynm`` in ``<project>/.mcp.json`` (the team's file); user
-  scope: ``claude mcp add --scope user ynm -- ynm serve`` (Claude Code keeps user servers in
-  ``~/.claude.json``, which ynm only reads). Hosted: ``{type: "http", url, headers}``; the user
-  scope command does not pass the token (reference/server.md §4.1). Source: Claude Code docs,
-  "Connect Claude Code to tools via MCP" (https://docs.anthropic.com/en/docs/claude-code/mcp,
-  scopes and ``.mcp.json``).
+- Server, project scope: ``mcpServers.ynm`` in ``<project>/.mcp.json`` (the team's file; a
+  token is written as ``${YNM_MCP_TOKEN}``); user scope: the top-level ``mcpServers.ynm`` of
+  ``~/.claude.json``, where ``claude mcp add --scope user`` keeps user servers. The merge
+  changes that one member (every other key and byte of Claude Code's file stays), keeps the
+  file's permission bits (0600 when new, no access by others once it holds a token) and writes
+  a ``--token`` literally, as ``claude mcp add --header`` would, without putting it on a
+  command line. Hosted: ``{type: "http", url, headers}``. Source: Claude Code docs, "Connect
+  Claude Code to tools via MCP" (https://docs.anthropic.com/en/docs/claude-code/mcp, "MCP
+  installation scopes": user scope in ``~/.claude.json``, and ``.mcp.json``).
 - Hooks: ``SessionStart``, ``UserPromptSubmit``, ``Stop`` running ``ynm hook session-start |
   prompt | stop`` in ``.claude/settings.local.json`` (project; yours, excluded from git; the
   tracked ``.claude/settings.json`` is never touched) or ``~/.claude/settings.json`` (user).
@@ -35,12 +38,12 @@ from ynm.integrations.common import (
     check,
     detect_by,
     entry_argv,
-    entry_problem,
+    entry_problems,
     guidance_change,
-    guidance_problem,
+    guidance_problems,
     has_guidance,
     json_member,
-    json_problem,
+    json_problems,
     merge_change,
     read_json,
     read_text,
@@ -130,25 +133,34 @@ def _hooks_patch(t: Target) -> dict[str, Any] | None:
     return {"hooks": patch} if patch else None
 
 
-def _user_registered(t: Target) -> bool:
-    return json_member(t.home / ".claude.json", "mcpServers", "ynm") is not None
+def user_config(t: Target) -> Path:
+    """``~/.claude.json``: Claude Code's own file, whose top-level ``mcpServers`` holds the
+    user-scope servers (the place ``claude mcp add --scope user`` writes)."""
+    return t.home / ".claude.json"
+
+
+def _mode(path: Path) -> int:
+    """The permission bits ``path`` has (0600 for a new file: it may hold a token); a merge
+    keeps them, less any access by others when the entry holds a token."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return 0o600
 
 
 def plan(t: Target) -> list[Change]:
     """Claude Code's changes for ``t`` (see the module docstring)."""
     changes: list[Change] = []
     if t.scope == "user":
-        if not _user_registered(t):
-            argv = (["claude", "mcp", "add", "--scope", "user", "--transport", "http", "ynm",
-                     t.url] if t.http else
-                    ["claude", "mcp", "add", "--scope", "user", "ynm", "--", *t.serve_argv()])
-            changes.append(Change("command", "register the ynm MCP server with Claude Code "
-                                  "(user scope)", argv=argv))
-            if t.token:
-                changes.append(Change(
-                    "note", "the token is not passed on a command line",
-                    text="add the bearer token to ynm's entry in ~/.claude.json: "
-                         '"headers": {"Authorization": "Bearer <token>"}'))
+        path = user_config(t)
+        entry = (server_entry(t) | ({"headers": t.headers} if t.token else {})) if t.http \
+            else server_entry(t)
+        changes.append(merge_change(
+            t, NAME, path, {"mcpServers": {"ynm": entry}},
+            "register the ynm MCP server with Claude Code (user scope, your own file"
+            + ("; holds the token, so only you can read it)" if t.token else ")"),
+            entry=("mcpServers", "ynm"), secrets=(t.token,) if t.token else (),
+            mode=_mode(path) & (0o700 if t.token else 0o777)))
     else:
         server = merge_change(
             t, NAME, t.work_tree / ".mcp.json", {"mcpServers": {"ynm": server_entry(t)}},
@@ -173,16 +185,15 @@ def detect(t: Target) -> Detection:
 
 def status(t: Target) -> ClientStatus:
     """Server in ``.mcp.json`` or ``~/.claude.json``; guidance in any instruction file Claude
-    Code loads; hooks: all three events in the project's or the user's settings."""
+    Code loads; hooks: all three events in the project's or the user's settings. Problems: any
+    of these files that is not valid JSON, an unusable ``mcpServers.ynm``, a malformed guidance
+    block in any of the instruction files."""
     d = detect(t)
     checked: list[str] = []
     server_file = None
-    problem = None
-    for path in (t.work_tree / ".mcp.json", t.home / ".claude.json"):
+    servers = ((t.work_tree / ".mcp.json", "project"), (user_config(t), "user"))
+    for path, _ in servers:
         entry = json_member(path, "mcpServers", "ynm")
-        problem = problem or json_problem(path)
-        if entry is not None and entry_problem(entry, ("mcpServers", "ynm")):
-            problem = problem or f"{path}: {entry_problem(entry, ('mcpServers', 'ynm'))}"
         if isinstance(entry, dict):
             server_file = path
             runs = entry.get("url") or " ".join(entry_argv(entry))
@@ -196,8 +207,9 @@ def status(t: Target) -> ClientStatus:
     checked.append(check("guidance", str(guides[0]) if guides else "missing"))
     hooked: list[str] = []
     hook_file = None
-    for path in (t.work_tree / ".claude" / "settings.local.json",
-                 t.work_tree / ".claude" / "settings.json", t.home / ".claude" / "settings.json"):
+    settings = (t.work_tree / ".claude" / "settings.local.json",
+                t.work_tree / ".claude" / "settings.json", t.home / ".claude" / "settings.json")
+    for path in settings:
         hooks = json_member(path, "hooks")
         if not isinstance(hooks, dict):
             continue
@@ -208,9 +220,11 @@ def status(t: Target) -> ClientStatus:
         if len(found) > len(hooked):
             hooked, hook_file = found, path
     checked.append(check("hooks", f"{', '.join(hooked)} in {hook_file}" if hooked else "missing"))
-    problem = (problem or guidance_problem(*guide_paths)
-               or json_problem(t.work_tree / ".claude" / "settings.local.json"))
+    problems = [*json_problems("server", *(p for p, _ in servers)),
+                *(q for p, scope in servers
+                  for q in entry_problems(NAME, p, ("mcpServers", "ynm"), scope=scope)),
+                *guidance_problems(NAME, *guide_paths), *json_problems("hooks", *settings)]
     return ClientStatus(
         NAME, d.found, d.how, server_file is not None, bool(guides), len(hooked) == len(HOOKS),
         str(server_file) if server_file else "ynm not registered", checked,
-        [str(p) for p in (server_file, *guides[:1], hook_file) if p is not None], problem)
+        [str(p) for p in (server_file, *guides[:1], hook_file) if p is not None], problems)

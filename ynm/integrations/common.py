@@ -230,8 +230,58 @@ def json_problem(path: Path) -> str | None:
     try:
         read_json(path)
     except YnmError as err:
-        return str(err).removeprefix("invalid input: ").split("; fix it")[0]
+        return str(err).removeprefix("invalid input: ").split("; fix it")[0].split("; save it")[0]
     return None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A fault in a client's files that no install can mend by itself.
+
+    ``what`` is the piece it breaks (``server``, ``guidance``, ``hooks``, ``manifest``);
+    ``detail`` names the file (``<path>: not valid JSON (...)``, ``<path>:<line>: ...`` for a
+    malformed guidance block, ``<path>: "mcpServers.ynm" mixes ...``); ``fix`` is what works
+    in this state (a hand edit, or the install command that replaces the value); ``level`` is
+    ``error`` where the client cannot use the file or ynm's server (a file that is not valid
+    JSON, a server entry no client can run), ``warn`` for a malformed guidance block (the
+    server still works; the reference rates a guidance gap as a warning, reference/cli.md
+    §4.4 item 7).
+    """
+
+    what: str
+    detail: str
+    fix: str
+    level: str = "error"
+
+
+def json_problems(what: str, *paths: Path) -> list[Problem]:
+    """A :class:`Problem` for each of ``paths`` that is not valid JSON (or not UTF-8): fix
+    ``fix the JSON in <path>`` (``ynm client install`` refuses such a file, exit 2)."""
+    out = []
+    for path in paths:
+        why = json_problem(path)
+        if why:
+            out.append(Problem(what, why, f"fix the JSON in {path}"))
+    return out
+
+
+def entry_problems(client: str, path: Path, keys: tuple[str, ...], *,
+                   scope: str = "project") -> list[Problem]:
+    """A :class:`Problem` when the server entry at ``keys`` of ``path`` is unusable
+    (:func:`entry_problem`), with the install command that replaces it: a broken entry
+    (both transports, or neither) is replaced whole by a plain install, a value that is not
+    ynm's (not an object, another command) only with ``--force``. ``scope`` is the install
+    scope that writes ``path``."""
+    if json_problem(path):
+        return []
+    entry = json_member(path, *keys)
+    why = entry_problem(entry, keys)
+    if not why:
+        return []
+    command = f"ynm client install {client}" + (" --scope user" if scope == "user" else "")
+    if not (isinstance(entry, dict) and transport(entry) in ("mixed", "none")):
+        command += " --force"
+    return [Problem("server", f"{path}: {why}", command)]
 
 
 def apply(changes: list[Change], *, yes: bool = False) -> list[str]:
@@ -368,16 +418,25 @@ def has_guidance(path: Path) -> bool:
         return False
 
 
-def guidance_problem(*paths: Path) -> str | None:
-    """The first malformed guidance block among ``paths`` (``<path>:<line>: ...``), or None."""
+def guidance_problems(client: str, *paths: Path) -> list[Problem]:
+    """A ``warn`` :class:`Problem` for each of ``paths`` (the instruction files the client
+    reads) holding a malformed guidance block (``<path>:<line>: ...``, :func:`guidance_span`),
+    or not UTF-8. ``ynm client install`` refuses to touch such a file (exit 2), so the fix is
+    a hand edit, then the install."""
+    out = []
     for path in paths:
         try:
             text = read_text(path)
             if text is not None:
                 guidance_span(text, path)
         except InvalidInput as err:
-            return str(err).removeprefix("invalid input: ").split("; fix")[0]
-    return None
+            detail = str(err).removeprefix("invalid input: ").split("; fix")[0]
+            detail = detail.split("; save it")[0]
+            how = (f"save {path} as UTF-8" if "not UTF-8" in detail
+                   else f"remove or complete ynm's markers in {path}")
+            out.append(Problem("guidance", detail, f"{how}, then run `ynm client install "
+                               f"{client}`", "warn"))
+    return out
 
 
 def guidance_change(path: Path, reason: str | None = None) -> Change:
@@ -417,15 +476,17 @@ def detect_by(target: Target, *, bin: str, user: list[Path], project: list[str])
 
 @dataclass
 class ClientStatus:
-    """One client's ynm setup, for ``ynm client status`` and ``ynm doctor``.
+    """One client's ynm setup: the one computation ``ynm client status``, ``ynm doctor`` and
+    ``ynm validate`` all report.
 
     ``server``: ynm's MCP server (or pi's extension) is registered; ``guidance``: the memory
     guidance is present; ``hooks``: the agent hooks are installed (None: this client has no
     hooks ynm installs). ``checked`` holds one ``<what padded to 9> <detail>`` line per piece;
-    ``level`` is ``ok`` (everything in place), ``warn`` (server registered, guidance or hooks
-    missing), ``off`` (not registered) or ``error`` (``problem``: a config file that is not
-    valid JSON, a server entry no client can use, a malformed guidance block); ``advice`` says
-    what to run for a gap.
+    ``problems`` the faults found (:class:`Problem`: a config file that is not valid JSON, a
+    server entry no client can use, a malformed guidance block in any instruction file the
+    client reads). ``level`` is ``error`` (an ``error`` problem), ``warn`` (a ``warn`` problem,
+    or the server registered with guidance or hooks missing), ``off`` (not registered) or
+    ``ok``; ``advice`` says what to run or do first.
     """
 
     client: str
@@ -437,20 +498,33 @@ class ClientStatus:
     detail: str
     checked: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    problem: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """The first problem's detail, or None."""
+        return self.problems[0].detail if self.problems else None
 
     @property
     def level(self) -> str:
-        if self.problem:
+        levels = {p.level for p in self.problems}
+        if "error" in levels:
             return "error"
+        if levels:
+            return "warn"
         if not self.server:
             return "off"
         return "ok" if self.guidance and self.hooks is not False else "warn"
 
     @property
+    def fix(self) -> str:
+        """The command that completes the setup (the first problem's fix when there is one)."""
+        return self.problems[0].fix if self.problems else f"ynm client install {self.client}"
+
+    @property
     def advice(self) -> str | None:
-        if self.problem:
-            return f"fix it, then run `ynm client install {self.client}`"
+        if self.problems:
+            return "; ".join(f"{p.detail}; fix: {p.fix}" for p in self.problems)
         if not self.server:
             return f"run `ynm client install {self.client}`"
         gaps = [w for w, v in (("guidance", self.guidance), ("hooks", self.hooks)) if v is False]
@@ -461,12 +535,16 @@ class ClientStatus:
         return {"client": self.client, "detected": self.detected, "detection": self.detection,
                 "configured": self.server, "guidance": self.guidance, "hooks": self.hooks,
                 "level": self.level, "detail": self.detail, "advice": self.advice,
-                "checked": self.checked, "files": self.files, "problem": self.problem}
+                "checked": self.checked, "files": self.files, "problem": self.problem,
+                "problems": [{"what": p.what, "level": p.level, "detail": p.detail,
+                              "fix": p.fix} for p in self.problems]}
 
     def line(self) -> str:
-        """One human line: ``ok   <client>: server yes, guidance yes, hooks n/a; <detail>``."""
-        if self.problem:
-            return f"err  {self.client}: {self.problem}; {self.advice}"
+        """One human line: ``ok   <client>: server yes, guidance yes, hooks n/a; <detail>``;
+        with problems ``err  <client>: <detail>; fix: <fix>`` (``warn`` for a ``warn`` one)."""
+        if self.problems:
+            tag = "err " if self.level == "error" else "warn"
+            return f"{tag} {self.client}: {self.advice}"
         if self.level == "off":
             seen = f"detected ({self.detection}); " if self.detected else "not detected; "
             return f"--   {self.client}: {seen}{self.detail}"

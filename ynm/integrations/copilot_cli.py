@@ -27,12 +27,12 @@ from ynm.integrations.common import (
     check,
     detect_by,
     entry_argv,
-    entry_problem,
+    entry_problems,
     guidance_change,
-    guidance_problem,
+    guidance_problems,
     has_guidance,
     json_member,
-    json_problem,
+    json_problems,
     merge_change,
 )
 
@@ -80,13 +80,13 @@ def status(t: Target) -> ClientStatus:
                           "copilot-instructions.md") if has_guidance(p)]
     server = isinstance(entry, dict)
     runs = (entry.get("url") or " ".join(entry_argv(entry))) if server else ""
-    problem = json_problem(config_path(t)) or guidance_problem(
-        t.work_tree / "AGENTS.md", t.home / ".copilot" / "copilot-instructions.md")
-    if entry_problem(entry, ("mcpServers", "ynm")):
-        problem = problem or f"{config_path(t)}: {entry_problem(entry, ('mcpServers', 'ynm'))}"
+    problems = [*json_problems("server", config_path(t)),
+                *entry_problems(NAME, config_path(t), ("mcpServers", "ynm")),
+                *guidance_problems(NAME, t.work_tree / "AGENTS.md",
+                                   t.home / ".copilot" / "copilot-instructions.md")]
     checked = [check("server", f"{config_path(t)} runs `{runs}`" if server else "missing"),
                check("guidance", str(guides[0]) if guides else "missing")]
     return ClientStatus(NAME, d.found, d.how, server, bool(guides), None,
                         str(config_path(t)) if server else "ynm not registered", checked,
                         [str(p) for p in ([config_path(t)] if server else []) + guides[:1]],
-                        problem)
+                        problems)

@@ -30,12 +30,12 @@ from ynm.integrations.common import (
     check,
     detect_by,
     entry_argv,
-    entry_problem,
+    entry_problems,
     guidance_change,
-    guidance_problem,
+    guidance_problems,
     has_guidance,
     json_member,
-    json_problem,
+    json_problems,
     merge_change,
     token_note,
 )
@@ -90,18 +90,18 @@ def detect(t: Target) -> Detection:
 def status(t: Target) -> ClientStatus:
     d = detect(t)
     server_file = None
-    problem = None
-    for path in (_pick(t.work_tree), _pick(t.config_home() / "opencode")):
+    files = ((_pick(t.work_tree), "project"), (_pick(t.config_home() / "opencode"), "user"))
+    for path, _ in files:
         entry = json_member(path, "mcp", "ynm")
-        problem = problem or json_problem(path)
-        if entry_problem(entry, ("mcp", "ynm")):
-            problem = problem or f"{path}: {entry_problem(entry, ('mcp', 'ynm'))}"
         if isinstance(entry, dict):
             server_file = path
             runs = entry.get("url") or " ".join(entry_argv(entry))
             break
-    problem = problem or guidance_problem(t.work_tree / "AGENTS.md",
-                                          t.config_home() / "opencode" / "AGENTS.md")
+    problems = [*json_problems("server", *(p for p, _ in files)),
+                *(q for p, scope in files
+                  for q in entry_problems(NAME, p, ("mcp", "ynm"), scope=scope)),
+                *guidance_problems(NAME, t.work_tree / "AGENTS.md",
+                                   t.config_home() / "opencode" / "AGENTS.md")]
     guides = [p for p in (t.work_tree / "AGENTS.md", t.config_home() / "opencode" / "AGENTS.md")
               if has_guidance(p)]
     checked = [check("server", f"{server_file} runs `{runs}`" if server_file else "missing"),
@@ -109,4 +109,4 @@ def status(t: Target) -> ClientStatus:
     return ClientStatus(NAME, d.found, d.how, server_file is not None, bool(guides), None,
                         str(server_file) if server_file else "ynm not registered", checked,
                         [str(p) for p in ([server_file] if server_file else []) + guides[:1]],
-                        problem)
+                        problems)

@@ -24,7 +24,7 @@ from ynm.integrations.common import (
     check,
     detect_by,
     guidance_change,
-    guidance_problem,
+    guidance_problems,
     has_guidance,
     read_text,
 )
@@ -152,4 +152,5 @@ def status(t: Target) -> ClientStatus:
                         str(extension_path(found)) if found else
                         "extension not installed", checked,
                         [str(p) for p in ([extension_path(found)] if found else []) + guides],
-                        guidance_problem(t.work_tree / "AGENTS.md"))
+                        guidance_problems(NAME, t.work_tree / "AGENTS.md",
+                                          t.home / ".pi" / "agent" / "AGENTS.md"))

@@ -28,10 +28,10 @@ from ynm.integrations.common import (
     check,
     detect_by,
     entry_argv,
-    entry_problem,
+    entry_problems,
     invalid_json,
     json_member,
-    json_problem,
+    json_problems,
     merge_change,
     read_json,
     read_text,
@@ -136,12 +136,12 @@ def status(t: Target) -> ClientStatus:
     guided = skill_path(t).is_file()
     runs = ("" if not isinstance(server, dict) else server.get("url") or
             " ".join(entry_argv(server)))
-    problem = json_problem(path) or (f"{path}: {entry_problem(server, ('mcp_servers', 'ynm'))}"
-                                     if entry_problem(server, ("mcp_servers", "ynm")) else None)
+    problems = [*json_problems("manifest", path),
+                *entry_problems(NAME, path, ("mcp_servers", "ynm"))]
     checked = [check("manifest", str(path)),
                check("server", f"mcp_servers.ynm runs `{runs}`" if runs else "missing"),
                check("guidance", str(skill_path(t)) if guided else "missing"),
                check("hooks", ", ".join(hooked) if hooked else "missing")]
     return ClientStatus(NAME, d.found, d.how, isinstance(server, dict), guided,
                         len(hooked) == len(HOOKS), f"harness {path}", checked,
-                        [str(path)] + ([str(skill_path(t))] if guided else []), problem)
+                        [str(path)] + ([str(skill_path(t))] if guided else []), problems)

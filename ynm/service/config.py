@@ -55,8 +55,7 @@ __all__ = [
 
 ANCHOR_PATTERN = r"^[0-9a-f]{40}([0-9a-f]{24})?$"
 ANCHOR_PROBLEM = ("must be a full commit id (40 or 64 lowercase hex digits; `git rev-parse "
-                  "<abbreviated id>` prints it, and `ynm init --anchor <abbreviated id>` "
-                  "writes it)")
+                  "<abbreviated id>` prints it)")
 
 
 def _check_anchor(value: str | None) -> str | None:
@@ -625,6 +624,9 @@ class LoadedConfig:
         sources: top-level key -> where its value came from: the configuration file that
             set it last, or the ``YNM_*`` variable (``YNM_MOUNTS`` for ``mounts``); keys left
             at their defaults are absent. Messages name it (``anchor ... (from YNM_ANCHOR)``).
+        unusable_anchor: the ``anchor`` of the project's ``.ynm/config.json`` that was left
+            out because it is unusable (only with ``load_config(replacing_anchor=True)``);
+            None otherwise.
 
     Source: reference/cli.md §5.1.
     """
@@ -638,6 +640,7 @@ class LoadedConfig:
     bare: bool = False
     env: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    unusable_anchor: Any = None
 
 
 def _problems(exc: ValidationError) -> str:
@@ -648,14 +651,42 @@ def _problems(exc: ValidationError) -> str:
     return validation_message(exc, unknown="unknown key", camel=False)
 
 
-def _validate_layer(data: dict[str, Any], source: str) -> None:
+def _anchor_fix(source: str, project: bool) -> str:
+    """What mends an unusable top-level ``anchor`` in ``source``: ``ynm init --anchor`` for
+    the project's ``.ynm/config.json`` (the file it writes, replacing any value there), a hand
+    edit for any other file, which ``ynm init`` does not write."""
+    if project:
+        return ("`ynm init --anchor <commit>` replaces it (an abbreviated id is resolved; "
+                "`git rev-list --max-parents=0 HEAD` prints the root commit)")
+    return f'correct or remove "anchor" in {source}'
+
+
+def _validate_layer(data: dict[str, Any], source: str, project: bool = False) -> None:
+    """Validate one configuration file's keys; a bad top-level ``anchor`` names its fix
+    (:func:`_anchor_fix`). Raises InvalidConfig ``<source>: <key.path>: <problem>``."""
     try:
         Config.model_validate(data, by_name=False)
     except ValidationError as exc:
-        raise InvalidConfig(f"{source}: {_problems(exc)}") from exc
+        fix = ""
+        if any(tuple(e["loc"][:1]) == ("anchor",) for e in exc.errors()):
+            fix = "; " + _anchor_fix(source, project)
+        raise InvalidConfig(f"{source}: {_problems(exc)}{fix}") from exc
 
 
-def _read_config_file(path: Path) -> dict[str, Any] | None:
+def _bad_anchor_only(data: dict[str, Any]) -> bool:
+    """Whether ``data`` fails validation on its top-level ``anchor`` and on nothing else."""
+    try:
+        Config.model_validate(data, by_name=False)
+    except ValidationError as exc:
+        return all(tuple(e["loc"][:1]) == ("anchor",) for e in exc.errors())
+    return False
+
+
+def _read_config_file(path: Path, project: bool = False,
+                      drop_bad_anchor: bool = False) -> dict[str, Any] | None:
+    """One configuration file's keys (None when absent). With ``drop_bad_anchor`` (``ynm init
+    --anchor``, which replaces it) an unusable ``anchor`` is left out instead of refused when
+    it is the file's only fault."""
     if not path.is_file():
         return None
     try:
@@ -666,7 +697,9 @@ def _read_config_file(path: Path) -> dict[str, Any] | None:
         raise InvalidConfig(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InvalidConfig(f"{path}: expected a JSON object")
-    _validate_layer(data, str(path))
+    if drop_bad_anchor and "anchor" in data and _bad_anchor_only(data):
+        data = {k: v for k, v in data.items() if k != "anchor"}
+    _validate_layer(data, str(path), project)
     return data
 
 
@@ -695,12 +728,15 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
             key, _, rest = path.partition(".")
             var = var_of.get(key, key)
             parts.append(f"{var}: {rest}: {msg}" if rest else f"{var}: {msg}")
+        if "anchor" in layer and any(tuple(e["loc"][:1]) == ("anchor",) for e in exc.errors()):
+            parts.append("unset YNM_ANCHOR, or set it to a full commit id")
         raise InvalidConfig("; ".join(parts)) from exc
     return layer
 
 
 def load_config(
-    cwd: str | Path | None = None, env: Mapping[str, str] | None = None
+    cwd: str | Path | None = None, env: Mapping[str, str] | None = None, *,
+    replacing_anchor: bool = False,
 ) -> LoadedConfig:
     """Read every configuration layer for ``cwd`` and merge them.
 
@@ -716,6 +752,9 @@ def load_config(
     Args:
         cwd: the directory the command runs in; default the process's current directory.
         env: the environment; default ``os.environ``.
+        replacing_anchor: ``ynm init --anchor``, which writes the project's anchor: an
+            unusable ``anchor`` in ``<repo>/.ynm/config.json`` (abbreviated, not a string) is
+            left out instead of refused, and kept in :attr:`LoadedConfig.unusable_anchor`.
 
     Returns:
         The merged configuration with the files read, home, repository paths and environment.
@@ -753,8 +792,13 @@ def load_config(
     merged: dict[str, Any] = {}
     files: list[str] = []
     sources: dict[str, str] = {}
+    project_file = project_config_path(repo) if repo is not None else None
+    unusable: Any = None
     for path in config_files:
-        data = _read_config_file(path)
+        is_project = path == project_file
+        data = _read_config_file(path, is_project, replacing_anchor and is_project)
+        if is_project and replacing_anchor and data is not None and "anchor" not in data:
+            unusable = json.loads(path.read_text(encoding="utf-8-sig")).get("anchor")
         if data is not None:
             files.append(str(path))
             merged.update(data)
@@ -788,6 +832,7 @@ def load_config(
         bare=location.bare if location else False,
         env=merged_env,
         sources=sources,
+        unusable_anchor=unusable,
     )
 
 

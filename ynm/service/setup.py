@@ -136,7 +136,10 @@ def init_project(
     ``git pull`` refuse); a note says to pull, or to remove an untracked copy that is in the way.
 
     Returns the JSON of reference/cli.md §4.10: ``repo, anchor, anchorSource, configFile,
-    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus ``fetched``
+    configWritten, refspecs, hooksInstalled, notes, clients, commit, local``, plus
+    ``configExists`` (whether ``.ynm/config.json`` is there after init), ``configWaiting``
+    (``{"branch", "run"}`` when it was not written because a teammate's committed copy waits
+    on that remote branch, and the git command that gets it: :func:`_how_to_get`), ``fetched``
     (``{"remote", "shards", "records"}`` merged from the remote, None when nothing was
     fetched), ``warnings`` (a failed fetch or merge, one line each) and ``also`` (clients on
     this machine the project does not use: a hint, nothing written). ``clients`` entries are
@@ -167,9 +170,11 @@ def init_project(
         raise YnmError(f"{cwd} is not inside a git repository")
     repo_path = loaded.repo
     repo = open_repository(repo_path)
+    replaced: str | None = None
     if anchor is not None:
         anchor = resolve_anchor_id(repo, anchor)
         _check_init_anchor(repo, anchor, "--anchor", repo_path)  # before anything is written
+        replaced = _unusable_anchor(repo, loaded, anchor)
     planned: list[dict[str, Any]] = []
     if clients or client_names:
         # Planned before anything is written: a client file that is not valid JSON refuses
@@ -222,6 +227,8 @@ def init_project(
         branch = current_branch(repo).removeprefix("refs/heads/")
         notes.append(f"the repository had no commits; created the empty root commit `ynm: root` "
                      f"on branch {branch} as the anchor (your first commit follows it)")
+    if replaced:
+        notes.append(f"replaced {replaced} with {chosen.sha}")
     if not chosen.present:
         notes.append(f"anchor {chosen.sha} is not present locally (shallow clone); plumbing does "
                      "not need it")
@@ -229,19 +236,23 @@ def init_project(
     rel = str(config_file.relative_to(repo_path))
     upstream = remote_project_config(repo, remote_name) if has_remote else None
     branch = upstream[0].removeprefix("refs/remotes/") if upstream else ""
+    get = _how_to_get(repo, upstream[0]) if upstream else ""
+    waiting = None
     if upstream is not None and not config_file.exists() and upstream[1] == chosen.sha:
         # Writing it would leave an untracked file that makes `git pull` refuse to merge.
         written = False
+        waiting = {"branch": branch, "run": get}
         notes.append(f"{branch} already has {rel} (anchor {chosen.sha}), committed by a "
-                     f"teammate: run `git pull` to get it; ynm wrote none here, so nothing "
-                     "stands in the pull's way")
+                     f"teammate: run `{get}` to get it; ynm wrote none here, so nothing "
+                     "stands in its way, and until then ynm shows none of the project's memory")
     else:
         written = write_project_anchor(repo_path, chosen.sha, remote)
         if upstream is not None and repo.status_file(rel) & GIT_STATUS_WT_NEW:
             same = ("the same anchor" if upstream[1] == chosen.sha
                     else f"anchor {upstream[1]}, not {chosen.sha}")
-            notes.append(f"{branch} already has {rel} ({same}): `git pull` refuses to "
-                         f"overwrite an untracked copy, so remove yours (`rm {rel}`) and pull")
+            notes.append(f"{branch} already has {rel} ({same}): `{get}` refuses to "
+                         f"overwrite an untracked copy, so remove yours (`rm {rel}`), then "
+                         f"run `{get}`")
     index_dir = repo_path / ".ynm" / "index"
     index_dir.mkdir(parents=True, exist_ok=True)
     gitignore = index_dir / ".gitignore"
@@ -304,7 +315,8 @@ def init_project(
             warnings.append(problem)
     return {
         "repo": str(repo_path), "anchor": chosen.sha, "anchorSource": chosen.source,
-        "configFile": str(config_file), "configWritten": written, "refspecs": refspecs,
+        "configFile": str(config_file), "configWritten": written,
+        "configExists": config_file.exists(), "configWaiting": waiting, "refspecs": refspecs,
         "fetched": fetched, "hooksInstalled": installed, "notes": notes,
         "clients": client_setups, "commit": commit, "local": local, "warnings": warnings,
         "also": also,
@@ -395,24 +407,60 @@ def init_store(path: str | Path) -> dict[str, Any]:
     return {"repo": str(path), "anchor": select_anchor(repo).sha, "created": created}
 
 
+def _how_to_get(repo: Any, tracking: str) -> str:
+    """The git command that brings the remote-tracking branch ``tracking``
+    (``refs/remotes/<remote>/<branch>``) into this clone's work tree: ``git checkout <branch>``
+    when there is no branch to pull into (no commit checked out, as after a clone whose
+    remote HEAD names a branch that does not exist, or a detached HEAD), ``git pull`` when the
+    current branch tracks it, else ``git pull <remote> <branch>``."""
+    remote, _, name = tracking.removeprefix("refs/remotes/").partition("/")
+    if repo.head_is_unborn or repo.head_is_detached:
+        return f"git checkout {name}"
+    try:
+        upstream = repo.branches.local[repo.head.shorthand].upstream
+    except (KeyError, ValueError):
+        upstream = None
+    if upstream is not None and upstream.name == tracking:
+        return "git pull"
+    return f"git pull {remote} {name}"
+
+
+def _unusable_anchor(repo: Any, loaded: LoadedConfig, anchor: str) -> str | None:
+    """What ``ynm init --anchor <anchor>`` replaces in the project's ``.ynm/config.json``: an
+    anchor that is not a full commit id (abbreviated, or not a string: left out when the
+    configuration was loaded, :attr:`LoadedConfig.unusable_anchor`) or one that is no commit
+    of this repository, as ``the unusable anchor <value> in .ynm/config.json (<why>)``; None
+    when there was none or it was usable."""
+    from ynm.store.anchor import anchor_problem
+
+    if loaded.unusable_anchor is not None:
+        return (f"the unusable anchor {json.dumps(loaded.unusable_anchor)} in .ynm/config.json "
+                "(not a full commit id)")
+    configured = loaded.config.anchor
+    if (configured and configured != anchor and loaded.repo is not None
+            and loaded.sources.get("anchor") == str(project_config_path(loaded.repo))):
+        why = anchor_problem(repo, configured)
+        if why:
+            return f"the unusable anchor {configured} in .ynm/config.json ({why})"
+    return None
+
+
 def _check_init_anchor(repo: Any, sha: str, where: str, repo_path: Path) -> None:
     """Refuse to record an anchor (given with ``--anchor`` or already configured) that is no
     commit of this repository: every write would then be refused (ynm.service.mounts).
 
     Raises:
         AnchorNotCommit: ``invalid input: anchor <sha> (from <where>) is not a commit in
-            <repo>: <why>; ...`` (exit 2)."""
+            <repo>: <why>; <fix>`` (exit 2), the fix for where the value came from
+            (:func:`ynm.service.mounts.anchor_check`: ``ynm init --anchor`` only for the
+            project's ``.ynm/config.json``, which it writes)."""
     from ynm.errors import AnchorNotCommit
-    from ynm.store.anchor import anchor_problem
+    from ynm.service.mounts import PROJECT, anchor_check
 
-    why = anchor_problem(repo, sha)
-    if why is None:
+    problem, hint = anchor_check(repo, sha, where, str(repo_path), PROJECT,
+                                 str(project_config_path(repo_path)))
+    if problem is None:
         return
-    roots = "`git rev-list --max-parents=0 HEAD` prints the root commit"
-    fix = ("give a commit of this repository" if where == "--anchor"
-           else f"give the project's anchor with `ynm init --anchor <commit>` ({roots}), or "
-                "fetch the history that holds it")
-    if where.startswith("YNM_"):
-        fix = f"unset {where}, or set it to a commit of this repository ({roots})"
-    raise AnchorNotCommit(f"anchor {sha} (from {where}) is not a commit in {repo_path}: {why}; "
-                          f"{fix}")
+    if where == "--anchor":
+        hint = "give a commit of this repository"
+    raise AnchorNotCommit(f"{problem}; {hint}")
