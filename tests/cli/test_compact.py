@@ -171,8 +171,10 @@ def test_a_corrupt_snapshot_is_ignored_with_a_warning(net):
     drop_cache(a)
     result = net.ynm(a, "recall", QUERIES[0], "--json")
     assert result.exit_code == 0
-    assert (f"ynm: snapshot {REF} ignored (state.bin cannot be read: " in result.stderr
-            and "rebuilding the project cache from the notes" in result.stderr)
+    assert result.stderr == (
+        f"ynm: snapshot {REF}: state.bin is damaged (its SHA-256 is not the one meta.json "
+        "records); the project cache is built from the notes; `ynm compact` rewrites it, or "
+        f"`git update-ref -d {REF}` removes it\n")
     assert [r["memoryId"] for r in json.loads(result.stdout)] == want[0]
     assert "snapshot" not in cache_meta(a)
     # a compaction replaces the damaged one
