@@ -331,7 +331,7 @@ def test_a_damaged_remote_snapshot_is_not_taken_and_a_usable_one_replaces_it(net
     net.ok(a, "compact")
     net.sync(a)
     bad = damage(net, a, "flipped bytes")  # as an older ynm would have pushed it
-    net.git(a.path, "push", "-q", "--force", "origin", f"{REF}:{REF}")
+    net.git(a.path, "push", "-q", "--no-verify", "--force", "origin", f"{REF}:{REF}")
     net.git(a.path, "update-ref", "-d", REF)
     got, err = sync_out(net, b)  # b has none: not taken
     assert "snapshots" not in got and REF not in net.refs(b.path, "refs/ynm/")
@@ -370,3 +370,23 @@ def test_two_usable_snapshots_the_newer_wins_and_syncs_converge(net):
             assert "snapshots" not in again and err == ""
     assert net.refs(net.origin, "refs/ynm/") == {REF: newer}
     assert net.refs(b.path, "refs/ynm/")[REF] == newer
+
+
+def test_the_same_damaged_copy_on_both_sides_is_dropped_here(net):
+    a = net.clone("a")
+    fill(net, a)
+    net.ok(a, "compact")
+    bad = damage(net, a, "missing meta.json")
+    # pushed as an older ynm did
+    net.git(a.path, "push", "-q", "--no-verify", "--force", "origin", f"{REF}:{REF}")
+    dry = net.ynm(a, "sync", "--dry-run")
+    assert dry.exit_code == 0 and "so it would be dropped here" in dry.stderr
+    assert net.refs(a.path, "refs/ynm/")[REF] == bad  # a dry run changes nothing
+    got, err = sync_out(net, a)
+    assert "snapshots" not in got and REF not in net.refs(a.path, "refs/ynm/")
+    assert err.endswith("which holds no meta.json file); the remote holds the same copy, so it "
+                        "is dropped here and never pushed; `ynm compact` writes a new one\n")
+    good = compact(net, a)["commit"]
+    assert net.sync(a)["snapshots"]["pushed"] == ["cache-v8"]
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+    assert sync_out(net, a)[1] == ""

@@ -68,6 +68,7 @@ from ynm.store.snapshots import (
     Snapshot,
     check_snapshot,
     compare_and_swap,
+    fits,
     snapshots_prefix,
     snapshots_tracking_prefix,
 )
@@ -536,8 +537,18 @@ class _Snapshots:
         self.local_prefix = snapshots_prefix(log.level)
         self.tracking_prefix = snapshots_tracking_prefix(remote, log.level)
 
-    def _check(self, ref: str, tips: dict[str, str]) -> tuple[Snapshot | None, str | None]:
-        return check_snapshot(self.log.repo, ref, tips)
+    def _check(self, ref: str, tips: dict[str, str]
+               ) -> tuple[Snapshot | None, str | None, bool]:
+        """``(snapshot, why it is unusable or None, damaged)``: ``damaged`` when the snapshot
+        itself is unusable (:func:`check_snapshot` without tips), False when it only does not
+        fit ``tips`` (a remote's copy whose notes a pull has not brought)."""
+        found, why = check_snapshot(self.log.repo, ref)
+        if why is not None or found is None:
+            return found, why, why is not None
+        unfit = fits(self.log.repo, found.meta, tips)
+        if unfit is not None:
+            return found, f"snapshot {ref} does not match the notes ({unfit})", False
+        return found, None, False
 
     def reconcile(self, dry_run: bool, result: SyncResult) -> None:
         """Per snapshot name, local against fetched copy: an unusable local one is replaced by
@@ -555,14 +566,14 @@ class _Snapshots:
             tref, lref = self.tracking_prefix + name, self.local_prefix + name
             tsha, lsha = tracking.get(tref), local.get(lref)
             if lsha is not None and lsha == tsha:
-                ours, why = self._check(lref, tips)
-                if why is not None:  # the remote holds the same damage: drop it here
+                why = self._check(lref, tips)[1]
+                if why is not None:  # the remote holds the same copy: drop it here
                     self._drop(lref, lsha, why, "the remote holds the same copy", dry_run,
                                result)
                 continue
-            theirs, their_why = self._check(tref, tips) if tsha else (None, None)
-            ours, our_why = self._check(lref, tips) if lsha else (None, None)
-            if their_why is not None and _damaged(their_why):
+            theirs, their_why, damaged = self._check(tref, tips) if tsha else (None, None, False)
+            ours, our_why, _ = self._check(lref, tips) if lsha else (None, None, False)
+            if damaged and their_why is not None:
                 then = ("the local one replaces it" if ours is not None and our_why is None
                         else "`ynm compact` writes a new one, which the next sync pushes")
                 result.warnings.append(
@@ -612,11 +623,11 @@ class _Snapshots:
             seen = tracking.get(tref)
             if seen == lsha:
                 continue
-            ours, why = self._check(lref, tips)
+            ours, why, _ = self._check(lref, tips)
             if ours is None or why is not None:
                 continue
             if seen is not None:
-                theirs, their_why = self._check(tref, tips)
+                theirs, their_why, _ = self._check(tref, tips)
                 if theirs is not None and their_why is None and _wins(theirs, ours):
                     continue  # the remote's is the winner: the next pull takes it
             proc = git.run("push", "--porcelain", f"--force-with-lease={lref}:{seen or ''}",
@@ -632,13 +643,6 @@ def _wins(a: Snapshot, b: Snapshot) -> bool:
     """Whether usable snapshot ``a`` beats ``b``: the newer (``createdAt``), the commit id
     breaking a tie, so two clones always pick the same one and stop replacing each other's."""
     return (a.meta.created_at, a.commit) > (b.meta.created_at, b.commit)
-
-
-def _damaged(why: str) -> bool:
-    """Whether a :func:`check_snapshot` problem is damage (no snapshot commit, a damaged
-    meta.json or state.bin) rather than a snapshot that only does not fit these shard tips
-    (a pull that has not brought its notes yet) or comes from another ynm format."""
-    return " does not match the notes " not in why and " was written in format " not in why
 
 
 class _Documents:
