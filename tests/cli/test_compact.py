@@ -171,8 +171,10 @@ def test_a_corrupt_snapshot_is_ignored_with_a_warning(net):
     drop_cache(a)
     result = net.ynm(a, "recall", QUERIES[0], "--json")
     assert result.exit_code == 0
-    assert (f"ynm: snapshot {REF} ignored (state.bin cannot be read: " in result.stderr
-            and "rebuilding the project cache from the notes" in result.stderr)
+    assert result.stderr == (
+        f"ynm: snapshot {REF}: state.bin is damaged (its SHA-256 is not the one meta.json "
+        "records); the project cache is built from the notes; `ynm compact` rewrites it, or "
+        f"`git update-ref -d {REF}` removes it\n")
     assert [r["memoryId"] for r in json.loads(result.stdout)] == want[0]
     assert "snapshot" not in cache_meta(a)
     # a compaction replaces the damaged one
@@ -239,3 +241,152 @@ def test_a_purge_a_merge_brings_back_rewrites_the_snapshot(net):
     raw = zstandard.ZstdDecompressor().decompressobj().decompress(packed)
     assert b"second approver" in raw
     assert b"ledger service owns refunds" not in raw
+
+
+# ------------------------------------------------------------------- damaged snapshots and sync
+
+
+def damage(net: Net, c: Clone, how: str) -> str:
+    """Point ``c``'s snapshot ref at something unusable; returns the commit (or tree) it now
+    points at."""
+    git = net.git
+    if how == "code commit":
+        git(c.path, "update-ref", REF, "HEAD")
+        return git(c.path, "rev-parse", "HEAD")
+    meta = git(c.path, "rev-parse", f"{REF}:meta.json")
+    state = git(c.path, "rev-parse", f"{REF}:state.bin")
+    if how == "flipped bytes":
+        data = bytearray(subprocess.run(["git", "cat-file", "blob", state], cwd=c.path,
+                                        capture_output=True, check=True).stdout)
+        data[len(data) // 2] ^= 0xFF
+        state = git(c.path, "hash-object", "-w", "--stdin", input=bytes(data))
+    rows = f"100644 blob {state}\tstate.bin\n"
+    if how != "missing meta.json":
+        rows = f"100644 blob {meta}\tmeta.json\n" + rows
+    tree = git(c.path, "mktree", input=rows.encode())
+    bad = git(c.path, "commit-tree", tree, "-m", "damaged")
+    git(c.path, "update-ref", REF, bad)
+    return bad
+
+
+WHY = {
+    "code commit": "is not a snapshot commit (it points at commit ",
+    "flipped bytes": ": state.bin is damaged (its SHA-256 is not the one meta.json records)",
+    "missing meta.json": "which holds no meta.json file)",
+}
+
+
+def sync_out(net: Net, c: Clone) -> tuple[dict, str]:
+    result = net.ynm(c, "sync", "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)["project"], result.stderr
+
+
+@pytest.mark.parametrize("how", list(WHY))
+def test_sync_replaces_a_damaged_local_snapshot_and_never_pushes_it(net, how):
+    a = net.clone("a")
+    fill(net, a)
+    good = compact(net, a)["commit"]
+    net.sync(a)
+    b = net.clone("b")
+    assert net.refs(b.path, "refs/ynm/")[REF] == good
+    damage(net, b, how)
+    got, err = sync_out(net, b)
+    assert got["snapshots"] == {"fetched": ["cache-v8"], "pushed": []}
+    assert got["warnings"] == [err.removeprefix("ynm: ").rstrip("\n")]
+    assert err.startswith(f"ynm: snapshot {REF}") and WHY[how] in err
+    assert err.endswith("; replaced by the remote's copy\n")
+    assert "peeled" not in err and "'meta.json'" not in err
+    assert net.refs(b.path, "refs/ynm/")[REF] == good
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+    for _ in range(2):  # converged: nobody pushes, nothing is said
+        for c in (a, b):
+            again, err = sync_out(net, c)
+            assert "snapshots" not in again and "warnings" not in again and err == ""
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+
+
+@pytest.mark.parametrize("how", list(WHY))
+def test_a_damaged_snapshot_the_remote_lacks_is_dropped_not_pushed(net, how):
+    a = net.clone("a")
+    fill(net, a)
+    net.ok(a, "compact")
+    damage(net, a, how)
+    got, err = sync_out(net, a)
+    assert "snapshots" not in got
+    assert WHY[how] in err and err.endswith(
+        "; the remote has no usable copy, so it is dropped here and never pushed; "
+        "`ynm compact` writes a new one\n")
+    assert REF not in net.refs(a.path, "refs/ynm/")
+    assert net.refs(net.origin, "refs/ynm/") == {}
+    assert sync_out(net, a)[1] == ""
+    good = compact(net, a)["commit"]  # the fix
+    assert net.sync(a)["snapshots"]["pushed"] == ["cache-v8"]
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+
+
+def test_a_damaged_remote_snapshot_is_not_taken_and_a_usable_one_replaces_it(net):
+    a, b = net.clone("a"), net.clone("b")
+    fill(net, a)
+    net.ok(a, "compact")
+    net.sync(a)
+    bad = damage(net, a, "flipped bytes")  # as an older ynm would have pushed it
+    net.git(a.path, "push", "-q", "--no-verify", "--force", "origin", f"{REF}:{REF}")
+    net.git(a.path, "update-ref", "-d", REF)
+    got, err = sync_out(net, b)  # b has none: not taken
+    assert "snapshots" not in got and REF not in net.refs(b.path, "refs/ynm/")
+    assert err == (f"ynm: the remote's snapshot {REF}: state.bin is damaged (its SHA-256 is "
+                   "not the one meta.json records); it is not taken; `ynm compact` writes a "
+                   "new one, which the next sync pushes\n")
+    assert net.refs(net.origin, "refs/ynm/") == {REF: bad}
+    good = compact(net, b)["commit"]
+    got, err = sync_out(net, b)
+    assert got["snapshots"] == {"fetched": [], "pushed": ["cache-v8"]}
+    assert err.endswith("; it is not taken; the local one replaces it\n")
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+    assert net.sync(a)["snapshots"] == {"fetched": ["cache-v8"], "pushed": []}
+    for c in (a, b):
+        again, err = sync_out(net, c)
+        assert "snapshots" not in again and err == ""
+
+
+def test_two_usable_snapshots_the_newer_wins_and_syncs_converge(net):
+    a, b = net.clone("a"), net.clone("b")
+    fill(net, a)
+    net.sync(a)
+    net.sync(b)
+    older = compact(net, a)["commit"]
+    net.remember(b, "Another fact from b")
+    newer = compact(net, b)["commit"]  # written later, before either synced its snapshot
+    assert net.sync(a)["snapshots"] == {"fetched": [], "pushed": ["cache-v8"]}
+    got = net.sync(b)  # b's is newer: it stays, and replaces a's on the remote
+    assert got["snapshots"] == {"fetched": [], "pushed": ["cache-v8"]}
+    assert net.refs(net.origin, "refs/ynm/") == {REF: newer}
+    assert net.sync(a)["snapshots"] == {"fetched": ["cache-v8"], "pushed": []}  # a takes it
+    assert net.refs(a.path, "refs/ynm/")[REF] == newer != older
+    for _ in range(2):  # the second sync of each pushes nothing, the ref stays
+        for c in (a, b):
+            again, err = sync_out(net, c)
+            assert "snapshots" not in again and err == ""
+    assert net.refs(net.origin, "refs/ynm/") == {REF: newer}
+    assert net.refs(b.path, "refs/ynm/")[REF] == newer
+
+
+def test_the_same_damaged_copy_on_both_sides_is_dropped_here(net):
+    a = net.clone("a")
+    fill(net, a)
+    net.ok(a, "compact")
+    bad = damage(net, a, "missing meta.json")
+    # pushed as an older ynm did
+    net.git(a.path, "push", "-q", "--no-verify", "--force", "origin", f"{REF}:{REF}")
+    dry = net.ynm(a, "sync", "--dry-run")
+    assert dry.exit_code == 0 and "so it would be dropped here" in dry.stderr
+    assert net.refs(a.path, "refs/ynm/")[REF] == bad  # a dry run changes nothing
+    got, err = sync_out(net, a)
+    assert "snapshots" not in got and REF not in net.refs(a.path, "refs/ynm/")
+    assert err.endswith("which holds no meta.json file); the remote holds the same copy, so it "
+                        "is dropped here and never pushed; `ynm compact` writes a new one\n")
+    good = compact(net, a)["commit"]
+    assert net.sync(a)["snapshots"]["pushed"] == ["cache-v8"]
+    assert net.refs(net.origin, "refs/ynm/") == {REF: good}
+    assert sync_out(net, a)[1] == ""

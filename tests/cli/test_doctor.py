@@ -104,7 +104,8 @@ def test_a_healthy_project_passes_every_check_in_the_reference_order(project, cl
         "mount project (git-notes)", "project anchor configured", "distributed fetch refspec",
         "personal refs never pushed", "no personal refs in project repo", "pre-push hook",
         "cache personal", "cache project", "bad lines personal", "bad lines project",
-        "vector model", "cache size personal", "cache size project"]
+        "snapshot personal", "snapshot project", "vector model", "cache size personal",
+        "cache size project"]
     assert all(c["ok"] for c in result["checks"])
     assert all(list(c) == ["name", "ok", "level", "detail"] for c in result["checks"])
     assert named(result, "config files")["detail"] == str(project / ".ynm" / "config.json")
@@ -351,11 +352,72 @@ def test_a_cache_of_another_schema_version_is_reported(project, cli_run):
     assert check["fix"] == "ynm reindex --mount project"
 
 
+SNAP = "refs/ynm/distributed/snapshots/cache-v8"
+
+
+def test_no_snapshot_is_fine(project, cli_run):
+    remember(cli_run)
+    assert named(doctor(cli_run, project)[1], "snapshot project") == {
+        "name": "snapshot project", "ok": True, "level": "info",
+        "detail": f"none ({SNAP}); `ynm compact` writes one, which a fresh clone's first read "
+                  "starts from"}
+
+
+def test_a_usable_snapshot_says_what_it_covers_and_how_far_behind_it_is(project, cli_run, git):
+    remember(cli_run)
+    remember(cli_run, "Releases are tagged from main")
+    assert cli_run("compact", "--mount", "project").exit_code == 0
+    commit = git(project, "rev-parse", SNAP)
+    check = named(doctor(cli_run, project)[1], "snapshot project")
+    assert check == {"name": "snapshot project", "ok": True, "level": "info",
+                     "detail": f"{SNAP} {commit[:12]}: covers 2 records in 1 shard, "
+                               "0 records behind the tips"}
+    remember(cli_run, "The changelog is written by hand")
+    append_line(git, project, json.dumps(make_record(level="distributed", namespace="common"),
+                                         separators=(",", ":")))
+    assert named(doctor(cli_run, project)[1], "snapshot project")["detail"] == (
+        f"{SNAP} {commit[:12]}: covers 2 records in 1 shard, 2 records behind the tips")
+
+
+@pytest.mark.parametrize("how", ["code commit", "flipped bytes"])
+def test_an_unusable_snapshot_warns_with_why_and_the_fix(project, cli_run, git, how):
+    remember(cli_run)
+    assert cli_run("compact", "--mount", "project").exit_code == 0
+    if how == "code commit":
+        git(project, "update-ref", SNAP, "HEAD")
+        why = (f"snapshot {SNAP} is not a snapshot commit (it points at commit "
+               f"{git(project, 'rev-parse', 'HEAD')[:12]}, which holds no meta.json file)")
+    else:
+        state = subprocess.run(["git", "cat-file", "blob", f"{SNAP}:state.bin"], cwd=project,
+                               capture_output=True, check=True).stdout
+        blob = git(project, "hash-object", "-w", "--stdin",
+                   input=state[:-1] + bytes([state[-1] ^ 1]))
+        meta = git(project, "rev-parse", f"{SNAP}:meta.json")
+        tree = git(project, "mktree", input=(f"100644 blob {meta}\tmeta.json\n"
+                                             f"100644 blob {blob}\tstate.bin\n").encode())
+        git(project, "update-ref", SNAP, git(project, "commit-tree", tree, "-m", "x"))
+        why = (f"snapshot {SNAP}: state.bin is damaged (its SHA-256 is not the one meta.json "
+               "records)")
+    before = snapshot(project / ".git" / "refs", project / ".ynm")
+    code, result, human = doctor(cli_run, project)
+    assert code == 0  # a warning: reads build the cache from the notes
+    assert named(result, "snapshot project") == {
+        "name": "snapshot project", "ok": False, "level": "warn",
+        "detail": f"{why}; a fresh cache is built from the notes, not from it; `ynm compact` "
+                  "writes it again", "fix": "ynm compact"}
+    assert line(human, "snapshot project").startswith("warn  snapshot project: snapshot ")
+    assert snapshot(project / ".git" / "refs", project / ".ynm") == before
+    run_fix(f"{sys.executable} -m ynm compact", project)
+    assert named(doctor(cli_run, project)[1], "snapshot project")["ok"] is True
+
+
 def test_doctor_changes_nothing(project, cli_run, git, tmp_path, ynm_home):
     """A repository with a bit of everything doctor reports: neither it (refs, config, hooks,
     .ynm/ with the cache) nor ynm's home changes by a byte."""
     with_origin(project, git, tmp_path)
     remember(cli_run)
+    assert cli_run("compact").exit_code == 0
+    remember(cli_run, "Written after the snapshot")
     append_line(git, project, "not json")
     git(project, "config", "--add", "remote.origin.push", "refs/notes/ynm/personal/*")
     git(project, "update-ref", "refs/notes/ynm/personal/leak", "HEAD")

@@ -11,6 +11,7 @@ answers as a cache built from a full read, and as the model's fold of every reco
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import tempfile
@@ -20,19 +21,21 @@ from typing import Any
 
 import pygit2
 import pytest
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ynm.compact import compact_mount
 from ynm.index import schema
-from ynm.index.snapshot import NAME
+from ynm.index.snapshot import FORMAT, NAME
 from ynm.model.fold import fold
 from ynm.model.ids import new_ulid
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
 from ynm.model.shards import ShardKey
 from ynm.service.mounts import Mount
 from ynm.store.gitnotes import GitNotesLog
-from ynm.store.snapshots import snapshot_ref
+from ynm.store.snapshots import FORMAT as STORE_FORMAT
+from ynm.store.snapshots import check_snapshot, snapshot_ref, state_hash
 from ynm.store.sync import merge_shard
 
 JAN_1 = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
@@ -267,23 +270,108 @@ def test_a_rewritten_shard(store, tmp_path: Path, forget_history: bool):
     assert orphan_ids(cold.cache) == orphan_ids(full.cache)
 
 
-def test_a_corrupt_state_is_ignored_with_a_warning(store, tmp_path: Path, capsys):
-    repo = store.repo
-    ref = snapshot_ref("distributed", NAME)
+def _replace(repo: pygit2.Repository, ref: str, *, state: bytes | None = None,
+             meta: bytes | None = None, drop: str | None = None, rehash: bool = False) -> None:
+    """Point ``ref`` at a copy of its snapshot commit with ``state.bin`` / ``meta.json``
+    replaced or ``drop`` left out; ``rehash`` records the new state's SHA-256 in meta.json
+    (a state.bin that is intact as a blob but holds something else)."""
     commit = repo.references[ref].peel(pygit2.Commit)
     builder = repo.TreeBuilder(commit.tree)
-    builder.insert("state.bin", repo.create_blob(b"\x28\xb5\x2f\xfd garbage"),
-                   pygit2.enums.FileMode.BLOB)
+    if state is not None:
+        builder.insert("state.bin", repo.create_blob(state), pygit2.enums.FileMode.BLOB)
+        if rehash:
+            obj = json.loads(repo[commit.tree["meta.json"].id].data)
+            obj["stateSha256"] = state_hash(state)
+            meta = json.dumps(obj).encode()
+    if meta is not None:
+        builder.insert("meta.json", repo.create_blob(meta), pygit2.enums.FileMode.BLOB)
+    if drop is not None:
+        builder.remove(drop)
     sig = pygit2.Signature("t", "t@example.com")
     bad = repo.create_commit(None, sig, sig, "bad\n", builder.write(), [])
     repo.references[ref].set_target(bad)
+
+
+def _without_hash(repo: pygit2.Repository, ref: str) -> bytes:
+    commit = repo.references[ref].peel(pygit2.Commit)
+    obj = json.loads(repo[commit.tree["meta.json"].id].data)
+    del obj["stateSha256"]
+    return json.dumps(obj).encode()
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+
+
+# case -> (damage(repo, ref, state.bin bytes, anchor), what the warning says)
+DAMAGE = {
+    "flipped byte": (lambda repo, ref, st, anchor: _replace(repo, ref, state=_flip(st, len(st) // 2)),
+                     "state.bin is damaged (its SHA-256 is not the one meta.json records)"),
+    "not zstd, no hash (an older ynm)": (
+        lambda repo, ref, st, anchor: _replace(repo, ref, state=b"\x28\xb5\x2f\xfd garbage",
+                                       meta=_without_hash(repo, ref)),
+        "state.bin is damaged (it does not decompress)"),
+    "zstd of no database": (
+        lambda repo, ref, st, anchor: _replace(
+            repo, ref, state=zstandard.ZstdCompressor().compress(b"x" * 5000), rehash=True),
+        "state.bin is damaged (it does not hold a database)"),
+    "no meta.json": (lambda repo, ref, st, anchor: _replace(repo, ref, drop="meta.json"),
+                     "is not a snapshot commit (it points at commit "),
+    "meta.json not JSON": (lambda repo, ref, st, anchor: _replace(repo, ref, meta=b"{nope"),
+                           "has a damaged meta.json (it is not JSON)"),
+    "a tree": (lambda repo, ref, st, anchor: repo.references[ref].set_target(
+        repo.references[ref].peel(pygit2.Commit).tree_id),
+        "is not a snapshot commit (it points at a tree)"),
+    "a code commit": (lambda repo, ref, st, anchor: repo.references[ref].set_target(
+        repo.revparse_single(anchor).id),  # the code commit memory hangs on
+        "which holds no meta.json file)"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_a_damaged_snapshot_is_ignored_with_a_plain_warning(store, tmp_path: Path, capsys,
+                                                            case: str):
+    repo = store.repo
+    ref = snapshot_ref("distributed", NAME)
+    state = repo[repo.references[ref].peel(pygit2.Commit).tree["state.bin"].id].data
+    damage, said = DAMAGE[case]
+    damage(repo, ref, state, store.anchor)
+    _, why = check_snapshot(repo, ref)
+    assert why is not None and said in why and why.startswith(f"snapshot {ref}")
     cold = mount(store, tmp_path / "cold.sqlite")
     report = cold.cache.refresh(store)
     assert report.snapshot is None and report.rebuilt
     err = capsys.readouterr().err
-    assert f"snapshot {ref} ignored (state.bin cannot be read" in err
-    assert "rebuilding the project cache from the notes" in err
+    assert err.count("\n") == 1 and said in err, err
+    assert err.startswith(f"ynm: snapshot {ref}")
+    assert err.endswith(f"the project cache is built from the notes; `ynm compact` rewrites "
+                        f"it, or `git update-ref -d {ref}` removes it\n")
+    assert "peeled" not in err and "'meta.json'" not in err and "git_object_t" not in err
     full = mount(store, tmp_path / "full.sqlite")
     full.cache.snapshot_source = None
     full.cache.refresh(store)
     assert states(cold.cache) == states(full.cache) != {}
+    # a compaction replaces it, and the new one is usable
+    assert compact_mount(mount(store, tmp_path / "again.sqlite")).written
+    assert check_snapshot(repo, ref)[1] is None
+
+
+def test_the_state_hash_is_recorded_and_checked(store):
+    repo = store.repo
+    ref = snapshot_ref("distributed", NAME)
+    found, why = check_snapshot(repo, ref)
+    assert why is None and found is not None
+    assert found.meta.extra["stateSha256"] == hashlib.sha256(found.state).hexdigest()
+    assert found.meta.extra["format"] == FORMAT == STORE_FORMAT
+    tips = {r: t.commit for r, t in store.tips().items()}
+    assert check_snapshot(repo, ref, tips)[1] is None
+    shard = min(tips)
+    _, why = check_snapshot(repo, ref, {**tips, shard: "0" * 40})
+    assert why == (f"snapshot {ref} does not match the notes (it covers commit "
+                   f"{found.meta.shards[shard]['commit'][:12]} of shard {shard}, which this "
+                   "repository does not have)") or why.endswith("was rewritten since the "
+                                                                "snapshot was written)")
+    del tips[shard]
+    assert check_snapshot(repo, ref, tips)[1] == (
+        f"snapshot {ref} does not match the notes (it covers shard {shard}, which this "
+        "repository does not have)")

@@ -85,7 +85,7 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
       ynm sync --no-push
       ynm sync --mount personal --remote backup
 
-    --quiet prints nothing (no progress bar, no report) unless the sync failed.
+    --quiet prints nothing (no progress bar, no report, no warning) unless the sync failed.
     """
     from ynm.errors import Refused
 
@@ -96,6 +96,10 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
         warn_unknown_mount(ynm, mount)
         results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
     bad = failed(results, remote)
+    if not (quiet and not bad):
+        for r in results.values():
+            for warning in r.get("warnings", []):
+                click.echo(f"ynm: {warning}", err=True)
     if dry_run and not as_json and not (quiet and not bad):
         click.echo("dry run: nothing was changed; would move:")
     if not (quiet and not bad):

@@ -8,7 +8,8 @@ logs are not touched: every record stays where it was, and readers that know not
 snapshots (the reference implementation) read the store exactly as before.
 
 Nothing new since the last snapshot (same shard commits, same embedder) writes nothing, unless
-that snapshot is damaged (its ``state.bin`` does not decompress): it is replaced.
+that snapshot is unusable (:func:`ynm.store.snapshots.check_snapshot`: no snapshot commit, a
+damaged ``meta.json`` or ``state.bin``, an unknown format): it is replaced.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from ynm.errors import StoreConflict, StoreError
+from ynm.errors import StoreConflict
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,19 +63,16 @@ def compact_mount(mount: Any, embedder: Any = None, *, locked: bool = False) -> 
         StoreConflict: another process replaced the snapshot while this one was writing.
         StoreError: a git failure.
     """
-    from ynm.index.snapshot import NAME, covered_shards, dump, state_problem
-    from ynm.store.snapshots import SnapshotMeta, read_snapshot, snapshot_ref, write_snapshot
+    from ynm.index.snapshot import NAME, covered_shards, dump
+    from ynm.store.snapshots import SnapshotMeta, check_snapshot, snapshot_ref, write_snapshot
 
     log = mount.log
     repo = log.repo
     ref = snapshot_ref(mount.level, NAME)
     cache = mount.fresh_cache()
-    try:
-        old = read_snapshot(repo, ref)
-        if old is not None and state_problem(old.state) is not None:
-            raise StoreError(f"{ref} is damaged")
-    except StoreError:
-        old = None  # unreadable: replaced below
+    old, problem = check_snapshot(repo, ref)
+    if problem is not None:
+        old = None  # unusable: replaced below
         found = repo.references.get(ref)
         expected = str(found.target) if found is not None else None
     else:

@@ -6,8 +6,8 @@ what it needs without changing anything (doctor is read-only and offline):
 - :mod:`.setup`: git on PATH, the local install, the configuration files, the project
   repository (anchor, refspecs, personal refs, pre-push hook), a ynh worker's environment.
 - :mod:`.mounts`: each store's health and its anchor object, hosted stores' sign-ins.
-- :mod:`.cache`: each cache's schema and freshness, bad record lines, the vector model, cache
-  size against the records' bytes.
+- :mod:`.cache`: each cache's schema and freshness, bad record lines, each mount's snapshot
+  (``ynm compact``), the vector model, cache size against the records' bytes.
 - :mod:`.clients`: agent clients (doctor's ``client <name>`` checks, ``ynm validate``).
 
 The checks, names, order, levels and JSON shape follow reference/cli.md §4.4; ``fix`` (the

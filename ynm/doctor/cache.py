@@ -66,6 +66,45 @@ def bad_lines_checks(facts: StoreFacts) -> list[Check]:
                   f"{m.log.anchor}")]
 
 
+def snapshot_checks(facts: StoreFacts) -> list[Check]:
+    """``snapshot <id>``: the mount's snapshot (``ynm compact``,
+    ``refs/ynm/<level>/snapshots/cache-v<schema>``), read and verified without changing
+    anything (:func:`ynm.store.snapshots.check_snapshot`). ok/info ``none`` when there is
+    none; ok/info ``<ref> <commit>: covers <r> records in <s> shards, <n> behind the tips``
+    (records in the shards that it does not cover, which a cold cache reads after loading
+    it) when usable; warn, naming why, with the fix ``ynm compact``, when it is no snapshot
+    commit, is damaged, of an unknown format, written for another anchor, or does not match
+    the notes (a cold cache is then built from the notes)."""
+    if facts.error is not None:
+        return []
+    from ynm.index.snapshot import NAME, check_meta
+    from ynm.store.snapshots import check_snapshot, snapshot_ref
+    from ynm.store.sync import new_records
+
+    m = facts.mount
+    name, fix = f"snapshot {m.id}", "ynm compact"
+    repo = m.log.repo
+    ref = snapshot_ref(m.level, NAME)
+    tips = {r: tip.commit for r, tip in facts.tips.items()}
+    found, why = check_snapshot(repo, ref, tips)
+    if found is None and why is None:
+        return [check(name, True, f"none ({ref}); `ynm compact` writes one, which a fresh "
+                      "clone's first read starts from")]
+    if why is None and found is not None:
+        other = check_meta({**found.meta.extra}, m.log.anchor)
+        if other is not None:
+            why = f"snapshot {ref} does not suit this mount ({other})"
+    if why is not None or found is None:
+        return [check(name, False, f"{why}; a fresh cache is built from the notes, not from "
+                      "it; `ynm compact` writes it again", "warn", fix=fix)]
+    behind = sum(new_records(repo, tip, found.meta.shards.get(r, {}).get("commit"))
+                 for r, tip in tips.items())
+    covered = sum(int(s.get("records", 0)) for s in found.meta.shards.values())
+    return [check(name, True, f"{ref} {found.commit[:12]}: covers "
+                  f"{_n(covered, 'record')} in {_n(len(found.meta.shards), 'shard')}, "
+                  f"{_n(behind, 'record')} behind the tips")]
+
+
 def vector_model(spec: str, home: Path, env: Mapping[str, str]) -> Check:
     """``vector model``: whether recall can use vectors, and, when a local model is ready,
     how long it takes to start (load and embed one text), in milliseconds. Never an error:

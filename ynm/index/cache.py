@@ -188,17 +188,21 @@ class MountCache:
                              progress: Progress | None) -> RefreshReport | None:
         """A cache never built takes the mount's snapshot, then reads only what changed since
         (:mod:`ynm.index.snapshot`). Returns None when there is no snapshot that fits, or it
-        cannot be read (said on stderr): the caller rebuilds from the notes."""
+        cannot be used (said on stderr in plain words, with the fix): the caller rebuilds
+        from the notes."""
         import sys
 
         from ynm.errors import StoreError
         from ynm.index import snapshot as snap
+        from ynm.model.shards import snapshot_fix
 
         assert self.snapshot_source is not None
         try:
             found = self.snapshot_source({ref: tip.commit for ref, tip in tips.items()})
         except StoreError as err:
-            print(f"ynm: {err}; rebuilding the {self.mount_id} cache from the notes",
+            ref = getattr(err, "ref", None)
+            fix = f"; {snapshot_fix(ref)}" if ref else ""
+            print(f"ynm: {err}; the {self.mount_id} cache is built from the notes{fix}",
                   file=sys.stderr)
             return None
         if found is None:
@@ -227,8 +231,8 @@ class MountCache:
                     conn.execute("ROLLBACK")
                     raise
         except snap.SnapshotUnusable as err:
-            print(f"ynm: snapshot {found.ref} ignored ({err}); rebuilding the {self.mount_id} "
-                  "cache from the notes", file=sys.stderr)
+            print(f"ynm: snapshot {found.ref}: {err}; the {self.mount_id} cache is built from "
+                  f"the notes; {snapshot_fix(found.ref)}", file=sys.stderr)
             return None
         if progress:
             progress("read", len(tips), len(tips))

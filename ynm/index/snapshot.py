@@ -39,7 +39,7 @@ from typing import Any, Self
 from ynm.index import schema
 from ynm.index.schema import fts_values
 
-FORMAT = 1
+FORMAT = 1  # meta.json "format"; ynm.store.snapshots.FORMAT, which sync checks, is the same
 NAME = f"cache-v{schema.SCHEMA_VERSION}"
 # state.bin: zstd level 3 with long-distance matching over a 32 MiB window (a memory's text
 # appears in its record line, its folded state and the indexed columns). At 10k memories:
@@ -173,22 +173,6 @@ def _dump_embeddings(conn: Any, embedder: Any, embedding_text: Any) -> None:
             f"({', '.join('?' * len(chunk))})", (embedder.key, size, *chunk))
 
 
-def state_problem(state: bytes) -> str | None:
-    """Why ``state.bin`` cannot be read (it does not decompress), or None. Streams through the
-    whole frame without keeping the output."""
-    import zstandard
-
-    class _Sink:
-        def write(self, data: bytes) -> int:
-            return len(data)
-
-    try:
-        zstandard.ZstdDecompressor().copy_stream(_Reader(state), _Sink())
-    except zstandard.ZstdError as exc:
-        return f"state.bin cannot be read: {exc}"
-    return None
-
-
 def check_meta(meta: dict[str, Any], anchor: str) -> str | None:
     """Why a snapshot's ``meta.json`` does not suit this cache (format, cache schema, anchor),
     or None."""
@@ -229,7 +213,8 @@ class Attached:
             self.conn.execute("SELECT count(*) FROM snap.sqlite_master").fetchone()
         except (zstandard.ZstdError, sqlite3.Error) as exc:
             self._close()
-            raise SnapshotUnusable(f"state.bin cannot be read: {exc}") from None
+            what = "decompress" if isinstance(exc, zstandard.ZstdError) else "hold a database"
+            raise SnapshotUnusable(f"state.bin is damaged (it does not {what})") from None
         except BaseException:
             self._close()
             raise
@@ -271,8 +256,8 @@ def load_into(conn: Any, meta: dict[str, Any]) -> int:
         if isinstance(model, str):
             conn.execute("INSERT OR IGNORE INTO main.embeddings(model, hash, vector) "
                          "SELECT ?, hash, vector FROM snap.embeddings", (model,))
-    except sqlite3.Error as exc:
-        raise SnapshotUnusable(f"state.bin does not hold a cache state: {exc}") from None
+    except sqlite3.Error:
+        raise SnapshotUnusable("state.bin is damaged (it does not hold a cache state)") from None
     loaded = 0
     rows = []
     for rowid, summary, content, subject, tags in conn.execute(

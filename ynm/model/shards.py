@@ -99,3 +99,9 @@ def document_ref(level: str, name: str) -> str:
     if not DOCUMENT_NAME_RE.match(name):
         raise ValueError(f"bad document name {name!r}: must match ^[a-z0-9-]+$")
     return f"{DOCUMENTS_PREFIX}/{level}/documents/{name}"
+
+
+def snapshot_fix(ref: str) -> str:
+    """What mends an unusable snapshot at ``ref``: ``ynm compact`` writes it again, or
+    ``git update-ref -d <ref>`` removes it."""
+    return f"`ynm compact` rewrites it, or `git update-ref -d {ref}` removes it"

@@ -57,7 +57,7 @@ def doctor(cwd: str | Path, env: Mapping[str, str] | None = None) -> dict[str, A
     checks += clients.client_checks(loaded.worktree or here, home_dir(env), env)
     checks += setup.ynh_worker(env)
 
-    for group in (cache.cache_checks, cache.bad_lines_checks):
+    for group in (cache.cache_checks, cache.bad_lines_checks, cache.snapshot_checks):
         for facts in store_facts:
             checks += group(facts)
     checks.append(cache.vector_model(loaded.config.embedder, loaded.home, loaded.env))

@@ -58,16 +58,20 @@ class Mount:
         commit hex), else None: what a cold cache starts from (ynm.index.snapshot).
 
         Raises:
-            StoreError: the snapshot ref exists but cannot be read.
+            SnapshotDamaged: the snapshot ref exists but is unusable
+                (:func:`ynm.store.snapshots.check_snapshot`: no snapshot commit, a damaged
+                ``meta.json`` or ``state.bin``, an unknown format); the message says why.
         """
         from ynm.index.snapshot import NAME
-        from ynm.store.snapshots import fits, read_snapshot, snapshot_ref
+        from ynm.store.snapshots import SnapshotDamaged, check_snapshot, fits, snapshot_ref
 
         ref = snapshot_ref(self.level, NAME)
-        head = read_snapshot(self.log.repo, ref, with_state=False)
-        if head is None or fits(self.log.repo, head.meta, tips) is not None:
+        found, problem = check_snapshot(self.log.repo, ref)
+        if problem is not None:
+            raise SnapshotDamaged(ref, problem)
+        if found is None or fits(self.log.repo, found.meta, tips) is not None:
             return None
-        return read_snapshot(self.log.repo, ref)
+        return found
 
     def fresh_cache(self, progress: Progress | None = None) -> MountCache:
         """The cache, brought up to date with the shard refs first (reporting to ``progress``,

@@ -11,17 +11,21 @@ Layout (this module is byte-level like the shard log; what the bytes mean is
   any implementation, with its whole history.
 - The ref points at a parentless commit ``ynm: snapshot <level> <name>`` whose tree holds
   ``meta.json`` (what the snapshot covers: per shard the notes commit, the last record and the
-  record count; see :class:`SnapshotMeta`) and ``state.bin`` (the folded state, compressed).
+  record count; see :class:`SnapshotMeta`; and ``stateSha256``, the SHA-256 of ``state.bin``)
+  and ``state.bin`` (the folded state, compressed).
   Each compaction replaces the previous commit (compare-and-swap on the old one), so old
   snapshots become garbage instead of piling up in history.
 - Sync carries the refs: fetched into ``refs/ynm-remote/<remote>/<level>/snapshots/*``, the
   newer snapshot wins if it fits the local history, pushed with a lease on what was fetched
-  (:mod:`ynm.store.sync`).
+  (:mod:`ynm.store.sync`). Only a snapshot :func:`check_snapshot` finds usable is taken or
+  pushed: a ref that is no snapshot commit, a damaged ``meta.json`` or ``state.bin``, an
+  unknown format, or one that does not fit the shard tips never travels.
 - A purge drops the level's snapshots (:func:`drop_snapshots`): they hold the purged text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +39,20 @@ from ynm.store.repo import repo_common_dir, signature
 
 META_FILE = "meta.json"
 STATE_FILE = "state.bin"
+FORMAT = 1  # the ``format`` of meta.json this ynm writes and reads
+STATE_HASH = "stateSha256"  # meta.json key: SHA-256 (hex) of state.bin, set by write_snapshot
+SQLITE_HEADER = b"SQLite format 3\x00"  # what state.bin decompresses to starts with this
+NAME_PREFIX = "cache-v"  # a snapshot's name: cache-v<cache schema version>
 BLOB_MODE = pygit2.enums.FileMode.BLOB
+
+
+class SnapshotDamaged(StoreError):
+    """A snapshot ref that cannot be used (:func:`check_snapshot`); ``ref`` names it and the
+    message says why in plain words (``snapshot <ref> ...``)."""
+
+    def __init__(self, ref: str, message: str) -> None:
+        super().__init__(message)
+        self.ref = ref
 
 
 def snapshots_prefix(level: str) -> str:
@@ -112,32 +129,135 @@ def read_snapshot(repo: pygit2.Repository, ref: str, *, with_state: bool = True
         with_state: False reads ``meta.json`` only (``state`` is then ``b""``).
 
     Raises:
-        StoreError: the ref exists but its commit, ``meta.json`` or ``state.bin`` is missing
-            or unreadable (the caller ignores such a snapshot and says so).
+        StoreError: the ref exists but is no snapshot commit (it points at another object, or
+            at a commit without ``meta.json`` or ``state.bin``) or its ``meta.json`` cannot be
+            parsed; the message says so in plain words, ``snapshot <ref> ...`` (the caller
+            ignores such a snapshot and says so).
     """
     found = repo.references.get(ref)
     if found is None:
         return None
     try:
-        commit = found.peel(pygit2.Commit)
-        tree = commit.tree
+        target = repo.get(found.resolve().target)
+    except (KeyError, ValueError, pygit2.GitError):
+        target = None
+    if target is None:
+        raise StoreError(f"snapshot {ref} is not a snapshot commit (it points at an object "
+                         "missing from this repository)")
+    if not isinstance(target, pygit2.Commit):
+        kind = target.type_str
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise StoreError(f"snapshot {ref} is not a snapshot commit (it points at {article} "
+                         f"{kind})")
+    tree = target.tree
+    for name in (META_FILE, STATE_FILE) if with_state else (META_FILE,):
+        try:
+            kind = tree[name].type_str
+        except KeyError:
+            kind = None
+        if kind != "blob":
+            raise StoreError(f"snapshot {ref} is not a snapshot commit (it points at commit "
+                             f"{str(target.id)[:12]}, which holds no {name} file)")
+    try:
         meta = SnapshotMeta.from_bytes(bytes(memoryview(repo[tree[META_FILE].id])))
-        state = bytes(memoryview(repo[tree[STATE_FILE].id])) if with_state else b""
-    except (KeyError, ValueError, TypeError, pygit2.GitError) as exc:
-        raise StoreError(f"snapshot {ref} is unreadable: {exc}") from exc
-    return Snapshot(ref, str(commit.id), meta, state)
+    except (ValueError, TypeError) as exc:
+        why = "it is not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise StoreError(f"snapshot {ref} has a damaged meta.json ({why})") from None
+    state = bytes(memoryview(repo[tree[STATE_FILE].id])) if with_state else b""
+    return Snapshot(ref, str(target.id), meta, state)
+
+
+def state_hash(state: bytes) -> str:
+    """The SHA-256 (hex) of ``state.bin``, recorded in meta.json as ``stateSha256``."""
+    return hashlib.sha256(state).hexdigest()
+
+
+def snapshot_problem(repo: pygit2.Repository, snapshot: Snapshot,
+                     tips: dict[str, str] | None = None) -> str | None:
+    """Why ``snapshot`` (read with its state) cannot be used, in plain words, or None when it
+    can: ``snapshot <ref> ...`` when its ``format`` is not :data:`FORMAT`, its ``cacheSchema``
+    is not the version its name (``cache-v<n>``) says, ``state.bin`` is damaged (its SHA-256
+    is not meta.json's ``stateSha256``; a snapshot written before that key existed must
+    decompress as one zstd frame; either must decompress to a SQLite file), or, with ``tips`` (shard ref -> commit hex), when it does
+    not fit them (:func:`fits`)."""
+    ref, extra = snapshot.ref, snapshot.meta.extra
+    name = ref.rpartition("/")[2]
+    if extra.get("format") != FORMAT:
+        return (f"snapshot {ref} was written in format {extra.get('format')!r}; this ynm "
+                f"reads format {FORMAT}")
+    if f"{NAME_PREFIX}{extra.get('cacheSchema')}" != name:
+        return (f"snapshot {ref} has a damaged meta.json (cache schema "
+                f"{extra.get('cacheSchema')!r}, where its name says {name})")
+    want = extra.get(STATE_HASH)
+    if isinstance(want, str):
+        if state_hash(snapshot.state) != want:
+            return (f"snapshot {ref}: state.bin is damaged (its SHA-256 is not the one "
+                    "meta.json records)")
+    elif not _decompresses(snapshot.state):
+        return f"snapshot {ref}: state.bin is damaged (it does not decompress)"
+    if not _head(snapshot.state).startswith(SQLITE_HEADER):
+        return f"snapshot {ref}: state.bin is damaged (it does not hold a database)"
+    if tips is not None:
+        why = fits(repo, snapshot.meta, tips)
+        if why is not None:
+            return f"snapshot {ref} does not match the notes ({why})"
+    return None
+
+
+def check_snapshot(repo: pygit2.Repository, ref: str, tips: dict[str, str] | None = None
+                   ) -> tuple[Snapshot | None, str | None]:
+    """Read and verify the snapshot at ``ref`` (:func:`read_snapshot`, then
+    :func:`snapshot_problem`). Returns ``(snapshot, None)`` when it is usable, ``(None, None)``
+    when the ref does not exist, and ``(snapshot or None, why)`` when it is not (``why``:
+    ``snapshot <ref> ...`` in plain words)."""
+    try:
+        found = read_snapshot(repo, ref)
+    except StoreError as err:
+        return None, str(err)
+    if found is None:
+        return None, None
+    return found, snapshot_problem(repo, found, tips)
+
+
+def _head(state: bytes) -> bytes:
+    """The first bytes ``state`` decompresses to (b"" when it does not)."""
+    import zstandard
+
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(state)
+        return reader.read(len(SQLITE_HEADER))
+    except zstandard.ZstdError:
+        return b""
+
+
+def _decompresses(state: bytes) -> bool:
+    """Whether ``state`` is one whole zstd frame (streamed, the output not kept)."""
+    import zstandard
+
+    try:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        view = memoryview(state)
+        for i in range(0, len(view), 1 << 20):
+            obj.decompress(view[i:i + (1 << 20)])
+        return obj.eof
+    except zstandard.ZstdError:
+        return False
 
 
 def write_snapshot(repo: pygit2.Repository, ref: str, meta: SnapshotMeta, state: bytes,
                    expected: str | None, message: str) -> str | None:
     """Point ``ref`` at a new parentless commit holding ``meta.json`` and ``state.bin``, by
     compare-and-swap: only if it still points at ``expected`` (None: must not exist). The
-    caller holds ``ynm.lock``. Returns the new commit (hex), or None when the ref moved.
+    SHA-256 of ``state`` is recorded in meta.json as ``stateSha256`` (what
+    :func:`snapshot_problem` checks). The caller holds ``ynm.lock``. Returns the new commit
+    (hex), or None when the ref moved.
 
     Raises:
         StoreError: a git failure.
     """
     objects = repo_common_dir(repo) / "objects"
+    meta = SnapshotMeta(meta.shards, meta.created_at,
+                        {**meta.extra, STATE_HASH: state_hash(state)})
     try:
         builder = repo.TreeBuilder()
         builder.insert(META_FILE, write_blob(repo, objects, meta.to_bytes()), BLOB_MODE)
@@ -200,11 +320,11 @@ def fits(repo: pygit2.Repository, meta: SnapshotMeta, tips: dict[str, str]) -> s
     """Why a snapshot does not fit the shard tips ``tips`` (ref -> commit hex), or None when
     it does: every shard it covers still exists and its covered commit is the tip or one of
     the tip's ancestors (the shard only grew since, by appends or merges). A shard rewritten
-    since (a purge) or deleted makes it unfit."""
+    since (a purge) or deleted, or a covered commit this repository lacks, makes it unfit."""
     for ref, shard in meta.shards.items():
         tip = tips.get(ref)
         if tip is None:
-            return f"shard {ref} is gone"
+            return f"it covers shard {ref}, which this repository does not have"
         covered = shard["commit"]
         if covered == tip:
             continue
@@ -212,6 +332,7 @@ def fits(repo: pygit2.Repository, meta: SnapshotMeta, tips: dict[str, str]) -> s
             if repo.descendant_of(tip, covered):
                 continue
         except (KeyError, ValueError, pygit2.GitError):
-            pass
-        return f"shard {ref} was rewritten since the snapshot"
+            return (f"it covers commit {covered[:12]} of shard {ref}, which this repository "
+                    "does not have")
+        return f"shard {ref} was rewritten since the snapshot was written"
     return None

@@ -65,9 +65,10 @@ from ynm.store.gitnotes import GitNotesLog
 from ynm.store.objects import write_blob
 from ynm.store.repo import signature
 from ynm.store.snapshots import (
+    Snapshot,
+    check_snapshot,
     compare_and_swap,
     fits,
-    read_snapshot,
     snapshots_prefix,
     snapshots_tracking_prefix,
 )
@@ -95,7 +96,9 @@ class SyncResult:
       documents (``people``) that took in the remote's copy (fast-forward or merge), of those
       that needed a merge, and of those the push moved;
     - ``snapshots_fetched`` / ``snapshots_pushed``: names of the snapshots (``ynm compact``,
-      ``cache-v<n>``) that took the remote's copy, and that the push moved.
+      ``cache-v<n>``) that took the remote's copy, and that the push moved;
+    - ``warnings``: what went wrong without failing the sync (an unusable snapshot replaced,
+      dropped or not taken), one line each, naming the ref, why and the fix.
     """
 
     fetched: list[str] = field(default_factory=list)
@@ -114,13 +117,15 @@ class SyncResult:
     documents_pushed: list[str] = field(default_factory=list)
     snapshots_fetched: list[str] = field(default_factory=list)
     snapshots_pushed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_obj(self) -> dict[str, Any]:
         """JSON shape: ``{remote, fetched: {shards: [ref], records: n}, fastForwarded: [ref],
         merged: [ref], pushed: {shards: [ref], records: n}, conflicts: [text], retries: n,
         skipped?: text, refspecAdded?: refspec, documents?: {fetched: [name], merged: [name],
-        pushed: [name]}, snapshots?: {fetched: [name], pushed: [name]}}`` (``documents`` only
-        when a named document moved, ``snapshots`` only when a snapshot did)."""
+        pushed: [name]}, snapshots?: {fetched: [name], pushed: [name]}, warnings?: [text]}``
+        (``documents`` only when a named document moved, ``snapshots`` only when a snapshot
+        did, ``warnings`` only when there is one)."""
         out: dict[str, Any] = {
             "remote": self.remote,
             "fetched": {"shards": self.fetched, "records": self.fetched_records},
@@ -139,6 +144,8 @@ class SyncResult:
         if self.snapshots_fetched or self.snapshots_pushed:
             out["snapshots"] = {"fetched": self.snapshots_fetched,
                                 "pushed": self.snapshots_pushed}
+        if self.warnings:
+            out["warnings"] = self.warnings
         return out
 
 
@@ -520,49 +527,95 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
 
 
 class _Snapshots:
-    """The snapshots of one sync (module docstring): which remote copy replaces the local
-    one, and which local ones are pushed."""
+    """The snapshots of one sync (module docstring): which copy of each wins, which local
+    ones are replaced or dropped, and which are pushed. Only a usable snapshot
+    (:func:`ynm.store.snapshots.check_snapshot` against the local shard tips) is ever taken
+    or pushed."""
 
     def __init__(self, log: GitNotesLog, remote: str) -> None:
         self.log = log
         self.local_prefix = snapshots_prefix(log.level)
         self.tracking_prefix = snapshots_tracking_prefix(remote, log.level)
 
+    def _check(self, ref: str, tips: dict[str, str]
+               ) -> tuple[Snapshot | None, str | None, bool]:
+        """``(snapshot, why it is unusable or None, damaged)``: ``damaged`` when the snapshot
+        itself is unusable (:func:`check_snapshot` without tips), False when it only does not
+        fit ``tips`` (a remote's copy whose notes a pull has not brought)."""
+        found, why = check_snapshot(self.log.repo, ref)
+        if why is not None or found is None:
+            return found, why, why is not None
+        unfit = fits(self.log.repo, found.meta, tips)
+        if unfit is not None:
+            return found, f"snapshot {ref} does not match the notes ({unfit})", False
+        return found, None, False
+
     def reconcile(self, dry_run: bool, result: SyncResult) -> None:
-        """Take each fetched snapshot that fits the local shard tips and is newer than the
-        local one (or there is none); an unreadable or unfit one is left alone."""
+        """Per snapshot name, local against fetched copy: an unusable local one is replaced by
+        the remote's usable one, or dropped when the remote has none (a warning each, naming
+        the ref and why); of two usable ones the winner (:func:`_wins`) stays or is taken, so
+        the losing clone stops pushing; a damaged remote copy is said once and replaced by
+        the next push of a usable local one."""
         log, repo = self.log, self.log.repo
         tips = {ref: tip.commit for ref, tip in log.tips().items()}
-        for tref, tsha in sorted(_refs_under(repo, self.tracking_prefix).items()):
-            name = tref[len(self.tracking_prefix):]
-            lref = self.local_prefix + name
-            lsha = log._ref_target(lref)
-            if lsha == tsha:
+        tracking = _refs_under(repo, self.tracking_prefix)
+        local = _refs_under(repo, self.local_prefix)
+        names = sorted({r[len(self.tracking_prefix):] for r in tracking}
+                       | {r[len(self.local_prefix):] for r in local})
+        for name in names:
+            tref, lref = self.tracking_prefix + name, self.local_prefix + name
+            tsha, lsha = tracking.get(tref), local.get(lref)
+            if lsha is not None and lsha == tsha:
+                why = self._check(lref, tips)[1]
+                if why is not None:  # the remote holds the same copy: drop it here
+                    self._drop(lref, lsha, why, "the remote holds the same copy", dry_run,
+                               result)
                 continue
-            try:
-                theirs = read_snapshot(repo, tref, with_state=False)
-                ours = read_snapshot(repo, lref, with_state=False) if lsha else None
-            except StoreError:
-                continue  # a damaged copy on either side: a fresh `ynm compact` replaces it
-            if theirs is None or fits(repo, theirs.meta, tips) is not None:
+            theirs, their_why, damaged = self._check(tref, tips) if tsha else (None, None, False)
+            ours, our_why, _ = self._check(lref, tips) if lsha else (None, None, False)
+            if damaged and their_why is not None:
+                then = ("the local one replaces it" if ours is not None and our_why is None
+                        else "`ynm compact` writes a new one, which the next sync pushes")
+                result.warnings.append(
+                    f"the remote's {their_why.replace(tref, lref, 1)}; it is not taken; {then}")
+            if theirs is None or their_why is not None:
+                if lsha is not None and our_why is not None:
+                    self._drop(lref, lsha, our_why, "the remote has no usable copy", dry_run,
+                               result)
                 continue
-            if ours is not None and ours.meta.created_at >= theirs.meta.created_at:
-                continue
+            if ours is not None and our_why is None and not _wins(theirs, ours):
+                continue  # ours stays, and the push replaces the remote's
+            if our_why is not None:
+                done = "the remote's copy would replace it" if dry_run else \
+                    "replaced by the remote's copy"
+                result.warnings.append(f"{our_why}; {done}")
             if not dry_run and not compare_and_swap(repo, lref, lsha, pygit2.Oid(hex=tsha),
                                                     f"ynm sync: snapshot from {tref}"):
                 continue
             if name not in result.snapshots_fetched:
                 result.snapshots_fetched.append(name)
 
+    def _drop(self, lref: str, lsha: str, why: str, because: str, dry_run: bool,
+              result: SyncResult) -> None:
+        """Delete the unusable local snapshot ``lref`` (compare-and-swap on ``lsha``), with a
+        warning naming it, why, and what mends it."""
+        if dry_run or compare_and_swap(self.log.repo, lref, lsha, None,
+                                       "ynm sync: drop an unusable snapshot"):
+            done = "would be dropped" if dry_run else "is dropped"
+            result.warnings.append(f"{why}; {because}, so it {done} here and never pushed; "
+                                   "`ynm compact` writes a new one")
+
     def push(self, git: Transport, target: str, result: SyncResult) -> None:
-        """Push each local snapshot the remote (as last fetched) lacks or holds another copy
-        of, leased on that copy; a lost lease (another clone pushed one since) is left for the
-        next sync to reconcile.
+        """Push each usable local snapshot (checked against the local shard tips) that the
+        remote (as last fetched) lacks, or holds an unusable or losing copy of, leased on
+        that copy; a lost lease (another clone pushed one since) is left for the next sync to
+        reconcile. An unusable local snapshot is never pushed.
 
         Raises:
             StoreError: the push failed for another reason than a rejection.
         """
         repo = self.log.repo
+        tips = {ref: tip.commit for ref, tip in self.log.tips().items()}
         tracking = _refs_under(repo, self.tracking_prefix)
         for lref, lsha in sorted(_refs_under(repo, self.local_prefix).items()):
             name = lref[len(self.local_prefix):]
@@ -570,6 +623,13 @@ class _Snapshots:
             seen = tracking.get(tref)
             if seen == lsha:
                 continue
+            ours, why, _ = self._check(lref, tips)
+            if ours is None or why is not None:
+                continue
+            if seen is not None:
+                theirs, their_why, _ = self._check(tref, tips)
+                if theirs is not None and their_why is None and _wins(theirs, ours):
+                    continue  # the remote's is the winner: the next pull takes it
             proc = git.run("push", "--porcelain", f"--force-with-lease={lref}:{seen or ''}",
                            target, f"{lref}:{lref}", check=False)
             if proc.returncode == 0:
@@ -577,6 +637,12 @@ class _Snapshots:
                 result.snapshots_pushed.append(name)
             elif not _REJECTED.search(proc.stderr + proc.stdout):  # a lost lease: "rejected"
                 raise StoreError(f"git push of {lref} failed: {_first_line(proc)}")
+
+
+def _wins(a: Snapshot, b: Snapshot) -> bool:
+    """Whether usable snapshot ``a`` beats ``b``: the newer (``createdAt``), the commit id
+    breaking a tie, so two clones always pick the same one and stop replacing each other's."""
+    return (a.meta.created_at, a.commit) > (b.meta.created_at, b.commit)
 
 
 class _Documents:
