@@ -14,6 +14,7 @@ from ynm.cli._common import (
     note_left_out,
     note_unmerged,
     open_ynm,
+    say,
     split_tags,
     warn_unknown_mount,
 )
@@ -103,11 +104,11 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     from ynm.model.text import has_no_search_words
 
     if has_no_search_words(q.text):
-        click.echo(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
+        say(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
     if left_out and not hits and not as_json:
         # a bare "No matches" would pass for the whole answer
-        click.echo("No matches in the stores that answered; the answer is incomplete: "
-                   "shared memory was left out (below)")
+        say("No matches in the stores that answered; the answer is incomplete: "
+            "shared memory was left out (below)")
     else:
         emit(hits, as_json, format_hits)
     note_left_out(left_out)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import inherit_cwd
+from ynm.cli._common import inherit_cwd, say
 
 
 @click.command()
@@ -61,7 +61,7 @@ def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | 
 
             click.echo(json.dumps({"url": url, "pid": os.getpid()}))
         elif not quiet:
-            click.echo(f"ynm ui: {url}")
+            say(f"ynm ui: {url}")
         if not no_open:
             _open_browser(url)
 
@@ -86,6 +86,6 @@ def _open_browser(url: str) -> None:
 
     def open_it() -> None:
         if not webbrowser.open(url):
-            click.echo(f"no browser found: open {url}", err=True)
+            say(f"no browser found: open {url}", err=True)
 
     threading.Thread(target=open_it, name="ynm-ui-open", daemon=True).start()
