@@ -51,12 +51,15 @@ def format_show(m: dict[str, Any]) -> str:
 
 def format_changes(changes: dict[str, Any], width: int = 72) -> str:
     """A history line's ``what changed`` part: ``key=value`` pairs (content is shown through
-    its summary), long text cut to ``width`` characters with ``...``."""
+    its summary), long text cut to ``width`` characters with ``...``; a field a new version
+    dropped (null) as ``data=(dropped)``."""
     parts = []
     for key, value in changes.items():
         if key == "content" and "summary" in changes:
             continue
-        if key == "tags":
+        if value is None:
+            text = "(dropped)"
+        elif key == "tags":
             text = "+" + ",".join(value)
         elif key == "links":
             text = "+" + ",".join(f"{link['rel']}:{link['to']}" for link in value)

@@ -273,7 +273,12 @@ def _written(result: dict[str, Any]) -> ToolOutput:
 
 
 def _supersede(ynm: Ynm, inp: SupersedeInput) -> ToolOutput:
-    return _written(ynm.supersede(inp))
+    result = ynm.supersede(inp)
+    if result.get("dropped"):
+        return ToolOutput(result, f"The new version dropped the previous version's "
+                                  f"{', '.join(result['dropped'])} (a supersede carries none "
+                                  "over); pass them again to keep them.")
+    return _written(result)
 
 
 def _annotate(ynm: Ynm, inp: AnnotateInput) -> ToolOutput:
