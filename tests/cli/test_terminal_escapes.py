@@ -20,7 +20,7 @@ def escaped(project: Path, load) -> str:
     """A memory written by another tool whose text holds terminal escapes: its memory id."""
     rid = ulid()
     load(make_record(id=rid, content=ESC_CONTENT, summary=ESC_SUMMARY,
-                     tags=["t\x1b[31m"], subject="s\x07ubj",
+                     tags=["t\x1b[31m"], subject="s\x07u\nbj",
                      provenance={"actor": "user:\x1b[2Jmallory"}))
     return rid
 
@@ -48,7 +48,7 @@ def test_list_recall_and_show_show_the_escape_visibly(escaped: str, cli_run) -> 
     # the body keeps its line break and tab, every other control character is written out
     assert "deploy x \\x1b]0;pwned\\x07 \\x1b[2J y\nsecond\tline \\x9b31m" in show
     assert "t\\x1b[31m" in show
-    assert "s\\x07ubj" in show
+    assert "subject     s\\x07u\\nbj\n" in show
     assert "\\x1b[2Jmallory" in cli_run("history", escaped).stdout
 
 
@@ -86,3 +86,13 @@ def test_remember_refuses_control_characters_in_one_line_fields(project: Path, c
     result = cli_run("remember", "--type", "semantic", "--content", "fine", *args)
     assert result.exit_code == 2, result.stdout
     assert "must not hold control characters" in result.stderr
+
+
+def test_hook_context_block_writes_escapes_out(escaped: str, cli_run, project: Path) -> None:
+    payload = json.dumps({"session_id": "s1", "cwd": str(project)})
+    result = cli_run("hook", "session-start", input=payload)
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    text = json.dumps(out, ensure_ascii=False)
+    assert "\\\\x1b]0;pwned" in text  # the summary is in the block, written out
+    assert "\\u001b" not in text and "\x1b" not in result.stdout
