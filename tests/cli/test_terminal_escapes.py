@@ -96,3 +96,10 @@ def test_hook_context_block_writes_escapes_out(escaped: str, cli_run, project: P
     text = json.dumps(out, ensure_ascii=False)
     assert "\\\\x1b]0;pwned" in text  # the summary is in the block, written out
     assert "\\u001b" not in text and "\x1b" not in result.stdout
+
+
+def test_a_nickname_with_an_escape_is_refused(project: Path, cli_run) -> None:
+    result = cli_run("people", "nickname", "p" + "a" * 16, "--nickname", "ana\x1b[2J")
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == ("Error: invalid input: nickname: must not hold control characters "
+                             "(found \\x1b at character 4)\n")
