@@ -11,7 +11,7 @@ import re
 # terminal acts on them (ESC [2J clears the screen, ESC ]0;...BEL sets the window title, U+009B
 # starts a control sequence on some terminals) instead of showing them.
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROL_KEEP_LINES_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]|\r(?!\n)")
+_CONTROL_KEEP_LINES_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 _CONTROL_WRITE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
