@@ -390,3 +390,20 @@ def test_serve_http_port_0_logs_the_port_bound(store, tmp_path):
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_ynm_ui_with_a_token_still_has_no_mcp(store):
+    proc = subprocess.Popen([sys.executable, "-m", "ynm", "ui", "--no-open", "--json", "--port",
+                             "0", "--cwd", str(store.path)],
+                            env={**os.environ, "YNM_MCP_TOKEN": TOKEN}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        base = json.loads(proc.stdout.readline())["url"].removesuffix("/ui/")
+        assert httpx.get(f"{base}/ui/", timeout=30).status_code == 401  # the view asks
+        for auth in ({}, {"Authorization": f"Bearer {TOKEN}"}):
+            r = httpx.post(f"{base}/mcp", timeout=30, headers=auth,
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert r.status_code == 404 and r.json()["error"] == "not_found"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

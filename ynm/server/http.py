@@ -440,7 +440,7 @@ def build_http_app(service: MemoryService, door: FrontDoor,
     else:
         inner = _not_found_app
     return AuditMiddleware(front_door_app(door, inner, scheduler,
-                                          ui=build_ui_app(service, door)), audit)
+                                          ui=build_ui_app(service, door), mcp=mcp), audit)
 
 
 async def _not_found_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -461,11 +461,13 @@ async def _not_found_app(scope: dict[str, Any], receive: Any, send: Any) -> None
 
 
 def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None, *,
-                   ui: Any = None) -> Any:
+                   ui: Any = None, mcp: bool = True) -> Any:
     """The front door's ASGI app in front of ``inner`` (see the module docstring for the order
     of checks); lifespan and non-HTTP scopes go to ``inner`` unchanged. ``ui``: the web view's
     app (:mod:`ynm.web`), given ``/ui`` and ``/ui/...`` once Host and Origin have passed; it
-    checks the caller itself (a bearer header as here, or its sign-in cookie)."""
+    checks the caller itself (a bearer header as here, or its sign-in cookie). ``mcp=False``
+    (``ynm ui``): every other path answers 404 before any token check, as a path that does not
+    exist."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and scheduler is not None:
@@ -519,6 +521,9 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
             return
         if ui is not None and (path == "/ui" or path.startswith("/ui/")):
             await ui(scope, receive, send)  # no CORS: the view is for its own pages only
+            return
+        if not mcp:
+            await _not_found_app(scope, receive, send)
             return
 
         async def refuse(err: AuthError) -> None:
