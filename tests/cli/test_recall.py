@@ -353,6 +353,27 @@ def test_a_query_without_search_words_finds_nothing_and_says_why(project, cli_ru
     assert len(json.loads(cli_run("recall", "--json").stdout)) == 2
 
 
+@pytest.mark.parametrize("query", ["the", "the and of", "what is it"])
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_a_query_of_function_words_only_says_so(project, cli_run, load, query, hybrid,
+                                                 request) -> None:
+    if hybrid:  # vectors from a local embeddings server; else full text (YNM_EMBEDDER=none)
+        request.getfixturevalue("server")
+    load(proc("the ledger and the rota of the team"), proc("what is it we deploy"))
+    result = cli_run("recall", query)
+    assert result.exit_code == 0
+    assert result.stdout == "no matches\n"
+    assert result.stderr == (f"note: the query {query!r} has only function words "
+                             f"({', '.join(query.split())}), which name no subject, so nothing "
+                             "was searched; give words of the subject, or filters without a "
+                             "query\n")
+    as_json = cli_run("recall", "--text", query, "--json")
+    assert json.loads(as_json.stdout) == [] and "only function words" in as_json.stderr
+    # a word of the subject beside them still searches
+    hits = json.loads(cli_run("recall", f"{query} ledger", "--json").stdout)
+    assert [h["summary"] for h in hits][:1] == ["the ledger and the rota of the team"]
+
+
 def test_tombstoned_hits_are_marked_and_flagged(project, cli_run, run_json, load):
     """With --include-tombstoned a forgotten memory is marked ``[tombstoned]`` in the human
     output and carries ``"tombstoned": true`` (the last key) in JSON; live ones false."""

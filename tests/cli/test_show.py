@@ -119,3 +119,37 @@ def test_show_derives_the_summary_of_a_record_imported_without_one(project, cli_
     out = js(cli_run("show", rec["id"], "--json"))
     assert out["summary"] == "Ledger runbook" and "summary" not in out["current"]
     assert "summary     Ledger runbook\n" in cli_run("show", rec["id"]).stdout
+
+
+def test_supersede_says_what_it_dropped_and_history_reads_it(project, cli_run):
+    """A supersede carries no data, data schema or valid-from/-to over (reference cli.md
+    §4.25): it says so, and history shows the drop, without the supersede's own link."""
+    made = js(cli_run("remember", "--type", "semantic", "--content", "Deploys on Tuesdays",
+                      "--data", '{"day": "tue"}', "--data-schema", "deploy", "--json"))
+    mid = made["memoryId"]
+    result = cli_run("supersede", mid, "--content", "Deploys on Wednesdays")
+    assert result.exit_code == 0, result.stderr
+    first, note = result.stdout.splitlines()
+    assert first.startswith(f"superseded {mid} (record ")
+    assert note == "note: data, dataSchema dropped (pass --data, --data-schema to keep them)"
+    assert "data" not in js(cli_run("show", mid, "--json"))["current"]
+    # given again, nothing is dropped: no note, no "dropped"
+    again = js(cli_run("supersede", mid, "--content", "Deploys on Thursdays", "--data",
+                       '{"day": "thu"}', "--json"))
+    assert "dropped" not in again
+    out = js(cli_run("history", mid, "--json"))
+    assert [r["op"] for r in out] == ["create", "supersede", "supersede"]
+    assert out[1]["changes"] == {"summary": "Deploys on Wednesdays",
+                                 "content": "Deploys on Wednesdays", "data": None,
+                                 "dataSchema": None}
+    assert out[2]["changes"] == {"summary": "Deploys on Thursdays",
+                                 "content": "Deploys on Thursdays", "data": {"day": "thu"}}
+    lines = cli_run("history", mid).stdout.splitlines()
+    assert lines[2].endswith('summary="Deploys on Wednesdays" data=(dropped) '
+                             "dataSchema=(dropped)")
+    assert lines[3].endswith('summary="Deploys on Thursdays" data={"day":"thu"}')
+    assert "supersedes" not in "\n".join(lines)
+    # a supersede of a memory without data drops nothing and says nothing
+    plain = js(cli_run("remember", "--type", "semantic", "--content", "Plain fact", "--json"))
+    quiet = cli_run("supersede", plain["memoryId"], "--content", "Plain fact, revised")
+    assert quiet.stdout.count("\n") == 1 and "note" not in quiet.stdout

@@ -167,6 +167,19 @@ def test_supersede_annotate_forget(mcp_call):
     assert ok(call_tool(mcp_call, "memory_recall", {"text": "deploys"})) == []
 
 
+def test_supersede_names_the_data_it_dropped(mcp_call):
+    mid = remember(mcp_call, content="Deploys on Tuesdays", data={"day": "tue"})["memoryId"]
+    out = call_tool(mcp_call, "memory_supersede",
+                    {"memoryId": mid, "content": "Deploys on Wednesdays"})
+    assert ok(out)["dropped"] == ["data"]
+    assert out.structured_content["guidance"] == (
+        "The new version dropped the previous version's data (a supersede carries none "
+        "over); pass them again to keep them.")
+    kept = call_tool(mcp_call, "memory_supersede",
+                     {"memoryId": mid, "content": "Deploys on Fridays", "data": {"day": "fri"}})
+    assert "dropped" not in ok(kept) and not kept.structured_content.get("guidance")
+
+
 def _commits(project, ynm_home) -> int:
     """Commits on every ynm shard ref of the personal store and the project repository."""
     import subprocess

@@ -324,3 +324,86 @@ def test_the_request_log_names_the_caller_of_each_page(store, tmp_path):
     assert any("GET /ui/status 200" in line and "auth=static" in line for line in lines)
     assert any("GET /ui/review 200" in line and "auth=static" in line for line in lines)
     assert TOKEN not in log.read_text()
+
+
+def _count_records(path) -> str:
+    """Every notes ref of the store with its commit: changes whenever anything is written."""
+    return subprocess.run(["git", "-C", str(path), "for-each-ref", "refs/notes/"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_ynm_ui_port_0_prints_the_port_bound_and_serves_no_mcp(store):
+    proc = _ui(store, "--port", "0", "--json")
+    try:
+        shown = json.loads(proc.stdout.readline())
+        port = int(re.fullmatch(r"http://127\.0\.0\.1:(\d+)/ui/", shown["url"]).group(1))
+        assert port != 0
+        r = httpx.get(shown["url"], timeout=30)
+        assert r.status_code == 200 and "Filler note number 4" in r.text
+        before = _count_records(store.path)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "memory_remember",
+                           "arguments": {"type": "semantic", "content": "written via ui"}}}
+        for path in ("/mcp", "/mcp/"):
+            r = httpx.post(f"http://127.0.0.1:{port}{path}", json=call, timeout=30,
+                           headers={"Accept": "application/json, text/event-stream",
+                                    "MCP-Protocol-Version": "2025-06-18"})
+            assert r.status_code == 404, r.text
+            assert r.json()["error"] == "not_found"
+        assert _count_records(store.path) == before
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_ynm_ui_port_0_address_line(store):
+    proc = _ui(store, "--port", "0")
+    try:
+        line = proc.stdout.readline().strip()
+        port = int(re.fullmatch(r"ynm ui: http://127\.0\.0\.1:(\d+)/ui/", line).group(1))
+        assert port != 0
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_serve_http_port_0_logs_the_port_bound(store, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "ynm", "serve", "--http", "--host",
+                             "127.0.0.1", "--port", "0", "--cwd", str(store.path)],
+                            env=dict(os.environ), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line, "server exited"
+            found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/mcp ", line)
+        assert found is not None and int(found.group(1)) != 0
+        port = int(found.group(1))
+        r = httpx.post(f"http://127.0.0.1:{port}/mcp", timeout=30,
+                       json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                       headers={"Accept": "application/json, text/event-stream",
+                                "MCP-Protocol-Version": "2025-06-18"})
+        assert r.status_code != 404  # serve --http keeps /mcp
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_ynm_ui_with_a_token_still_has_no_mcp(store):
+    proc = subprocess.Popen([sys.executable, "-m", "ynm", "ui", "--no-open", "--json", "--port",
+                             "0", "--cwd", str(store.path)],
+                            env={**os.environ, "YNM_MCP_TOKEN": TOKEN}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        base = json.loads(proc.stdout.readline())["url"].removesuffix("/ui/")
+        assert httpx.get(f"{base}/ui/", timeout=30).status_code == 401  # the view asks
+        for auth in ({}, {"Authorization": f"Bearer {TOKEN}"}):
+            r = httpx.post(f"{base}/mcp", timeout=30, headers=auth,
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert r.status_code == 404 and r.json()["error"] == "not_found"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

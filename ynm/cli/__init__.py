@@ -67,24 +67,25 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module), attr)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from ynm.cli._common import say
         from ynm.errors import YnmError, debugging, describe_unexpected
 
         try:
             return super().invoke(ctx)
         except YnmError as err:
-            click.echo(f"Error: {err}", err=True)
+            say(f"Error: {err}", err=True)
             ctx.exit(err.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as err:  # noqa: BLE001 - a bug or an unforeseen failure: one line
             invalid = _invalid_input(err)
             if invalid is not None:  # a model validated outside parse_input
-                click.echo(f"Error: {invalid}", err=True)
+                say(f"Error: {invalid}", err=True)
                 ctx.exit(invalid.exit_code)
             if debugging():
                 raise
-            click.echo(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
-                       err=True)
+            say(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
+                err=True)
             ctx.exit(1)
 
 

@@ -107,7 +107,7 @@ def command_progress() -> TerminalProgress:
 def print_warnings(ynm: Ynm) -> None:
     """Print the service's warnings on stderr, ``warning: <text>`` each, once."""
     for text in ynm.warnings:
-        click.echo(f"warning: {text}", err=True)
+        say(f"warning: {text}", err=True)
     ynm.warnings.clear()
 
 
@@ -120,7 +120,7 @@ def note_unmerged(ynm: Ynm) -> None:
              "run `ynm sync`" for mount, n in ynm.unmerged().items()]
     ctx = click.get_current_context(silent=True)
     if lines and ctx is not None:
-        ctx.call_on_close(lambda: [click.echo(line, err=True) for line in lines])
+        ctx.call_on_close(lambda: [say(line, err=True) for line in lines])
 
 
 def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
@@ -129,13 +129,13 @@ def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> 
     ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known; else a
     hosted mount's id is named as one this read cannot reach."""
     if not hosted and any(r.id == mount_id for r in ynm.remotes):
-        click.echo(f'warning: "{mount_id}" is a hosted store; this command reads local mounts '
+        say(f'warning: "{mount_id}" is a hosted store; this command reads local mounts '
                    f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
         return
     remotes = [r.id for r in ynm.remotes] if hosted else []
     if mount_id is not None and ynm.mount(mount_id) is None and mount_id not in remotes:
         have = ", ".join([*(m.id for m in ynm.mounts), *remotes]) or "none"
-        click.echo(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
+        say(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
 
 
 def note_left_out(left_out: list[Any]) -> None:
@@ -143,7 +143,7 @@ def note_left_out(left_out: list[Any]) -> None:
     the result (reference/cli.md §1): ``shared memory left out: <mount> (<url>): <why>``.
     The output and the exit code (0) stay the local result's."""
     for left in left_out:
-        click.echo(f"shared memory left out: {left}", err=True)
+        say(f"shared memory left out: {left}", err=True)
 
 
 def _js_number(x: float | int) -> str:
@@ -177,15 +177,35 @@ def dumps_pretty(value: Any, indent: int = 0) -> str:
 
 def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     """Print ``value`` as pretty JSON, or its human text, with a trailing newline (after
-    ending the command's progress bar, if one was drawn)."""
+    ending the command's progress bar, if one was drawn). The human text goes through
+    :func:`say` (control characters made visible); JSON is printed exact (JSON escapes them)."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.meta.get(PROGRESS_KEY) is not None:
         ctx.meta[PROGRESS_KEY].finish()
     if as_json:
         click.echo(dumps_pretty(value))
     else:
-        text = human(value)
-        click.echo(text)
+        say(human(value))
+
+
+def say(text: str, err: bool = False) -> None:
+    """Print human text (a result, a note, a warning, an error) on stdout, or stderr with
+    ``err``, with a trailing newline: the one way the CLI prints text that may hold stored text
+    (content, summary, tags, subject, namespace, actor, reasons, file names, a server's answer).
+    Control characters are written out (ESC as ``\\x1b``, :func:`ynm.model.controls.visible`),
+    keeping tab and line breaks, so a memory cannot drive the reader's terminal. A one-line
+    field inside a line (a table cell, a summary) goes through :func:`one_line` first."""
+    from ynm.model.controls import visible
+
+    click.echo(visible(text, lines=True), err=err)
+
+
+def one_line(text: str) -> str:
+    """Stored text shown inside one line (a table cell, ``key: value``): every control
+    character written out, tab and line breaks too (``\\n``), so it cannot break the line."""
+    from ynm.model.controls import visible
+
+    return visible(text)
 
 
 def split_tags(values: tuple[str, ...] | list[str]) -> list[str]:

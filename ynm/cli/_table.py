@@ -6,7 +6,9 @@ The reference pads fixed widths (``<type:10> <level:11> <namespace:24>``, refere
 says what a column is. Here each column is as wide as its widest cell or header, up to a cap;
 a cell longer than its column's cap is printed whole (a namespace is copied into
 ``--namespace``, so it is never cut) and only its own row's later cells shift. Columns are
-separated by two spaces; the last column is not padded. No trailing spaces.
+separated by two spaces; the last column is not padded. No trailing spaces. Every cell is
+stored text shown inside one line, so its control characters are written out, line breaks too
+(:func:`ynm.cli._common.one_line`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ def line(cells: Sequence[str], col_widths: Sequence[int]) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]],
           caps: Sequence[int | None] | None = None) -> list[str]:
-    """The header line then one line per row, aligned as the module says."""
+    """The header line then one line per row, aligned as the module says, each cell with its
+    control characters written out."""
+    from ynm.cli._common import one_line
+
+    rows = [[one_line(c) for c in r] for r in rows]
     w = widths(headers, rows, caps)
     return [line(headers, w), *(line(r, w) for r in rows)]
 

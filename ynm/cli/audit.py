@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit
+from ynm.cli._common import common_options, emit, say
 
 OUTCOMES = ("ok", "refused", "error")
 DEFAULT_TAIL = 20  # events `ynm audit tail` shows without -n
@@ -104,7 +104,7 @@ def _where(filters: dict[str, Any]) -> Any:
 def _warn_bad(bad: list[Any]) -> None:
     if bad:
         first = bad[0]
-        click.echo(f"warning: skipped {len(bad)} line{'s' if len(bad) != 1 else ''} that "
+        say(f"warning: skipped {len(bad)} line{'s' if len(bad) != 1 else ''} that "
                    f"{'are' if len(bad) != 1 else 'is'} not an audit event (first: "
                    f"{first.file}:{first.line})", err=True)
         bad.clear()
@@ -127,7 +127,7 @@ def _follow(path: Path, where: Any, as_json: bool, last: int) -> None:
             click.echo(json.dumps(event, separators=(",", ":")))
             return
         lines = format_events([event]).splitlines()
-        click.echo("\n".join(lines if header else lines[1:]))
+        say("\n".join(lines if header else lines[1:]))
         header = False
 
     bad: list[BadLine] = []
@@ -143,7 +143,7 @@ def _follow(path: Path, where: Any, as_json: bool, last: int) -> None:
         for event in kept:
             show(event)
         if not kept:
-            click.echo("no matching audit events yet; waiting for them (Ctrl-C stops)", err=True)
+            say("no matching audit events yet; waiting for them (Ctrl-C stops)", err=True)
         for event in events:
             _warn_bad(bad)
             if event is not None and where.matches(event):

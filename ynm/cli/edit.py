@@ -66,15 +66,16 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="New subject (kept when omitted).")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
-@click.option("--data", help="New structured payload (JSON object); omitted means none.")
-@click.option("--data-schema", help="Name of the shape of --data.")
+@click.option("--data", help="Structured payload (JSON object) of the new version; the "
+              "previous version's is not carried over: omitted means none (said in a note).")
+@click.option("--data-schema", help="Name of the shape of --data (not carried over either).")
 @click.option("--importance", help="0..1; kept when omitted.")
 @click.option("--confidence", help="0..1; kept when omitted.")
 @click.option("--pinned/--no-pinned", default=None, help="Pin or unpin; kept when omitted.")
 @click.option("--needs-review/--no-needs-review", default=None,
               help="Flag or clear review; kept when omitted.")
-@click.option("--valid-from", help="When it became true (ISO 8601).")
-@click.option("--valid-to", help="When it stopped being true (ISO 8601).")
+@click.option("--valid-from", help="When it became true (ISO 8601); not carried over.")
+@click.option("--valid-to", help="When it stopped being true (ISO 8601); not carried over.")
 @click.option("--ttl", help="New ttl (ISO 8601 duration); a working memory keeps its own.")
 @click.option("--session", help="Session id for provenance.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
@@ -85,6 +86,11 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
               links: str | None, importance: str | None, confidence: str | None,
               content: str | None, content_file: Path | None, **rest: Any) -> None:
     """Write a new version of a memory.
+
+    The new version keeps the memory's type, namespace, subject, tags, links,
+    importance, confidence, pin and review flag unless told otherwise; its content,
+    summary, data, data schema and valid-from/-to are only what you give (as in the
+    reference): a note names what the previous version had and this one drops.
 
     \b
     Example:
@@ -101,7 +107,22 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
     with open_ynm(cwd) as ynm:
         result = ynm.supersede(inp)
     emit(result, as_json,
-         or_unchanged(lambda r: f"superseded {r['memoryId']} (record {r['recordId']})"))
+         or_unchanged(lambda r: f"superseded {r['memoryId']} (record {r['recordId']})"
+                      + (f"\nnote: {dropped_note(r['dropped'])}" if r.get("dropped") else "")))
+
+
+# The flag that keeps each field a supersede does not carry over.
+_KEEP_FLAGS = {"data": "--data", "dataSchema": "--data-schema", "validFrom": "--valid-from",
+               "validTo": "--valid-to"}
+
+
+def dropped_note(dropped: list[str]) -> str:
+    """The note of a supersede that dropped fields of the previous version (the WriteResult's
+    ``dropped``): ``data dropped (pass --data to keep it)``; ``data, dataSchema dropped (pass
+    --data, --data-schema to keep them)``."""
+    flags = ", ".join(_KEEP_FLAGS.get(key, key) for key in dropped)
+    return (f"{', '.join(dropped)} dropped (pass {flags} to keep "
+            f"{'it' if len(dropped) == 1 else 'them'})")
 
 
 @click.command()

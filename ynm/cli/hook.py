@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import inherit_cwd
+from ynm.cli._common import inherit_cwd, say
 
 STDIN_TIMEOUT_S = 1.5
 STOP_EVERY_S = 5 * 60
@@ -92,7 +92,7 @@ def session_start(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
             result = ynm.session_start(SessionStartInput())
             note = (f"\n\nynm: the client's session id was refused ({err.detail}); the "
                     "session has a new id.")
-            click.echo(f"ynm hook: {err}", err=True)
+            say(f"ynm hook: {err}", err=True)
     markdown = result["context"]["markdown"]
     return _out("session-start", SESSION_PREFIX_LINE + note + "\n\n" + session_line(result)
                 + ("\n\n" + markdown if markdown else ""))
@@ -124,7 +124,7 @@ def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     try:
         sid = normalize_session_id(session_id)
     except ValueError as err:  # no letter or digit: no session namespace to expire
-        click.echo(f"ynm hook: {err}", err=True)
+        say(f"ynm hook: {err}", err=True)
         return {}
     stamps = _home() / "hooks"
     stamps.mkdir(parents=True, exist_ok=True)
@@ -145,6 +145,22 @@ def stop(payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
     with Ynm.open(cwd, env) as ynm:  # the session goes on: its kept settings stay
         ynm.session_end(sid, expire=True, keep_settings=True)
     return {}
+
+
+def _shown(value: Any) -> Any:
+    """The hook's output with every string's control characters written out, keeping tab and
+    line breaks (:func:`ynm.model.controls.visible`): the client shows the context block to
+    the person too (a transcript, a status line), so a memory's ESC must not reach a terminal
+    through it. JSON would only escape the characters, which the client decodes again."""
+    from ynm.model.controls import visible
+
+    if isinstance(value, str):
+        return visible(value, lines=True)
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    return value
 
 
 def run_hook(event: str | None, payload: dict[str, Any], cwd: str | Path | None) -> dict[str, Any]:
@@ -201,8 +217,8 @@ def hook(ctx: click.Context, event: str | None, cwd: str | None) -> None:
                                    "or stop")
         out = run_hook(event, read_payload(), cwd)
     except BaseException as err:  # noqa: BLE001 - a hook never fails the session
-        click.echo(f"ynm hook: {_describe(err)}", err=True)
+        say(f"ynm hook: {_describe(err)}", err=True)
         out = {}
-    sys.stdout.write(json.dumps(out, separators=(",", ":"), ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(_shown(out), separators=(",", ":"), ensure_ascii=False) + "\n")
     sys.stdout.flush()
     ctx.exit(0)

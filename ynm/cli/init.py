@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit
+from ynm.cli._common import common_options, emit, say
 
 
 def ynm_command() -> tuple[list[str], str | None]:
@@ -142,4 +142,4 @@ def init(as_json: bool, cwd: Path | None, personal: bool, bare_path: Path | None
                           command_note=note)
     emit(result, as_json, format_init)
     for text in result["warnings"]:  # a fetch that failed: init itself succeeded
-        click.echo(f"warning: {text}", err=True)
+        say(f"warning: {text}", err=True)

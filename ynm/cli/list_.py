@@ -7,8 +7,15 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import note_unmerged
-from ynm.cli._common import warn_unknown_mount, common_options, drop_none, emit, open_ynm
+from ynm.cli._common import (
+    common_options,
+    drop_none,
+    emit,
+    note_unmerged,
+    open_ynm,
+    say,
+    warn_unknown_mount,
+)
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -73,5 +80,5 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, limit: int | None,
         memories = memories[:DEFAULT_LIMIT]
     emit(memories, as_json, format_memories)
     if more:
-        click.echo(f"note: showing the newest {DEFAULT_LIMIT}; more exist (use --limit N or "
+        say(f"note: showing the newest {DEFAULT_LIMIT}; more exist (use --limit N or "
                    "--all)", err=True)

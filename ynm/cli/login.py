@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit
+from ynm.cli._common import common_options, emit, say
 
 
 def _hosted_mounts(cwd: Path | None) -> tuple[Any, list[Any]]:
@@ -193,10 +193,10 @@ def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
         return None
     out = []
     for m in chosen:
-        def say(line: str, m: Any = m) -> None:
-            click.echo(f"{m.id}: {line}", err=True)
+        def tell(line: str, m: Any = m) -> None:
+            say(f"{m.id}: {line}", err=True)
         try:
-            signed = browser_sign_in(m.url, open_browser=open_browser, say=say)
+            signed = browser_sign_in(m.url, open_browser=open_browser, say=tell)
         except YnmError as err:
             raise YnmError(f"could not sign in to {m.id} ({m.url}): {err}") from None
         save_sign_in(home, m.id, m.url, signed.token, oauth=signed.oauth)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ynm.cli._common import common_options, emit
+from ynm.cli._common import common_options, emit, say
 
 if TYPE_CHECKING:
     from ynm.client.stores import SQLQueueStore
@@ -384,5 +384,5 @@ def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | N
         problems.append(f"{queue.refused} record(s) refused by ynm during this flush, kept "
                         "aside (`ynm outbox retry` once fixed, or `ynm outbox drop`)")
     if problems:
-        click.echo(f"Error: {'; '.join(problems)} (see `ynm outbox list`)", err=True)
+        say(f"Error: {'; '.join(problems)} (see `ynm outbox list`)", err=True)
         raise click.exceptions.Exit(1)

@@ -68,11 +68,11 @@ def people(as_json: bool, cwd: Path | None, action: str, person: str | None,
     if action != "list" and not person:
         raise Refused(f"{action} needs a person id")
     if action != "list":
-        from ynm.model.people import check_nickname, check_person_id
+        from ynm.model.people import check_new_nickname, check_person_id
 
         check_person_id(person)
         if nickname is not None:
-            check_nickname(nickname)
+            check_new_nickname(nickname)
     with open_ynm(cwd) as ynm:
         if action == "list":
             emit(ynm.people_list(), as_json, format_people)

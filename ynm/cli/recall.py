@@ -14,13 +14,14 @@ from ynm.cli._common import (
     note_left_out,
     note_unmerged,
     open_ynm,
+    say,
     split_tags,
     warn_unknown_mount,
 )
 
-# Said on stderr when the query has nothing to search (ynm.model.text.has_no_search_words).
-NO_SEARCH_WORDS = ('the query {text!r} has no searchable words (a word is two or more letters '
-                   'or digits), so nothing was searched; give words, or filters without a query')
+# Said on stderr after the reason when the query has nothing to search
+# (ynm.model.text.has_no_search_words, no_search_words_reason).
+NO_SEARCH_WORDS_HINT = "give words of the subject, or filters without a query"
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
 
@@ -100,14 +101,14 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         hits = ynm.recall(q)
         note_unmerged(ynm)
         left_out = list(ynm.left_out)
-    from ynm.model.text import has_no_search_words
+    from ynm.model.text import has_no_search_words, no_search_words_reason
 
     if has_no_search_words(q.text):
-        click.echo(f"note: {NO_SEARCH_WORDS.format(text=q.text)}", err=True)
+        say(f"note: {no_search_words_reason(q.text)}; {NO_SEARCH_WORDS_HINT}", err=True)
     if left_out and not hits and not as_json:
         # a bare "No matches" would pass for the whole answer
-        click.echo("No matches in the stores that answered; the answer is incomplete: "
-                   "shared memory was left out (below)")
+        say("No matches in the stores that answered; the answer is incomplete: "
+            "shared memory was left out (below)")
     else:
         emit(hits, as_json, format_hits)
     note_left_out(left_out)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import inherit_cwd
+from ynm.cli._common import inherit_cwd, say
 
 
 @click.command()
@@ -164,7 +164,7 @@ def mcp_main(argv: list[str] | None = None) -> None:
     try:
         serve.main(args=args, prog_name="ynm-mcp", standalone_mode=False)
     except YnmError as err:
-        click.echo(f"Error: {err}", err=True)
+        say(f"Error: {err}", err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
@@ -176,7 +176,7 @@ def mcp_main(argv: list[str] | None = None) -> None:
     except Exception as err:  # noqa: BLE001 - one line, as ynm's own commands
         if debugging():
             raise
-        click.echo(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
+        say(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
                    err=True)
         sys.exit(1)
 

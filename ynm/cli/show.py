@@ -8,19 +8,22 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import _js_number, common_options, emit, open_ynm
+from ynm.cli._common import _js_number, common_options, emit, one_line, open_ynm
 from ynm.cli.edit import memory_id_input, one_id
 
 
 def format_show(m: dict[str, Any]) -> str:
-    """The folded memory as a header block, its content in full, then its links."""
+    """The folded memory as a header block, its content in full, then its links. The header's
+    stored fields (namespace, subject, tags, author, summary) and the link summaries are
+    one line each (:func:`~ynm.cli._common.one_line`); the content keeps its lines."""
     flags = [f for f, on in (("pinned", m.get("pinned")), ("needs review", m.get("needsReview")),
                              ("forgotten", m.get("tombstoned"))) if on]
-    lines = [f"{m['memoryId']}  {m['type']}  {m['level']}  {m['namespace']}  ({m['mount']})"]
+    lines = [one_line(f"{m['memoryId']}  {m['type']}  {m['level']}  {m['namespace']}  "
+                      f"({m['mount']})")]
     if m.get("subject"):
-        lines.append(f"subject     {m['subject']}")
+        lines.append(f"subject     {one_line(m['subject'])}")
     if m.get("tags"):
-        lines.append(f"tags        {', '.join(m['tags'])}")
+        lines.append(f"tags        {one_line(', '.join(m['tags']))}")
     lines.append(f"importance  {_js_number(m['importance'])}   "
                  f"confidence {_js_number(m['confidence'])}"
                  + (f"   {', '.join(flags)}" if flags else ""))
@@ -30,8 +33,8 @@ def format_show(m: dict[str, Any]) -> str:
     if current.get("ttl"):
         lines.append(f"ttl         {current['ttl']}")
     if m.get("author"):
-        lines.append(f"author      {m['author']}")
-    lines.append(f"summary     {m.get('summary') or current.get('summary') or ''}")
+        lines.append(f"author      {one_line(m['author'])}")
+    lines.append(f"summary     {one_line(m.get('summary') or current.get('summary') or '')}")
     lines.append("")
     lines.append(current.get("content") or "")
     if current.get("data") is not None:
@@ -40,23 +43,27 @@ def format_show(m: dict[str, Any]) -> str:
     if m["linked"]:
         lines.append("")
         for link in m["linked"]:
-            lines.append(f"-> {link['rel']} {link['to']}  {link['summary'] or '(not found)'}")
+            lines.append(one_line(f"-> {link['rel']} {link['to']}  "
+                                  f"{link['summary'] or '(not found)'}"))
     if m["linkedFrom"]:
         if not m["linked"]:
             lines.append("")
         for link in m["linkedFrom"]:
-            lines.append(f"<- {link['rel']} {link['memoryId']}  {link['summary']}")
+            lines.append(one_line(f"<- {link['rel']} {link['memoryId']}  {link['summary']}"))
     return "\n".join(lines)
 
 
 def format_changes(changes: dict[str, Any], width: int = 72) -> str:
     """A history line's ``what changed`` part: ``key=value`` pairs (content is shown through
-    its summary), long text cut to ``width`` characters with ``...``."""
+    its summary), long text cut to ``width`` characters with ``...``; a field a new version
+    dropped (null) as ``data=(dropped)``."""
     parts = []
     for key, value in changes.items():
         if key == "content" and "summary" in changes:
             continue
-        if key == "tags":
+        if value is None:
+            text = "(dropped)"
+        elif key == "tags":
             text = "+" + ",".join(value)
         elif key == "links":
             text = "+" + ",".join(f"{link['rel']}:{link['to']}" for link in value)

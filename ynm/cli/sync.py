@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, warn_unknown_mount
+from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
 
 
 def _n(count: int, word: str) -> str:
@@ -101,7 +101,7 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
             for warning in r.get("warnings", []):
                 click.echo(f"ynm: {warning}", err=True)
     if dry_run and not as_json and not (quiet and not bad):
-        click.echo("dry run: nothing was changed; would move:")
+        say("dry run: nothing was changed; would move:")
     if not (quiet and not bad):
         emit(results, as_json, format_sync)
     if bad:

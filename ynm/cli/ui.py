@@ -1,5 +1,7 @@
 """``ynm ui``: the read-only web view of the local store (``/ui/``, :mod:`ynm.web`) on
-127.0.0.1, opened in the browser."""
+127.0.0.1, opened in the browser. It serves no MCP endpoint (``/mcp`` answers 404): any
+process of the machine can reach a loopback port, and the view must not let one write;
+``ynm serve --http`` serves ``/mcp``."""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import inherit_cwd
+from ynm.cli._common import inherit_cwd, say
 
 
 @click.command()
 @click.option("--port", type=int, default=None,
-              help="Port on 127.0.0.1 (default: $PORT, else 3000).")
+              help="Port on 127.0.0.1 (default: $PORT, else 3000; 0: a free port, printed).")
 @click.option("--no-open", "no_open", is_flag=True, default=False,
               help="Print the URL instead of opening a browser.")
 @click.option("--json", "as_json", is_flag=True, default=False,
@@ -35,10 +37,12 @@ def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | 
       ynm ui --no-open --json    # {"url": "http://127.0.0.1:3000/ui/", "pid": 4242}
 
     \b
-    Serves ynm serve --http on 127.0.0.1 (so /mcp answers too), with the same auth as
-    ynm serve there: none, unless a token is set (YNM_MCP_TOKEN, JWT or introspection
-    settings); then the page asks for it once. The address is printed once the port
-    is listening; a port in use is an error (exit 1). Stop with Ctrl-C.
+    Read-only: serves the view at /ui/ (and /health) on 127.0.0.1, never the MCP
+    endpoint (/mcp answers 404; ynm serve --http serves it). Auth as ynm serve
+    there: none, unless a token is set (YNM_MCP_TOKEN, JWT or introspection
+    settings); then the page asks for it once. The address, with the port bound
+    (--port 0 picks a free one), is printed once the port is listening; a port in
+    use is an error (exit 1). Stop with Ctrl-C.
     """
     from ynm.cli.serve import _require_server_extra
 
@@ -53,15 +57,15 @@ def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | 
     except ConfigError:
         env = os.environ  # the service reports the configuration problem on every page
     settings = http_settings(host="127.0.0.1", port=port, env=env)
-    url = f"http://127.0.0.1:{settings.port}/ui/"
 
-    def listening() -> None:
+    def listening(bound: int) -> None:
+        url = f"http://127.0.0.1:{bound}/ui/"
         if as_json:
             import json
 
             click.echo(json.dumps({"url": url, "pid": os.getpid()}))
         elif not quiet:
-            click.echo(f"ynm ui: {url}")
+            say(f"ynm ui: {url}")
         if not no_open:
             _open_browser(url)
 
@@ -70,7 +74,7 @@ def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | 
     try:
         try:
             serve_http(service, settings.door, settings.host, settings.port,
-                       on_listening=listening)
+                       on_listening=listening, mcp=False)
         except KeyboardInterrupt:
             pass
         log("stopped")
@@ -86,6 +90,6 @@ def _open_browser(url: str) -> None:
 
     def open_it() -> None:
         if not webbrowser.open(url):
-            click.echo(f"no browser found: open {url}", err=True)
+            say(f"no browser found: open {url}", err=True)
 
     threading.Thread(target=open_it, name="ynm-ui-open", daemon=True).start()

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, warn_unknown_mount
+from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
 
 
 @click.group()
@@ -51,7 +51,7 @@ def build(as_json: bool, quiet: bool, cwd: Path | None, mount: str | None, targe
     emit(results, as_json, format_build)
     if absent is not None:
         built = ", ".join(r["mount"] for r in results) or "no mount"
-        click.echo(f"note: no project wiki ({absent}); built the wiki of {built} only", err=True)
+        say(f"note: no project wiki ({absent}); built the wiki of {built} only", err=True)
 
 
 @wiki.command()

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from ynm.errors import InvalidInput
+from ynm.model.controls import control_character_problem
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import (
@@ -88,7 +89,24 @@ def _check_tags(v: list[str]) -> list[str]:
     for tag in v:
         if not 1 <= js_length(tag) <= TAG_MAX_CHARS:
             raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
+        problem = control_character_problem(tag, lines=False)
+        if problem:
+            raise ValueError(f"each tag {problem}")
     return v
+
+
+def _no_controls(lines: bool) -> Any:
+    """An after-validator refusing text with control characters
+    (:func:`ynm.model.controls.control_character_problem`): NUL, ESC, BEL, DEL, C1 controls, and
+    with ``lines`` False also tab and line breaks."""
+
+    def check(v: str | None) -> str | None:
+        problem = None if v is None else control_character_problem(v, lines=lines)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    return check
 
 
 def _js_limit(limit: int) -> Any:
@@ -147,6 +165,9 @@ class _Content(_Input):
         classmethod(lambda cls, v: _js_limit(SUBJECT_MAX_CHARS)(v)))
     _schema_units = field_validator("data_schema")(
         classmethod(lambda cls, v: _js_limit(DATA_SCHEMA_MAX_CHARS)(v)))
+    _body_controls = field_validator("content")(classmethod(lambda cls, v: _no_controls(True)(v)))
+    _line_controls = field_validator("summary", "subject", "data_schema")(
+        classmethod(lambda cls, v: _no_controls(False)(v)))
     _content = field_validator("content", mode="before")(
         classmethod(lambda cls, v: _check_content(v))
     )
@@ -370,6 +391,8 @@ class AnnotateInput(_Input):
     session: str | None = None
     data: dict[str, Any] | None = None
 
+    _reason_controls = field_validator("reason")(
+        classmethod(lambda cls, v: _no_controls(True)(v)))
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
     _links = field_validator("links", mode="before")(
@@ -384,6 +407,8 @@ class ForgetInput(_Input):
     reason: str | None = Field(default=None, max_length=1000)
     session: str | None = None
 
+    _reason_controls = field_validator("reason")(
+        classmethod(lambda cls, v: _no_controls(True)(v)))
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
 
 
@@ -394,6 +419,8 @@ class PurgeInput(_Input):
     reason: str = Field(min_length=1, max_length=1000)
     forget_history: bool = False
 
+    _reason_controls = field_validator("reason")(
+        classmethod(lambda cls, v: _no_controls(True)(v)))
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
 
 

@@ -77,6 +77,24 @@ def check_nickname(value: str) -> str:
     return nickname
 
 
+def check_new_nickname(value: str) -> str:
+    """A nickname being set: :func:`check_nickname`, and no other control character either
+    (ESC, NUL, ...: everyone who reads the store sees it;
+    :func:`ynm.model.controls.control_character_problem`). A people document already holding
+    one is still read (shown escaped).
+
+    Raises:
+        InvalidInput: ``invalid input: nickname: ...``.
+    """
+    from ynm.model.controls import control_character_problem
+
+    nickname = check_nickname(value)
+    problem = control_character_problem(nickname, lines=False)
+    if problem:
+        raise InvalidInput(f"nickname: {problem}")
+    return nickname
+
+
 def empty_people() -> dict[str, Any]:
     """``{"v": 1, "people": {}}``."""
     return {"v": 1, "people": {}}

@@ -175,14 +175,41 @@ def is_word_phrase(phrase: str) -> bool:
 
 
 def has_no_search_words(text: str | None) -> bool:
-    """True for a recall text that is not blank yet holds no word to search (no token of
-    :func:`tokenize`, so :func:`query_phrases` gives none: "C++", "*", "?!", "--"). Such a recall finds nothing, and the CLI and the
-    MCP tool say why; a blank or absent text is a filter-only recall.
+    """True for a recall text that is not blank yet holds nothing to search: no word at all
+    (no token of :func:`tokenize`, so :func:`query_phrases` gives none: "C++", "*", "?!",
+    "--"), or only English function words (:func:`only_function_words`: "the", "the and
+    of"). Such a recall searches nothing and finds nothing, and the CLI and the MCP tool say
+    why (:func:`no_search_words_reason`); a blank or absent text is a filter-only recall.
 
-    The reference (reference/algorithms.md §2.3) runs it as a filter-only query, which returns
-    the whole store at one relevance as if every memory matched.
+    The reference (reference/algorithms.md §2.3) runs a text without words as a filter-only
+    query, which returns the whole store at one relevance as if every memory matched. A text
+    of function words only found nothing in full text (no memory holds any of its words that
+    count, ynm.service.recall.candidates) and at most a vector neighbour chosen by grammar in
+    hybrid recall, with no word of why.
     """
-    return text is not None and bool(text.strip()) and not tokenize(text)
+    return (text is not None and bool(text.strip())
+            and (not tokenize(text) or only_function_words(text)))
+
+
+def only_function_words(text: str) -> bool:
+    """True when every word ``text`` searches (the single words of :func:`query_phrases`) is
+    an English function word (:data:`FUNCTION_WORDS`) and there is at least one."""
+    words = [phrase_words(p)[0] for p in query_phrases(text) if is_word_phrase(p)]
+    return bool(words) and all(w in FUNCTION_WORDS for w in words)
+
+
+def no_search_words_reason(text: str) -> str:
+    """Why a recall of ``text`` (:func:`has_no_search_words`) searched nothing, ending in
+    ``so nothing was searched``: ``the query 'C++' has no searchable words (a word is two or
+    more letters or digits)``, or ``the query 'the and of' has only function words (the, and,
+    of), which name no subject``."""
+    if not tokenize(text):
+        return (f"the query {text!r} has no searchable words (a word is two or more letters "
+                "or digits), so nothing was searched")
+    words = list(dict.fromkeys(phrase_words(p)[0] for p in query_phrases(text)
+                               if is_word_phrase(p)))
+    return (f"the query {text!r} has only function words ({', '.join(words)}), which name no "
+            "subject, so nothing was searched")
 
 
 def overlap_words(text: str) -> set[str]:

@@ -410,9 +410,12 @@ async def _send_json(send: Any, status: int, body: Any,
 
 
 def build_http_app(service: MemoryService, door: FrontDoor,
-                   scheduler: Scheduler | None = None, audit: AuditSink | None = None) -> Any:
+                   scheduler: Scheduler | None = None, audit: AuditSink | None = None, *,
+                   mcp: bool = True) -> Any:
     """The ASGI app: the front door (:func:`front_door_app`) around the SDK's streamable HTTP
-    app (path ``/mcp``).
+    app (path ``/mcp``). ``mcp=False`` (``ynm ui``) serves no ``/mcp``: only the read-only web
+    view at ``/ui/`` and ``/health``; any other path answers 404 (``{"error": "not_found"}``),
+    so no process of the machine can write through the view's port.
 
     With a ``scheduler`` (:mod:`ynm.server.scheduler`), its timers start when the server has
     started (ASGI lifespan startup) and stop, waiting for a run in progress, when it shuts
@@ -427,22 +430,44 @@ def build_http_app(service: MemoryService, door: FrontDoor,
     from ynm.server.audit import AuditMiddleware
     from ynm.web import build_ui_app
 
-    server = build_server(service)
-    inner = server.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True,
-        # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
+    if mcp:
+        server = build_server(service)
+        inner = server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=True,
+            # Host and Origin are checked below, with ynm's rules (--allow-host, --allow-origin)
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+    else:
+        inner = _not_found_app
     return AuditMiddleware(front_door_app(door, inner, scheduler,
-                                          ui=build_ui_app(service, door)), audit)
+                                          ui=build_ui_app(service, door), mcp=mcp), audit)
+
+
+async def _not_found_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The app behind the front door of ``ynm ui`` (no MCP endpoint): every request answers
+    404 ``{"error": "not_found"}``; the ASGI lifespan is acknowledged."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] == "http":
+        await _send_json(send, 404, {"error": "not_found",
+                                     "error_description": "ynm ui serves the web view at /ui/ "
+                                     "only; the MCP endpoint is ynm serve --http"})
 
 
 def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = None, *,
-                   ui: Any = None) -> Any:
+                   ui: Any = None, mcp: bool = True) -> Any:
     """The front door's ASGI app in front of ``inner`` (see the module docstring for the order
     of checks); lifespan and non-HTTP scopes go to ``inner`` unchanged. ``ui``: the web view's
     app (:mod:`ynm.web`), given ``/ui`` and ``/ui/...`` once Host and Origin have passed; it
-    checks the caller itself (a bearer header as here, or its sign-in cookie)."""
+    checks the caller itself (a bearer header as here, or its sign-in cookie). ``mcp=False``
+    (``ynm ui``): every other path answers 404 before any token check, as a path that does not
+    exist."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" and scheduler is not None:
@@ -496,6 +521,9 @@ def front_door_app(door: FrontDoor, inner: Any, scheduler: Scheduler | None = No
             return
         if ui is not None and (path == "/ui" or path.startswith("/ui/")):
             await ui(scope, receive, send)  # no CORS: the view is for its own pages only
+            return
+        if not mcp:
+            await _not_found_app(scope, receive, send)
             return
 
         async def refuse(err: AuthError) -> None:
@@ -646,7 +674,8 @@ def listen_sockets(host: str, port: int) -> list[Any]:
     address the name resolves to (``localhost`` may be both 127.0.0.1 and ::1), as asyncio's
     ``create_server`` would bind them; uvicorn then serves these very sockets, so no other
     process can take the port between the check and the start (uvicorn binding on its own
-    would log the error after our banner and exit 3, a code ynm does not document).
+    would log the error after our banner and exit 3, a code ynm does not document). Port 0
+    lets the system choose a free port, the same for every address (the first one's).
 
     Returns:
         The listening sockets (``socket.socket``), at least one.
@@ -680,6 +709,9 @@ def listen_sockets(host: str, port: int) -> list[Any]:
             if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
                 # as asyncio does: a v6 socket takes v6 only, the v4 address gets its own
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if sockets[1:] and address[1] == 0:
+                # port 0: every address on the port the system chose for the first one
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
             try:
                 sock.bind(address)
                 sock.listen(2048)  # uvicorn's default backlog
@@ -702,16 +734,17 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 
 def start_lines(door: FrontDoor, host: str, port: int,
-                audit: AuditSink | None = None) -> list[str]:
+                audit: AuditSink | None = None, path: str = "/mcp") -> list[str]:
     """The start-up lines of ``ynm serve --http`` (each logged once, with the ``[ynm-mcp]``
     prefix of every server line): ``listening on <url> (health: <url>)`` (the reference's
     ``ynm-mcp listening on ...``, reference/server.md §2.1, less the repeated name),
     ``auth: <mode>``, ``audit: <sink>``; then, on a wildcard bind (``0.0.0.0``, ``::``),
     which Host names are served and that ``--allow-host`` names the one clients use (the
     wildcard itself is no name a client can use); and a warning for each JWT check waived
-    (``YNM_JWT_ALLOW_ANY_ISSUER``/``_AUDIENCE``)."""
+    (``YNM_JWT_ALLOW_ANY_ISSUER``/``_AUDIENCE``). ``port`` is the one bound (never 0);
+    ``path`` the endpoint served (``/ui/`` for ``ynm ui``)."""
     shown = f"[{host}]" if ":" in host else host
-    lines = [f"listening on http://{shown}:{port}/mcp (health: http://{shown}:{port}/health)",
+    lines = [f"listening on http://{shown}:{port}{path} (health: http://{shown}:{port}/health)",
              f"auth: {door.auth_mode}",
              f"audit: {audit.describe if audit is not None else 'off'}"]
     if host in ("0.0.0.0", "::", ""):
@@ -722,7 +755,7 @@ def start_lines(door: FrontDoor, host: str, port: int,
             lines.append(f"listening on every interface, but only these Host names are served: "
                          f"{', '.join(['loopback', *names])}; name the one clients use with "
                          f"--allow-host (e.g. --allow-host memory.example.com), and give them "
-                         f"http://<that name>:{port}/mcp")
+                         f"http://<that name>:{port}{path}")
     verifier = door.verifier
     if getattr(verifier, "mode", None) == "jwt":
         for claim, attr, waiver in (("iss", "issuer", "YNM_JWT_ALLOW_ANY_ISSUER"),
@@ -735,13 +768,14 @@ def start_lines(door: FrontDoor, host: str, port: int,
 
 def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
                scheduler: Scheduler | None = None, audit: AuditSink | None = None, *,
-               on_listening: Callable[[], None] | None = None) -> None:
+               on_listening: Callable[[int], None] | None = None, mcp: bool = True) -> None:
     """Run uvicorn until SIGINT/SIGTERM; logs go to stderr (one request log line per request,
     :mod:`ynm.server.audit`), audit events to ``audit`` (None: off; the start-up lines say
     which).
 
     The port is bound and listening (:func:`listen_sockets`) before the start-up lines are
-    logged and ``on_listening`` is called (``ynm ui`` prints its address there), so nothing
+    logged and ``on_listening(port)`` is called with the port bound (the one the system chose
+    for ``port`` 0; ``ynm ui`` prints its address there), so nothing
     claims to serve a port another process holds: that fails first, with
     :class:`~ynm.errors.YnmError` (exit 1).
 
@@ -749,7 +783,7 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
     see :func:`build_http_app`), then ``KeyboardInterrupt`` reaches the caller, which closes
     the service and exits 0 (reference/server.md §2.1). uvicorn raises a signal it caught
     again once it has stopped, so SIGTERM would otherwise end the process by the signal,
-    without closing the store."""
+    without closing the store. ``mcp=False``: no ``/mcp`` (:func:`build_http_app`)."""
     import signal
 
     import uvicorn
@@ -757,11 +791,12 @@ def serve_http(service: MemoryService, door: FrontDoor, host: str, port: int,
     from ynm.server.app import log
 
     sockets = listen_sockets(host, port)
-    app = build_http_app(service, door, scheduler, audit)
-    for line in start_lines(door, host, port, audit):
+    port = sockets[0].getsockname()[1]  # the one chosen for port 0
+    app = build_http_app(service, door, scheduler, audit, mcp=mcp)
+    for line in start_lines(door, host, port, audit, "/mcp" if mcp else "/ui/"):
         log(line)
     if on_listening is not None:
-        on_listening()
+        on_listening(port)
     # the request log is ynm's own (ynm.server.audit), so uvicorn's access log stays off
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            lifespan="on", access_log=False))

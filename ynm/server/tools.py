@@ -244,13 +244,13 @@ def _recall(ynm: Ynm, q: RecallQuery) -> ToolOutput:
 
 
 def _recall_local(ynm: Ynm, q: RecallQuery) -> ToolOutput:
-    from ynm.model.text import has_no_search_words
+    from ynm.model.text import has_no_search_words, no_search_words_reason
 
     hits = ynm.recall(q)
     if has_no_search_words(q.text):
-        return ToolOutput(hits, f'The text {q.text!r} has no searchable words (a word is two or '
-                                "more letters or digits), so nothing was searched. Use words, "
-                                "or filters without text.")
+        reason = no_search_words_reason(q.text).replace("the query", "The text", 1)
+        return ToolOutput(hits, f"{reason}. Use words of the subject, or filters without "
+                                "text.")
     if hits:
         return ToolOutput(hits)
     if q.mount is not None and ynm.mount(q.mount) is None and q.mount not in {
@@ -273,7 +273,12 @@ def _written(result: dict[str, Any]) -> ToolOutput:
 
 
 def _supersede(ynm: Ynm, inp: SupersedeInput) -> ToolOutput:
-    return _written(ynm.supersede(inp))
+    result = ynm.supersede(inp)
+    if result.get("dropped"):
+        return ToolOutput(result, f"The new version dropped the previous version's "
+                                  f"{', '.join(result['dropped'])} (a supersede carries none "
+                                  "over); pass them again to keep them.")
+    return _written(result)
 
 
 def _annotate(ynm: Ynm, inp: AnnotateInput) -> ToolOutput:

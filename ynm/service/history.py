@@ -22,7 +22,8 @@ _SCALARS = ("type", "namespace", "subject", "importance", "confidence", "pinned"
 def record_changes(record: Record) -> dict[str, Any]:
     """What one record sets or adds on its memory, as JSON-ready values keyed by field name:
     ``content``/``summary`` for a new version, the scalars it sets, ``tags`` and ``links`` it
-    adds, ``data``, and the ``reason`` it gives. Empty lists and unset fields are left out.
+    adds (a supersede's own ``supersedes`` link to its memory left out), ``data``, and the
+    ``reason`` it gives. Empty lists and unset fields are left out.
     Source: the op table of seed 000 (which fields each op may change)."""
     obj = record.model_dump(by_alias=True, exclude_none=True)
     out: dict[str, Any] = {}
@@ -33,6 +34,10 @@ def record_changes(record: Record) -> dict[str, Any]:
     for key in _SCALARS:
         if key in obj and record.op != "purge-marker":
             out[key] = obj[key]
+    if record.op == "supersede":
+        # its link to the memory it replaces is the memory itself (the op says it): not listed
+        obj["links"] = [link for link in obj.get("links", [])
+                        if (link["rel"], link["to"]) != ("supersedes", record.memory_id)]
     for key in ("tags", "links"):
         if obj.get(key):
             out[key] = obj[key]
@@ -46,8 +51,9 @@ def record_changes(record: Record) -> dict[str, Any]:
 def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
     """Every record of ``memory_id`` in every mount that holds one, in fold order (the order
     of ``Record.sort_key``): ``[{recordId, op, recordedAt, actor, mount, shard, changes}]``,
-    ``changes`` as :func:`record_changes` (type and namespace only where they change),
-    ``session``/``source`` when the record has them.
+    ``changes`` as :func:`record_changes` (type and namespace only where they change; a
+    supersede that drops the data, dataSchema, validFrom or validTo of the version before it
+    has that key as null), ``session``/``source`` when the record has them.
     A purged memory shows its purge marker; an orphan shows its records.
 
     Raises:
@@ -64,6 +70,7 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
     found.sort(key=lambda f: f[0].sort_key)
     out = []
     placed: tuple[str, str] | None = None  # (type, namespace) so far: listed when they change
+    before: dict[str, Any] | None = None  # the current version's record so far (JSON keys)
     for record, mount_id, ref in found:
         entry: dict[str, Any] = {
             "recordId": record.id, "op": record.op, "recordedAt": record.recorded_at,
@@ -75,6 +82,14 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
         if record.provenance.source:
             entry["source"] = record.provenance.source
         changes = record_changes(record)
+        if record.op in ("create", "supersede"):
+            version = record.model_dump(by_alias=True, exclude_none=True)
+            if record.op == "supersede" and before is not None:
+                for key in ("data", "dataSchema", "validFrom", "validTo"):
+                    if key in before and key not in version:
+                        changes[key] = None
+            if before is None or record.op == "supersede":
+                before = version
         if placed == (record.type, record.namespace) or record.op == "purge-marker":
             changes.pop("type", None)
             changes.pop("namespace", None)

@@ -22,7 +22,7 @@ from ynm.model.ids import iso_ms
 from ynm.model.people import (
     PEOPLE_DOCUMENT,
     author_of,
-    check_nickname,
+    check_new_nickname,
     check_person_id,
     dump_people,
     login_key,
@@ -189,7 +189,7 @@ class People:
         Raises:
             InvalidInput: a bad person id or nickname."""
         check_person_id(pid)
-        name = check_nickname(nickname) if nickname is not None else None
+        name = check_new_nickname(nickname) if nickname is not None else None
 
         def change(doc: dict[str, Any]) -> None:
             entry = self._touch(doc, pid)

@@ -492,7 +492,12 @@ class Ynm:
 
         Unlike the reference (reference/storage.md §7.18), importance, confidence, pinned and
         needsReview are written only when given, so a supersede never resets them, and a
-        working memory keeps its ttl unless a new one is given.
+        working memory keeps its ttl unless a new one is given. As in the reference (cli.md
+        §4.25, storage.md §2.4: content, summary, data, dataSchema, validFrom and validTo are
+        read from the latest version, never merged), a new version holds only the data,
+        dataSchema, validFrom and validTo it is given; the WriteResult names those the previous
+        version had and this one lacks as ``dropped`` (``["data", "dataSchema"]``,
+        :func:`dropped_by_supersede`), so the caller can say so.
 
         A supersede that would change nothing (a live memory that is not working memory, which
         a supersede renews; the same content, summary, data, dataSchema, validFrom, validTo and
@@ -522,8 +527,12 @@ class Ynm:
             "links": [{"rel": "supersedes", "to": inp.memory_id},
                       *(link.model_dump() for link in inp.links)],
         }
-        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
-                                              source=inp.source, found=found))
+        result = self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
+                                                source=inp.source, found=found))
+        dropped = dropped_by_supersede(state["current"], inp)
+        if dropped:
+            result["dropped"] = dropped
+        return result
 
     def annotate(self, inp: AnnotateInput, *, unchanged: str = "nothing to change"
                  ) -> dict[str, Any]:
@@ -1732,6 +1741,19 @@ def _annotate_changes_nothing(state: dict[str, Any], inp: AnnotateInput) -> bool
     recorded, dream bookkeeping included) and nothing :func:`_adds_nothing` would add. A
     reason alone changes nothing."""
     return inp.data is None and _adds_nothing(state, inp)
+
+
+# The version fields a supersede replaces, not carries over: (record key, input attribute).
+SUPERSEDE_REPLACES = (("data", "data"), ("dataSchema", "data_schema"),
+                      ("validFrom", "valid_from"), ("validTo", "valid_to"))
+
+
+def dropped_by_supersede(current: dict[str, Any], inp: SupersedeInput) -> list[str]:
+    """The record keys of :data:`SUPERSEDE_REPLACES` that ``current`` (the previous version's
+    record, JSON keys) holds and the supersede ``inp`` does not give, in that order: what the
+    new version drops (reference/cli.md §4.25 copies none of them)."""
+    return [key for key, attr in SUPERSEDE_REPLACES
+            if current.get(key) is not None and getattr(inp, attr) is None]
 
 
 def _same_version(state: dict[str, Any], inp: SupersedeInput, ttl: str | None) -> bool:
