@@ -36,6 +36,17 @@ def test_serve_without_the_server_extra_names_it(project, blocked, args):
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("blocked", ["mcp", "uvicorn", "jinja2"])
+def test_ui_without_the_server_extra_names_itself(project, blocked):
+    result = run_without([blocked], "ui", "--no-open", "--port", "0", "--cwd", str(project),
+                         cwd=project)
+    assert result.returncode == 1
+    assert _one_error_line(result.stderr) == (
+        f"Error: ynm ui needs the server extra: pip install 'ynm[server]' ({blocked} is not "
+        "installed)")
+    assert result.stdout == ""
+
+
 @pytest.mark.parametrize("blocked", ["numpy", "onnxruntime", "tokenizers", "sqlite_vec"])
 def test_without_the_vector_extra_status_names_it_and_recall_still_answers(project, blocked):
     env = {**os.environ, "YNM_EMBEDDER": "auto"}

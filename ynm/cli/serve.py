@@ -181,11 +181,12 @@ def mcp_main(argv: list[str] | None = None) -> None:
         sys.exit(1)
 
 
-def _require_server_extra(http: bool) -> None:
-    """Import what serving needs, before anything else starts.
+def _require_server_extra(http: bool, command: str = "ynm serve") -> None:
+    """Import what serving needs, before anything else starts; ``command`` is the one named
+    in the error (``ynm serve`` or ``ynm ui``).
 
     Raises:
-        MissingExtra: ``ynm serve needs the server extra: pip install 'ynm[server]' (<module>
+        MissingExtra: ``<command> needs the server extra: pip install 'ynm[server]' (<module>
             is not installed)`` (exit 1), for the MCP SDK, anyio, and, with ``--http``,
             uvicorn, starlette, Jinja2 and markdown-it-py.
     """
@@ -202,4 +203,4 @@ def _require_server_extra(http: bool) -> None:
             import starlette  # noqa: F401
             import uvicorn  # noqa: F401
     except ImportError as err:
-        raise missing_extra(err, "ynm serve", "server") from None
+        raise missing_extra(err, command, "server") from None

@@ -46,7 +46,7 @@ def ui(port: int | None, no_open: bool, as_json: bool, quiet: bool, cwd: Path | 
     """
     from ynm.cli.serve import _require_server_extra
 
-    _require_server_extra(True)
+    _require_server_extra(True, "ynm ui")
     from ynm.errors import ConfigError
     from ynm.server.app import MemoryService, log
     from ynm.server.http import http_settings, serve_http
