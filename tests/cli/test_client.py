@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -178,3 +179,20 @@ def test_below_the_top_of_a_work_tree_the_exclude_line_is_anchored(git_repo, hom
     repo = pygit2.Repository(str(git_repo))
     assert repo.path_is_ignored("svc/api/.claude/settings.local.json")
     assert not repo.path_is_ignored(".claude/settings.local.json.other")
+
+
+def test_install_off_path_warns_before_the_shared_file_is_committed(git_repo, home, cli_run,
+                                                                     monkeypatch):
+    """With ynm not on PATH the project's .mcp.json names this machine's ynm; install says so
+    on stderr, and says nothing once the plan has nothing to write."""
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/local/bin", "/usr/bin", "/bin"]))
+    script = str(Path(sys.executable).parent / "ynm")
+    r = cli_run("client", "install", "claude-code", "-C", git_repo)
+    assert r.exit_code == 0, r.stderr
+    mcp = json.loads((git_repo / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["ynm"]["command"] == script
+    assert f"note: ynm is not on PATH: hooks and agent clients call {script}" in r.stderr
+    assert r.stderr.rstrip().endswith("and do not commit .mcp.json until it does")
+    assert cli_run("client", "install", "claude-code", "-C", git_repo).stderr == ""
+    user = cli_run("client", "install", "opencode", "--scope", "user", "-C", git_repo)
+    assert user.exit_code == 0 and user.stderr == ""

@@ -81,10 +81,11 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
             click.get_current_context().exit(1)
         return
     command = ["ynm"]
+    machine_note = None
     if url is None:
         from ynm.cli.init import ynm_command
 
-        command, _ = ynm_command()
+        command, machine_note = ynm_command()
     target = client_target(where, scope=scope, url=url, token=token, hooks=hooks,
                            command=command, force=force)
     results = (plan_clients(target, name) if action == "plan"
@@ -92,3 +93,11 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
     single = name is not None
     emit(results_json(results, action, single), as_json,
          lambda _: _human(results, action, not single or len(results) > 1))
+    if machine_note and scope == "project" and any(
+            c.path is not None and c.path.name == ".mcp.json"
+            for r in results for c in getattr(r, "plan", None) or []):
+        # the shared .mcp.json would name this machine's ynm: say so before it is committed
+        from ynm.cli._common import say
+
+        say(f"note: {machine_note.replace('run `ynm init` again', 'run this again')}, and do "
+            "not commit .mcp.json until it does", err=True)
