@@ -89,3 +89,19 @@ def signature(repo: pygit2.Repository, role: str = "COMMITTER") -> pygit2.Signat
         or FALLBACK_EMAIL
     )
     return pygit2.Signature(name, email)
+
+
+def refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
+    """Every ref whose name starts with ``prefix`` -> the hex id it resolves to; refs that
+    cannot be resolved (dangling symbolic refs, missing objects) are left out."""
+    out = {}
+    raw_prefix = prefix.encode()
+    for raw in repo.raw_listall_references():
+        if raw.startswith(raw_prefix):
+            name = raw.decode("utf-8", errors="replace")
+            try:
+                target = repo.lookup_reference(name).resolve().target
+            except (KeyError, pygit2.GitError):
+                continue
+            out[name] = str(target)
+    return out

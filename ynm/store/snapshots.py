@@ -35,7 +35,7 @@ import pygit2
 from ynm.errors import StoreError
 from ynm.model.shards import DOCUMENTS_PREFIX, DOCUMENTS_REMOTE_PREFIX
 from ynm.store.objects import write_blob
-from ynm.store.repo import repo_common_dir, signature
+from ynm.store.repo import refs_under, repo_common_dir, signature
 
 META_FILE = "meta.json"
 STATE_FILE = "state.bin"
@@ -289,25 +289,11 @@ def compare_and_swap(repo: pygit2.Repository, ref: str, expected: str | None,
     return True
 
 
-def list_snapshots(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
-    """Refs under ``prefix`` -> commit hex."""
-    out = {}
-    raw_prefix = prefix.encode()
-    for raw in repo.raw_listall_references():
-        if raw.startswith(raw_prefix):
-            name = raw.decode("utf-8", errors="replace")
-            try:
-                out[name] = str(repo.lookup_reference(name).resolve().target)
-            except (KeyError, pygit2.GitError):
-                continue
-    return out
-
-
 def drop_snapshots(repo: pygit2.Repository, level: str) -> list[str]:
     """Delete every snapshot ref of ``level`` (a purge: they hold the purged text). Returns the
     refs deleted. The commits become unreachable and go with git's next gc."""
     dropped = []
-    for ref in list_snapshots(repo, snapshots_prefix(level)):
+    for ref in refs_under(repo, snapshots_prefix(level)):
         try:
             repo.references.delete(ref)
             dropped.append(ref)

@@ -63,7 +63,7 @@ from ynm.model.shards import (
 )
 from ynm.store.gitnotes import GitNotesLog
 from ynm.store.objects import write_blob
-from ynm.store.repo import signature
+from ynm.store.repo import refs_under, signature
 from ynm.store.snapshots import (
     Snapshot,
     check_snapshot,
@@ -438,7 +438,7 @@ def sync_log(
                 result.conflicts.extend(after_merge())
             if not push or dry_run:
                 return result
-            local = _refs_under(repo, local_prefix)
+            local = refs_under(repo, local_prefix)
             doc_refs = docs.pushable()
             if not local and not doc_refs:
                 return result  # git rejects a push of a pattern that matches nothing
@@ -447,7 +447,7 @@ def sync_log(
             # each shard the remote holds an older tip of goes alone (its thin pack is a delta
             # against its own old blob, module docstring); then one push of the rest, in which
             # those already pushed are up to date
-            tracking = _refs_under(repo, tracking_prefix)
+            tracking = refs_under(repo, tracking_prefix)
             pushes = [[f"{ref}:{ref}"] for ref, sha in sorted(local.items())
                       if tracking.get(tracking_prefix + ref[len(local_prefix):]) not in (None, sha)]
             last = [f"{local_prefix}*:{local_prefix}*"] if local else []
@@ -489,7 +489,7 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     if docs is not None:
         docs.reconcile(dry_run, result)
     moved = False
-    for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
+    for tref, tsha in sorted(refs_under(repo, tracking_prefix).items()):
         lref = local_prefix + tref[len(tracking_prefix):]
         if key_from_ref(lref) is None:
             continue
@@ -558,8 +558,8 @@ class _Snapshots:
         the next push of a usable local one."""
         log, repo = self.log, self.log.repo
         tips = {ref: tip.commit for ref, tip in log.tips().items()}
-        tracking = _refs_under(repo, self.tracking_prefix)
-        local = _refs_under(repo, self.local_prefix)
+        tracking = refs_under(repo, self.tracking_prefix)
+        local = refs_under(repo, self.local_prefix)
         names = sorted({r[len(self.tracking_prefix):] for r in tracking}
                        | {r[len(self.local_prefix):] for r in local})
         for name in names:
@@ -616,8 +616,8 @@ class _Snapshots:
         """
         repo = self.log.repo
         tips = {ref: tip.commit for ref, tip in self.log.tips().items()}
-        tracking = _refs_under(repo, self.tracking_prefix)
-        for lref, lsha in sorted(_refs_under(repo, self.local_prefix).items()):
+        tracking = refs_under(repo, self.tracking_prefix)
+        for lref, lsha in sorted(refs_under(repo, self.local_prefix).items()):
             name = lref[len(self.local_prefix):]
             tref = self.tracking_prefix + name
             seen = tracking.get(tref)
@@ -662,7 +662,7 @@ class _Documents:
         """Bring each fetched document into the local one; record what moved in ``result``
         and each failure under ``conflicts`` (``documents/<name>: <why>``)."""
         log, repo = self.log, self.log.repo
-        for tref, tsha in sorted(_refs_under(repo, self.tracking_prefix).items()):
+        for tref, tsha in sorted(refs_under(repo, self.tracking_prefix).items()):
             name = tref[len(self.tracking_prefix):]
             lref = self.local_prefix + name
             lsha = log._ref_target(lref)
@@ -710,7 +710,7 @@ class _Documents:
 
     def pushable(self) -> list[str]:
         """The local document refs to push: all but the conflicted ones."""
-        refs = _refs_under(self.log.repo, self.local_prefix)
+        refs = refs_under(self.log.repo, self.local_prefix)
         return sorted(ref for ref in refs
                       if ref[len(self.local_prefix):] not in self.conflicted)
 
@@ -762,7 +762,7 @@ def unmerged_shards(log: GitNotesLog, remote: str) -> list[str]:
     tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{log.level}/"
     local_prefix = f"{NOTES_PREFIX}/{log.level}/"
     out = []
-    for tref, tsha in sorted(_refs_under(repo, tracking_prefix).items()):
+    for tref, tsha in sorted(refs_under(repo, tracking_prefix).items()):
         lref = local_prefix + tref[len(tracking_prefix):]
         if key_from_ref(lref) is None:
             continue
@@ -775,18 +775,4 @@ def unmerged_shards(log: GitNotesLog, remote: str) -> list[str]:
         except (KeyError, ValueError, pygit2.GitError):
             pass  # an object missing: report it, sync sorts it out
         out.append(tref)
-    return out
-
-
-def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
-    out = {}
-    raw_prefix = prefix.encode()
-    for raw in repo.raw_listall_references():
-        if raw.startswith(raw_prefix):
-            name = raw.decode("utf-8", errors="replace")
-            try:
-                target = repo.lookup_reference(name).resolve().target
-            except (KeyError, pygit2.GitError):
-                continue
-            out[name] = str(target)
     return out
