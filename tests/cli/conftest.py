@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,19 @@ def make_record(**over: Any) -> dict[str, Any]:
 def jsonl(*records: dict[str, Any]) -> str:
     """Compact JSONL text of ``records``, one per line."""
     return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user home of the test's own (no agent client of this machine is detected), and only
+    ynm's and git's folders on PATH."""
+    h = tmp_path / "user-home"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), git_dir]))
+    return h
 
 
 @pytest.fixture

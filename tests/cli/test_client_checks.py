@@ -6,10 +6,7 @@ an unusable server entry are problems in all three, and the fix each prints work
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,14 +15,9 @@ from ynm.integrations.common import BEGIN, END
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "user-home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), git_dir]))
-    return h
+def home(user_home: Path) -> Path:
+    """Every test here runs with a user home of its own (``user_home``)."""
+    return user_home
 
 
 def _status(cli_run, repo: Path, name: str) -> tuple[int, dict, str]:

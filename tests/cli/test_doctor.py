@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,16 +19,9 @@ MODELS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ynm
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user home of the test's own (no agent client of this machine is detected), and only
-    ynm's and git's folders on PATH."""
-    h = tmp_path / "user-home"
-    h.mkdir()
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), git_dir]))
-    return h
+def home(user_home: Path) -> Path:
+    """Every test here runs with a user home of its own (``user_home``)."""
+    return user_home
 
 
 def doctor(cli_run, cwd: Path) -> tuple[int, dict, str]:

@@ -229,25 +229,26 @@ def test_a_forged_or_foreign_host_is_refused_before_the_view(store, open_server)
 
 def test_ynm_ui_serves_the_local_store_and_prints_its_url(store):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ynm", "ui", "--port", str(port),
-                             "--no-open", "--cwd", str(store.path)],
-                            env=dict(os.environ), stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = _ui(store, "--port", str(port))
     try:
         line = proc.stdout.readline()
         assert line.strip() == f"ynm ui: http://127.0.0.1:{port}/ui/"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/ui/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.1)
+        r = _get_when_up(proc, f"http://127.0.0.1:{port}/ui/")
         assert r.status_code == 200 and "Filler note number 4" in r.text
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _get_when_up(proc: subprocess.Popen, url: str) -> httpx.Response:
+    """GET ``url`` once the server process answers (within 30 s, while it still runs)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return httpx.get(url, timeout=2)
+        except httpx.TransportError:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
 
 
 def _ui(store, *args: str) -> subprocess.Popen:
@@ -275,14 +276,7 @@ def test_ynm_ui_quiet_prints_no_address(store):
     port = free_port()
     proc = _ui(store, "--port", str(port), "--quiet")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/ui/", timeout=2)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline
-                time.sleep(0.1)
+        r = _get_when_up(proc, f"http://127.0.0.1:{port}/ui/")
         assert r.status_code == 200
     finally:
         proc.terminate()
