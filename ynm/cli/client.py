@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit
+from ynm.cli._common import common_options, emit, say
 
 NAMES = ("claude-code", "copilot-cli", "opencode", "pi", "ynh")
 
@@ -97,7 +97,5 @@ def client(as_json: bool, cwd: Path | None, action: str, name: str | None, scope
             c.path is not None and c.path.name == ".mcp.json"
             for r in results for c in getattr(r, "plan", None) or []):
         # the shared .mcp.json would name this machine's ynm: say so before it is committed
-        from ynm.cli._common import say
-
         say(f"note: {machine_note.replace('run `ynm init` again', 'run this again')}, and do "
             "not commit .mcp.json until it does", err=True)
