@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install bench quality consolidation clean
+.PHONY: demo test install bench bench-1m quality consolidation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test: $(VENV)/.installed-vector
 ## bench: print the latency table (10k and 100k memories; takes several minutes)
 bench: $(VENV)/.installed-vector
 	$(BIN)/python benchmarks/bench.py
+
+## bench-1m: the same table at 100k and 1M memories side by side (seeds a 1M store once under
+## benchmarks/.stores/: the better part of an hour on two cores; never part of the test suite)
+bench-1m: $(VENV)/.installed-vector
+	$(BIN)/python benchmarks/bench.py --sizes 100000,1000000
 
 ## quality: recall@k and MRR, full-text against hybrid, on the seeded corpus and paraphrases
 quality: $(VENV)/.installed-vector
