@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ynm.index import schema
-from ynm.index.cache import MountCache
+from ynm.index.cache import MountCache, _Folded
 from ynm.model.jsonl import dumps_record
 from ynm.model.shards import ShardKey
 
@@ -101,8 +101,7 @@ def test_own_append_and_refold_keep_texts_packed(log, cache, append):
 
 
 def test_rebuild_inserts_memories_in_chunks(log, cache, append, monkeypatch):
-    monkeypatch.setattr(MountCache, "_insert_memories",
-                        partialmethod(MountCache._insert_memories, chunk=2))
+    monkeypatch.setattr(_Folded, "__init__", partialmethod(_Folded.__init__, chunk=2))
     names = ["ibis", "jackal", "kinkajou", "lemur", "manatee"]
     objs = [rec(content=f"{n} {LONG}") for n in names]
     append(*objs, own=False)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from ynm.index import schema
 from ynm.index.schema import fts_values
@@ -267,39 +268,53 @@ class MountCache:
         schema.set_meta(conn, "mount", self.mount_id)
         conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
         report = RefreshReport(rebuilt=True)
-        all_records: list[Record] = []
         total = len(tips)
         if progress:
             progress("read", 0, total)
         pack = schema.pack
-        for i, (ref, tip) in enumerate(sorted(tips.items())):
-            blob_id = log.note_blob_id(tip.commit)
-            data = log.read_blob(blob_id) if blob_id else b""
-            parsed = parse_jsonl(data)
-            self._store_problems(ref, parsed.problems, replace=False)
-            # One shard at a time: its blob and lines are let go before the next is read; only
-            # the parsed records stay, for the fold.
-            conn.executemany(
-                "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line.strip()))
-                 for r, line in zip(parsed.records, parsed.lines)))
-            all_records.extend(parsed.records)
-            self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
-            report.shards_full += 1
-            report.records_added += len(parsed.records)
-            del data, parsed
+        with _bulk_load(conn), _Folded(conn) as folded:
+            for i, (ref, tip) in enumerate(sorted(tips.items())):
+                blob_id = log.note_blob_id(tip.commit)
+                data = log.read_blob(blob_id) if blob_id else b""
+                parsed = parse_jsonl(data)
+                self._store_problems(ref, parsed.problems, replace=False)
+                before = conn.total_changes
+                conn.executemany(
+                    "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
+                    ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line.strip()))
+                     for r, line in zip(parsed.records, parsed.lines)))
+                records = parsed.records
+                if conn.total_changes - before != len(records):  # ids an earlier shard holds
+                    records = self._kept_in(ref, records)
+                folded.add(_by_memory(records))
+                self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
+                report.shards_full += 1
+                report.records_added += len(parsed.records)
+                # One shard at a time: its blob, lines and records are let go here.
+                del data, parsed, records
+                if progress:
+                    progress("read", i + 1, total)
+            n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
             if progress:
-                progress("read", i + 1, total)
-        n_records = len(all_records)
-        if progress:
-            progress("fold", 0, n_records)
-        result = fold(all_records)
-        del all_records
-        self._insert_memories(result.memories.values(), progress)
-        if progress:
-            progress("fold", n_records, n_records)
-        report.memories_folded = len(result.memories)
+                progress("fold", 0, n_records)
+            folded.refold_spread()
+            report.memories_folded = folded.insert()
+            if progress:
+                progress("fold", n_records, n_records)
         return report
+
+    def _kept_in(self, ref: str, records: list[Record]) -> list[Record]:
+        """The records of shard ``ref`` that the records table holds from it: a record id
+        already read from an earlier shard is that shard's (first wins, as in
+        :func:`ynm.model.fold.fold`)."""
+        kept = []
+        for i in range(0, len(records), 500):
+            chunk = records[i: i + 500]
+            here = {row[0] for row in self.conn.execute(
+                f"SELECT id FROM records WHERE ref = ? AND id IN ({', '.join('?' * len(chunk))})",
+                (ref, *(r.id for r in chunk)))}
+            kept.extend(r for r in chunk if r.id in here)
+        return kept
 
     def _refresh_in_tx(self, log: ShardLog, tips: dict[str, Any]) -> RefreshReport:
         conn = self.conn
@@ -504,32 +519,6 @@ class MountCache:
                 conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self._upsert_memories(folded)
         return len(folded)
-
-    def _insert_memories(self, memories: Iterable[Memory], progress: Progress | None,
-                         chunk: int = 5000) -> None:
-        """Insert folded memories with rowids 1, 2, ... and their FTS rows, ``chunk`` at a
-        time, so the rows built for the insert never hold the whole store."""
-        it = iter(memories)
-        i = 0
-        while True:
-            rows = []
-            fts_rows = []
-            for m in it:
-                i += 1
-                row = _memory_row(m)
-                rows.append((i, *row))
-                fts_rows.append((i, *fts_values(row[15], row[16], row[4], m.tags)))
-                if len(rows) == chunk:
-                    break
-            if not rows:
-                return
-            self.conn.executemany(
-                "INSERT INTO memories VALUES (" + ", ".join("?" * 20) + ")", rows
-            )
-            self.conn.executemany(
-                "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-                fts_rows,
-            )
 
     def _upsert_memories(self, memories: Iterable[Memory]) -> None:
         conn = self.conn
@@ -786,6 +775,125 @@ def embedding_text(summary: str, content: str) -> str:
     if summary and not content.startswith(summary):
         return f"{summary}\n{content}"
     return content
+
+
+def _by_memory(records: Iterable[Record]) -> Iterable[list[Record]]:
+    """Records grouped by memory id, groups in first-seen order."""
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        groups.setdefault(r.memory_id, []).append(r)
+    return groups.values()
+
+
+class _Folded:
+    """The memories of a rebuild, folded a shard at a time and kept in a temporary table
+    (``temp.folded``: the memories columns, the FTS values and the base's ``(recordedAt, id)``)
+    until all are known, then copied into ``memories`` and ``fts`` in one ordered pass.
+
+    The fold of a memory depends only on that memory's records (ynm.model.fold groups by
+    ``memoryId``), so a memory whose records all lie in one shard is folded exactly from that
+    shard alone, with that shard's records only in memory. A memory whose records are spread
+    over several shards was folded from a part of them: :meth:`refold_spread` folds it again
+    from all its records in the records table. :meth:`insert` gives rowids 1, 2, ... in the
+    order of each memory's base (its first ``create`` or ``supersede`` by ``(recordedAt,
+    id)``), which is the order a fold of the whole store creates them. Memories without a
+    base (orphans) get no row; their records stay in the records table.
+
+    Used as a context manager inside the rebuild's transaction; the table is dropped on exit.
+    """
+
+    def __init__(self, conn: Any, chunk: int = 5000) -> None:
+        self.conn = conn
+        self.chunk = chunk
+        self.columns = [c[1] for c in conn.execute("PRAGMA main.table_info(memories)")
+                        if c[1] != "rowid"]
+
+    def __enter__(self) -> Self:
+        self.conn.execute("DROP TABLE IF EXISTS temp.folded")
+        self.conn.execute(
+            "CREATE TEMP TABLE folded (base_at TEXT, base_id TEXT, fts_summary TEXT, "
+            f"fts_content TEXT, fts_subject TEXT, fts_tags TEXT, {', '.join(self.columns)})")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.execute("DROP TABLE IF EXISTS temp.folded")
+        self.conn.execute("DROP TABLE IF EXISTS temp.spread")
+
+    def add(self, groups: Iterable[list[Record]]) -> None:
+        """Fold each group (the records of one memory) and keep its row; a group without a
+        base is left out."""
+        sql = f"INSERT INTO temp.folded VALUES ({', '.join('?' * (6 + len(self.columns)))})"
+        rows = []
+        for recs in groups:
+            m = fold(recs).memories.get(recs[0].memory_id)
+            if m is None:
+                continue
+            base = min((r.recorded_at, r.id) for r in recs if r.op in ("create", "supersede"))
+            row = _memory_row(m)
+            rows.append((*base, *fts_values(row[15], row[16], row[4], m.tags), *row))
+            if len(rows) == self.chunk:
+                self.conn.executemany(sql, rows)
+                rows = []
+        if rows:
+            self.conn.executemany(sql, rows)
+
+    def refold_spread(self) -> None:
+        """Fold again, from the records table, every memory whose records lie in more than
+        one shard (its rows from single shards are dropped first)."""
+        conn = self.conn
+        conn.execute("CREATE TEMP TABLE spread AS SELECT memory_id FROM records "
+                     "GROUP BY memory_id HAVING min(ref) <> max(ref)")
+        conn.execute("DELETE FROM temp.folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
+        rows = conn.execute("SELECT r.memory_id, r.line FROM temp.spread AS s "
+                            "JOIN records AS r ON r.memory_id = s.memory_id ORDER BY s.rowid")
+        try:
+            self.add(_groups_of(rows))
+        finally:
+            rows.close()
+
+    def insert(self) -> int:
+        """Copy the folded rows into ``memories`` (rowids from 1, in base order) and ``fts``;
+        returns how many memories there are."""
+        conn = self.conn
+        conn.execute("CREATE INDEX temp.folded_order ON folded(base_at, base_id)")
+        columns = ", ".join(self.columns)
+        conn.execute(f"INSERT INTO memories(rowid, {columns}) SELECT row_number() OVER "
+                     f"(ORDER BY base_at, base_id), {columns} FROM temp.folded "
+                     "ORDER BY base_at, base_id")
+        conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
+                     "SELECT m.rowid, f.fts_summary, f.fts_content, f.fts_subject, f.fts_tags "
+                     "FROM temp.folded AS f JOIN memories AS m ON m.memory_id = f.memory_id "
+                     "ORDER BY f.base_at, f.base_id")
+        return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def _groups_of(rows: Iterable[tuple[str, bytes]]) -> Iterator[list[Record]]:
+    """``(memory id, packed line)`` rows, consecutive by memory, as lists of parsed records,
+    one memory at a time."""
+    memory_id = None
+    group: list[Record] = []
+    for mid, line in rows:
+        if mid != memory_id:
+            if group:
+                yield group
+            memory_id, group = mid, []
+        group.append(parse_line(schema.unpack(line)))
+    if group:
+        yield group
+
+
+@contextmanager
+def _bulk_load(conn: Any, cache_kib: int = 128 * 1024) -> Iterator[None]:
+    """Settings for a whole-store load inside the caller's transaction: a page cache of
+    ``cache_kib`` KiB (SQLite's default is 2 MiB), so the pages a rebuild dirties are not
+    spilled to the WAL before the commit, and the index B-trees it grows stay in memory. The
+    cache size is put back afterwards. Memory stays bounded by ``cache_kib``."""
+    before = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{cache_kib}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {before}")
 
 
 def _in_step(old: _ShardRow | None, a: Any) -> bool:

@@ -1,0 +1,146 @@
+"""A rebuild folds shard by shard, keeping only one shard's records in memory, and refolds
+from the records table only the memories spread over several shards. Its result must equal a
+fold of the whole store at once (ynm.model.fold.fold over every record, shards in ref order),
+row for row, rowid for rowid, with the same full-text ranking (DESIGN.md "The cache")."""
+
+from __future__ import annotations
+
+import json
+from functools import partialmethod
+
+import pytest
+
+from ynm.index.cache import MountCache, _Folded, _memory_row
+from ynm.index.schema import fts_values
+from ynm.model.fold import fold
+from ynm.model.jsonl import parse_jsonl
+from ynm.model.shards import ShardKey
+
+from .conftest import line, rec, ulid
+
+JAN = ShardKey("distributed", "common", "semantic", "2026-01")
+FEB = ShardKey("distributed", "common", "semantic", "2026-02")
+EPI = ShardKey("distributed", "common", "episodic", "2026-01")
+TEAM = ShardKey("distributed", "team", "semantic", "2026-01")
+WORDS = ["ocelot", "pangolin", "quokka", "raccoon", "serval", "tapir", "urial", "vicuna"]
+
+
+def _t(day: int, second: int) -> str:
+    return f"2026-01-{day:02d}T00:00:{second:02d}.000Z"
+
+
+def _corpus() -> dict[ShardKey, list[str]]:
+    """Lines by shard: plain creates, supersedes into another shard (type change), annotates
+    and tombstones in other shards, records before their base, orphans (one spread over two
+    shards), a record id repeated in two shards (once under another memory id), bad lines,
+    and texts sharing words so that BM25 ranks and ties matter."""
+    shards: dict[ShardKey, list[str]] = {k: [] for k in (JAN, FEB, EPI, TEAM)}
+    keys = list(shards)
+    for i in range(40):
+        word = WORDS[i % len(WORDS)]
+        create = rec(content=f"{word} {WORDS[(i * 3) % len(WORDS)]} note {i}",
+                     summary=f"{word} summary", tags=[word], recordedAt=_t(5, i % 60))
+        shards[keys[i % 4]].append(line(create))
+        mid = create["id"]
+        if i % 5 == 0:  # supersede into the episodic shard
+            shards[EPI].append(line(rec(id=ulid(), memoryId=mid, op="supersede", type="episodic",
+                                        content=f"{word} superseded {i}", summary="changed",
+                                        links=[{"rel": "supersedes", "to": mid}],
+                                        recordedAt=_t(6, i % 60))))
+        if i % 3 == 0:  # annotate from February, tags and importance
+            shards[FEB].append(line(rec(id=ulid(), memoryId=mid, op="annotate", content=None,
+                                        summary=None, tags=["later", word], importance=0.9,
+                                        recordedAt=_t(7, i % 60))))
+        if i % 7 == 0:  # tombstone in the team shard
+            shards[TEAM].append(line(rec(id=ulid(), memoryId=mid, op="tombstone", content=None,
+                                         summary=None, reason="wrong", recordedAt=_t(8, i))))
+        if i % 4 == 1:  # an annotate recorded before its base, in another shard
+            shards[keys[(i + 1) % 4]].append(line(rec(
+                id=ulid(), memoryId=mid, op="annotate", content=None, summary=None,
+                tags=["early"], subject="entity:early", recordedAt=_t(1, i % 60))))
+    orphan = ulid()
+    shards[JAN].append(line(rec(id=ulid(), memoryId=orphan, op="annotate", content=None,
+                                summary=None, tags=["lost"], recordedAt=_t(9, 1))))
+    shards[FEB].append(line(rec(id=ulid(), memoryId=orphan, op="tombstone", content=None,
+                                summary=None, recordedAt=_t(9, 2))))
+    shards[TEAM].append(line(rec(id=ulid(), memoryId=ulid(), op="annotate", content=None,
+                                 summary=None, recordedAt=_t(9, 3))))
+    wombat, elsewhere = rec(content="wombat here"), rec(content="wombat elsewhere")
+    shards[JAN].append(line(wombat))
+    shards[TEAM].append(line(elsewhere))
+    dup = rec(id=ulid(), memoryId=wombat["id"], op="annotate", content=None, summary=None,
+              tags=["twice"], recordedAt=_t(10, 0))
+    shards[JAN].append(line(dup))
+    shards[FEB].append(line(dup))  # the same record again: read once
+    # the same id under another memory: the first read (JAN) wins, so it annotates nothing
+    shards[TEAM].append(line(dict(dup, memoryId=elsewhere["id"], tags=["stolen"])))
+    shards[EPI].append("{not json")
+    shards[FEB].append(line(rec(op="explode")))
+    return shards
+
+
+@pytest.fixture
+def store(log):
+    for key, lines in _corpus().items():
+        log.append({key: ("".join(x + "\n" for x in lines).encode(), len(lines))})
+    return log
+
+
+def _whole_store_fold(log, path) -> MountCache:
+    """The expected cache: every record of every shard (ref order) folded at once, memories
+    inserted with rowids 1, 2, ... in the fold's order, as the rebuild did before it
+    streamed."""
+    records = []
+    for ref, tip in sorted(log.tips().items()):
+        records.extend(parse_jsonl(log.read_blob(log.note_blob_id(tip.commit))).records)
+    expected = MountCache(path, "project")
+    for i, m in enumerate(fold(records).memories.values(), 1):
+        row = _memory_row(m)
+        expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 20)})", (i, *row))
+        expected.conn.execute(
+            "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
+            (i, *fts_values(row[15], row[16], row[4], m.tags)))
+    return expected
+
+
+def _ranked(cache: MountCache, match: str) -> list[tuple[int, float]]:
+    return cache.conn.execute(
+        "SELECT rowid, bm25(fts, 4.0, 2.0, 1.0, 1.0) FROM fts WHERE fts MATCH ? "
+        "ORDER BY rank, rowid", (match,)).fetchall()
+
+
+@pytest.mark.parametrize("chunk", [5000, 3])
+def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(_Folded, "__init__", partialmethod(_Folded.__init__, chunk=chunk))
+    report = cache.rebuild(store)
+    expected = _whole_store_fold(store, tmp_path / "expected.sqlite")
+    got_rows = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
+    want_rows = expected.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
+    assert len(want_rows) == 42  # 40 memories and two wombats; none for the orphans
+    assert got_rows == want_rows
+    assert report.memories_folded == 42
+    for match in WORDS + ["wombat", "later OR early", "superseded", "note"]:
+        assert _ranked(cache, match) == _ranked(expected, match), match
+    # 40 creates, 8 supersedes, 14 annotates, 6 tombstones, 10 early annotates, 3 orphan
+    # records, two wombats and their annotate once; two bad lines
+    assert cache.counts() == {"shards": 4, "records": 84, "memories": 42, "orphans": 2,
+                              "badLines": 2}
+    ids = {r[0] for r in cache.conn.execute("SELECT memory_id FROM memories")}
+    spread = cache.conn.execute(
+        "SELECT count(*) FROM (SELECT memory_id FROM records GROUP BY memory_id "
+        "HAVING count(DISTINCT ref) > 1)").fetchone()[0]
+    assert spread > 10 and len(ids) == 42  # the corpus does spread memories over shards
+    tags = {json.loads(r[0])["current"]["content"]: json.loads(r[0])["tags"] for r in
+            cache.conn.execute("SELECT ynm_unpack(state) FROM memories")}
+    assert tags["wombat here"] == ["twice"] and tags["wombat elsewhere"] == []
+    assert not cache.conn.execute(
+        "SELECT name FROM sqlite_temp_master WHERE name IN ('folded', 'spread')").fetchall()
+    expected.close()
+
+
+def test_rebuild_after_a_refresh_gives_the_same_rows(store, cache, tmp_path):
+    cache.refresh(store)  # a cold cache is rebuilt too
+    first = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
+    cache.rebuild(store)
+    assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == first
+
