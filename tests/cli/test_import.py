@@ -244,3 +244,29 @@ def test_many_bad_lines_are_summed_up_in_the_human_line(project, cli_run, dump):
     assert result.stdout.rstrip().endswith("; ... and 15 more (--json lists them all)")
     assert len(json.loads(cli_run("import", dump(jsonl(good) + "{bad\n" * 25),
                                   "--json").stdout)["problems"]) == 25
+
+
+def test_a_file_read_in_parts_imports_as_one_text(project, cli_run, dump, monkeypatch):
+    """Three lines at a time: bad lines, refusals, a repeated id in a later part, a byte
+    order mark at a part's start and a record already present give the report one whole-text
+    import gives, with line numbers of the whole file."""
+    from ynm.cli import import_
+
+    present = make_record(level="distributed", namespace="common")
+    cli_run("import", dump(jsonl(present)))
+    recs = [make_record(level="distributed", namespace="common") for _ in range(6)]
+    secret = make_record(level="distributed", namespace="common", content=f"key {FAKE_AWS}")
+    lines = [jsonl(recs[0]), jsonl(present), "{broken\n", "\ufeff" + jsonl(recs[1]),
+             jsonl(secret), jsonl(recs[2]), jsonl(recs[0]), jsonl(recs[3]), "\n",
+             jsonl(make_record(op="explode")), jsonl(recs[4]),
+             jsonl(dict(secret, content="clean now")),  # refused once: dropped as a repeat
+             jsonl(recs[5]).rstrip("\n")]
+    text = "".join(lines)
+    monkeypatch.setattr(import_, "CHUNK_LINES", 3)
+    result = cli_run("import", dump(text), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["imported"] == 6
+    assert [p.split(":")[0] for p in out["problems"]] == ["line 3", "line 5", "line 10"]
+    assert "secret detector" in out["problems"][1]
+    assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in [present, *recs])

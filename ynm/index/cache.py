@@ -746,6 +746,18 @@ class MountCache:
             "SELECT ref, line, message FROM problems ORDER BY ref, line"
         ).fetchall()
 
+    def missing(self, records: Sequence[Record], chunk: int = 500) -> list[Record]:
+        """The ``records`` whose id the records table does not hold, in their order; looked up
+        ``chunk`` ids at a time, so no set of the store's ids is built."""
+        out = []
+        for i in range(0, len(records), chunk):
+            part = records[i: i + chunk]
+            have = {row[0] for row in self.conn.execute(
+                f"SELECT id FROM records WHERE id IN ({', '.join('?' * len(part))})",
+                [r.id for r in part])}
+            out.extend(r for r in part if r.id not in have)
+        return out
+
     def counts(self) -> dict[str, int]:
         """``{"shards", "records", "memories", "orphans", "badLines"}`` as the cache holds them."""
         c = self.conn

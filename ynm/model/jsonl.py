@@ -96,17 +96,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_jsonl(text: str | bytes, first_line: int = 1) -> ParseResult:
+def parse_jsonl(text: str | bytes, first_line: int = 1,
+                seen: set[str] | None = None) -> ParseResult:
     """Parse shard text tolerantly (see the module docstring). Never raises.
 
     Args:
         text: the whole blob (bytes are decoded as UTF-8, undecodable bytes replaced).
         first_line: the number of the first line, for reading a tail of a longer blob.
+        seen: record ids met in earlier parts of the same text, dropped here too; the ids
+            read are added to it (a text read in parts; default: this text alone).
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     out = ParseResult()
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for i, raw in enumerate(text.split("\n")):
         if not raw.strip():
             continue

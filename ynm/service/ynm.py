@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -1437,7 +1437,8 @@ class Ynm:
         """Import records in the on-disk format; ids, times and provenance are kept
         (reference/storage.md §3.11). Each record goes to the mount of its level, or to
         ``mount_id`` (whose level must match). Records already in the target mount (same id)
-        are skipped, so importing an export twice adds nothing.
+        are skipped, so importing an export twice adds nothing. A whole text; for a long input
+        read in parts see :meth:`import_chunks`, which this calls with one part.
 
         One bad record never fails the batch: a line that is not a valid record, a record the
         redaction gate refuses, one whose namespace would collide with another namespace's
@@ -1461,46 +1462,72 @@ class Ynm:
                 with lines but not one valid record (``invalid input: input: no valid record
                 in it ...``, exit 2): not a record file at all.
         """
+        return self.import_chunks([text], mount_id, progress)
+
+    def import_chunks(
+        self, chunks: Iterable[str | bytes], mount_id: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`import_jsonl` of an input given as consecutive parts, each of whole lines
+        (every part but the last ends with a newline), read and appended one part at a time,
+        so memory holds one part's records, not the input's. The result equals one
+        :meth:`import_jsonl` of the joined text: line numbers count from the start of the
+        input, a record id met earlier in the input is dropped silently (only the ids are
+        kept across parts), and when every record of the whole input is refused nothing is
+        written and :class:`BatchRefused` is raised at the end. Parts already appended stay
+        appended if a later part raises something else.
+
+        Raises:
+            UnknownMount, BatchRefused: as :meth:`import_jsonl`.
+        """
         from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
 
-        if isinstance(text, bytes):
-            text = text.decode("utf-8-sig", errors="replace")
-        parsed = parse_jsonl(text.removeprefix(BOM).replace("\n" + BOM, "\n"))
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
-        problems: list[tuple[int, str]] = [(p.line, p.message) for p in parsed.problems]
-        refusals: list[YnmError] = []
-        by_mount: dict[str, list[Record]] = {}
-        targets: dict[str, Mount] = {}
-        for line, r in zip(parsed.numbers, parsed.records):
-            try:
-                problem = write_namespace_problem(r.namespace)
-                if problem:
-                    raise InvalidInput(f"namespace: {problem}")
-                mount = route(self.mounts, r.level, mount_id)
-                self._check_writable(mount)
-                self._gate(r)
-            except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
-                problems.append((line, str(err)))
-                refusals.append(err)
-                continue
-            targets[mount.id] = mount
-            by_mount.setdefault(mount.id, []).append(r)
+        problems: list[tuple[int, str]] = []
+        first_refusal: YnmError | None = None
+        routed = valid = False
+        seen: set[str] = set()
         imported = 0
+        line_no = 1
         mark = len(self.warnings)
-        for mid, records in by_mount.items():
-            mount = targets[mid]
-            cache = mount.fresh_cache()
-            have = {row[0] for row in cache.conn.execute("SELECT id FROM records")}
-            new = [r for r in records if r.id not in have]
-            if new:
-                self._append(mount, new, progress or self._progress)
-            imported += len(new)
+        for i, text in enumerate(chunks):
+            if isinstance(text, bytes):
+                text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
+            text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
+            parsed = parse_jsonl(text, first_line=line_no, seen=seen)
+            line_no += text.count("\n")
+            problems.extend((p.line, p.message) for p in parsed.problems)
+            valid = valid or bool(parsed.records)
+            by_mount: dict[str, list[Record]] = {}
+            targets: dict[str, Mount] = {}
+            for line, r in zip(parsed.numbers, parsed.records):
+                try:
+                    problem = write_namespace_problem(r.namespace)
+                    if problem:
+                        raise InvalidInput(f"namespace: {problem}")
+                    mount = route(self.mounts, r.level, mount_id)
+                    self._check_writable(mount)
+                    self._gate(r)
+                except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
+                    problems.append((line, str(err)))
+                    first_refusal = first_refusal or err
+                    continue
+                targets[mount.id] = mount
+                by_mount.setdefault(mount.id, []).append(r)
+            del parsed
+            for mid, records in by_mount.items():
+                routed = True
+                mount = targets[mid]
+                new = mount.fresh_cache().missing(records)
+                if new:
+                    self._append(mount, new, progress or self._progress)
+                imported += len(new)
         problems.sort(key=lambda p: p[0])
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
-        if refusals and not by_mount:
-            raise BatchRefused(refusals[0], out)
-        if problems and not parsed.records:  # not one line of it is a record
+        if first_refusal is not None and not routed:
+            raise BatchRefused(first_refusal, out)
+        if problems and not valid:  # not one line of it is a record
             raise BatchRefused(InvalidInput(
                 f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
                 f"line {problems[0][0]}: {problems[0][1]})"), out)
