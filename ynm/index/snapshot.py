@@ -28,7 +28,6 @@ format and anchor; anything else, or a state that cannot be read, gives a full r
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -149,10 +148,11 @@ def dump(conn: Any, *, anchor: str, level: str, embedder: Any = None) -> DumpedS
             conn.execute("DETACH DATABASE snap")
         params = zstandard.ZstdCompressionParameters.from_level(
             ZSTD_LEVEL, enable_ldm=True, window_log=ZSTD_WINDOW_LOG)
-        out = io.BytesIO()
-        with open(path, "rb") as fh:
+        packed = os.path.join(tmp, "state.bin")
+        with open(path, "rb") as fh, open(packed, "wb") as out:
             zstandard.ZstdCompressor(compression_params=params).copy_stream(fh, out)
-        state = out.getvalue()
+        with open(packed, "rb") as fh:  # read once: memory holds the compressed state once
+            state = fh.read()
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     meta = {"format": FORMAT, "cacheSchema": schema.SCHEMA_VERSION, "anchor": anchor,
             "level": level, "embedder": key, **counts, "createdAt": now, "shards": shards}
@@ -163,10 +163,9 @@ def _dump_embeddings(conn: Any, embedder: Any, embedding_text: Any) -> None:
     from ynm.index.embedders import content_hash
 
     size = embedder.dim * 4
-    hashes = [content_hash(embedder.name, embedding_text(s, c))
-              for s, c in conn.execute("SELECT summary, content FROM memories")]
-    for i in range(0, len(hashes), 500):
-        chunk = hashes[i: i + 500]
+    rows = conn.execute("SELECT summary, content FROM memories")
+    while batch := rows.fetchmany(500):  # 500 memories at a time, never the whole store
+        chunk = [content_hash(embedder.name, embedding_text(s, c)) for s, c in batch]
         conn.execute(
             "INSERT OR IGNORE INTO snap.embeddings(hash, vector) SELECT hash, vector FROM "
             f"main.embeddings WHERE model = ? AND length(vector) = ? AND hash IN "
