@@ -85,7 +85,9 @@ def parse_line(line: str) -> Record:
         ValueError: ``invalid JSON: <detail>`` or a validation message (see :func:`parse_obj`).
     """
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
+        if line.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", line, 0)
+        obj = _DECODER.decode(line)
     except ValueError as err:
         raise ValueError(f"invalid JSON: {err}") from None
     return parse_obj(obj)
@@ -94,6 +96,10 @@ def parse_line(line: str) -> Record:
 def _reject_constant(name: str) -> Any:
     # JSON has no NaN or Infinity; Python's parser accepts them, JavaScript's does not.
     raise ValueError(f"{name} is not valid JSON")
+
+
+# One decoder for every line: json.loads with an argument builds a new decoder per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def parse_jsonl(text: str | bytes, first_line: int = 1,
