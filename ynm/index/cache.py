@@ -24,7 +24,7 @@ from typing import Any, Protocol, Self
 
 from ynm.index import schema
 from ynm.index.schema import fts_values
-from ynm.model.fold import Memory, fold
+from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
 from ynm.model.text import summarize
@@ -837,10 +837,16 @@ class _Folded:
         sql = f"INSERT INTO temp.folded VALUES ({', '.join('?' * (6 + len(self.columns)))})"
         rows = []
         for recs in groups:
-            m = fold(recs).memories.get(recs[0].memory_id)
-            if m is None:
-                continue
-            base = min((r.recorded_at, r.id) for r in recs if r.op in ("create", "supersede"))
+            first = recs[0]
+            if len(recs) == 1 and first.op in ("create", "supersede"):
+                m: Memory | None = memory_from_base(first)  # what fold gives for one base
+                base = (first.recorded_at, first.id)
+            else:
+                m = fold(recs).memories.get(first.memory_id)
+                if m is None:
+                    continue
+                base = min((r.recorded_at, r.id) for r in recs
+                           if r.op in ("create", "supersede"))
             row = _memory_row(m)
             rows.append((*base, *fts_values(row[15], row[16], row[4], m.tags), *row))
             if len(rows) == self.chunk:
