@@ -437,7 +437,7 @@ class Ynm:
         overlap first, then the best BM25 match, then the newest id. Never blocks a write.
 
         Which memories are tested: in each mount, the :data:`GUIDANCE_CANDIDATES` that BM25
-        ranks best for the content's rarest words that some memory holds, as many as it
+        ranks best for the content's rarest words that some other memory holds, as many as it
         takes to reach every memory holding 60% of the content's words (with ``n`` words
         and ``need = ceil(0.6 n)`` of them to share, a memory holding ``need`` misses at most
         ``n - need``, so it holds one of any ``n - need + 1``), at most
@@ -472,7 +472,9 @@ class Ynm:
             if unseen:
                 counts = held_counts(conn, unseen)
                 seen.update({(n, p): counts.get(p, 0) for p in unseen})
-            held = {p: seen[n, p] for p in phrases if seen[n, p]}
+            # the memory itself is in the cache already: its words count for others only
+            own = _held_by(conn, memory_id, phrases)
+            held = {p: seen[n, p] - (p in own) for p in phrases if seen[n, p] - (p in own)}
             take = min(GUIDANCE_WORDS, max(1, len(held) - need + 1))
             rarest = tuple(sorted(held, key=lambda p: (held[p], p))[:take])
             if not rarest:
@@ -1725,6 +1727,17 @@ class Ynm:
         else:
             out["enabled"] = True
         return out
+
+
+def _held_by(conn: Any, memory_id: str, phrases: list[str]) -> set[str]:
+    """The quoted FTS5 ``phrases`` that the memory ``memory_id`` holds in the cache ``conn``
+    (none when the cache has no such memory)."""
+    row = conn.execute("SELECT rowid FROM memories WHERE memory_id = ?", (memory_id,)).fetchone()
+    if row is None:
+        return set()
+    return {p for p in phrases
+            if conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?",
+                            (p, row[0])).fetchone()}
 
 
 def _has_snapshot(mount: Mount) -> bool:
