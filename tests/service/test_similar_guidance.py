@@ -120,3 +120,19 @@ def test_a_group_commit_gives_each_write_its_lone_guidance_and_lands_in_order(
     assert [r.memory_id for r in stored] == [o["memoryId"] for o in results]
     assert len({o["revision"] for o in results}) == 1
     assert json.dumps(results)  # plain data
+
+
+def test_a_failed_lookup_warns_only_the_write_it_failed_for(
+        y: Ynm, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = Ynm.similar_guidance
+
+    def flaky(self: Ynm, memory_id: str, content: str, **kw: Any) -> str | None:
+        if content.startswith("broken"):
+            raise RuntimeError("lookup broke")
+        return real(self, memory_id, content, **kw)
+
+    monkeypatch.setattr(Ynm, "similar_guidance", flaky)
+    outs = y.remember_many([(_inp(c), None) for c in ["fine one", "broken two", "fine three"]])
+    assert [o.get("warnings") for o in outs] == [  # type: ignore[union-attr]
+        None, ["saved, but looking for similar memories failed (RuntimeError: lookup broke)"],
+        None]

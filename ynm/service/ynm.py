@@ -332,13 +332,12 @@ class Ynm:
                 revisions[i] = out.revision
                 notes[staged[i][0]] += self.warnings[mark:]
         stored = [i for i in range(len(staged)) if i in revisions]
-        mark = len(self.warnings)
         guidance = self._guidance_for([(staged[i][2].memory_id, staged[i][3].content)
                                        for i in stored])
-        for i, note in zip(stored, guidance, strict=True):
+        for i, (note, problems) in zip(stored, guidance, strict=True):
             n, mount, record, _inp = staged[i]
             result = self._write_result_of(mount, record, revisions[i], note)
-            notes[n] += self.warnings[mark:]
+            notes[n] += problems
             if notes[n]:
                 result["warnings"] = notes[n]
             outs[n] = result
@@ -398,28 +397,32 @@ class Ynm:
             result["guidance"] = guidance
         return result
 
-    def _guidance_for(self, writes: list[tuple[str, str]]) -> list[str | None]:
-        """:meth:`similar_guidance` of each ``(memory id, content)`` of stored writes, with the
-        caches refreshed once for all of them (a group commit's writes are all in the cache
-        already; nothing else writes in between). Runs after the append: a failure is a
-        warning in :attr:`warnings` and that write gets no guidance (see :meth:`_append`)."""
+    def _guidance_for(self, writes: list[tuple[str, str]]
+                      ) -> list[tuple[str | None, list[str]]]:
+        """:meth:`similar_guidance` of each ``(memory id, content)`` of stored writes, with
+        what went wrong looking for it (also added to :attr:`warnings`): the caches are
+        refreshed once for all of them (a group commit's writes are all in the cache already;
+        nothing else writes in between) and their lookups shared. Runs after the append: a
+        failure is a warning and that write gets no guidance (see :meth:`_append`)."""
+        def failed(err: Exception) -> list[str]:
+            self.warnings.append(f"saved, but looking for similar memories failed "
+                                 f"({type(err).__name__}: {err})")
+            return self.warnings[-1:]
+
         if not writes:
             return []
         try:
             caches = [m.fresh_cache() for m in self._select(None)]
         except Exception as err:  # noqa: BLE001 (any failure: the writes stand)
-            self.warnings.append(f"saved, but looking for similar memories failed "
-                                 f"({type(err).__name__}: {err})")
-            return [None] * len(writes)
-        out: list[str | None] = []
+            return [(None, failed(err))] * len(writes)
+        out: list[tuple[str | None, list[str]]] = []
         seen: dict[Any, Any] = {}  # the store does not change in between: lookups are shared
         for memory_id, content in writes:
             try:
-                out.append(self.similar_guidance(memory_id, content, caches=caches, seen=seen))
+                out.append((self.similar_guidance(memory_id, content, caches=caches, seen=seen),
+                            []))
             except Exception as err:  # noqa: BLE001
-                out.append(None)
-                self.warnings.append(f"saved, but looking for similar memories failed "
-                                     f"({type(err).__name__}: {err})")
+                out.append((None, failed(err)))
         return out
 
     def similar_guidance(self, memory_id: str, content: str, *,
