@@ -87,6 +87,28 @@ def test_eight_writers_land_exactly_once_in_order_with_fewer_commits(project, se
     assert service.run_sync(lambda y: y.mount("project").fresh_cache().counts()["memories"]) >= 48
 
 
+def test_eight_writers_each_get_the_guidance_of_their_own_write(project, service) -> None:
+    """Concurrent remembers that each repeat one stored memory, plus words of their own: each
+    result names that memory and no other write (two writes share 5 of their 9 words, under
+    the 0.6 overlap), whichever group it was committed in."""
+    first = service.run_sync(lambda y: y.remember(_inp(
+        "The ledger nightly batch reconciles payouts")))["memoryId"]
+    outs = _writers(service, 8, 4, content=lambda w, n: (
+        f"The ledger nightly batch reconciles payouts w{w}n{n}a w{w}n{n}b w{w}n{n}c "
+        f"w{w}n{n}d"))
+    results = [o for per in outs for o in per]
+    assert all(isinstance(o, ToolOutput) for o in results)
+    assert len({o.data["memoryId"] for o in results}) == 32
+    for o in results:
+        assert o.guidance is not None and o.guidance.startswith(
+            f"1 similar memory exists: {first} (The ledger nightly batch reconciles payouts)")
+    stored = [r["content"] for r in _stored(service) if r["content"].endswith("d")]
+    for w in range(8):
+        assert [c for c in stored if f" w{w}n" in c] == [
+            f"The ledger nightly batch reconciles payouts w{w}n{n}a w{w}n{n}b w{w}n{n}c "
+            f"w{w}n{n}d" for n in range(4)]
+
+
 def test_a_refused_input_fails_only_its_caller(project, service) -> None:
     _detector, secret = SECRETS["github fine-grained"]
     outs = _writers(service, 4, 3, content=lambda w, n: secret if (w, n) == (2, 1)

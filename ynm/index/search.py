@@ -209,6 +209,16 @@ def _most_selective(conn: sqlite3.Connection, phrases: Sequence[str], cap: int,
     return [p for i, p in enumerate(phrases) if i in keep]
 
 
+def held_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str, int]:
+    """How many memories of the mount hold each of ``phrases`` (quoted FTS5 phrases), for
+    those that some memory holds, in the order of ``phrases``: exact below
+    :data:`SELECT_COUNT_BOUND`, estimated above it (:func:`_estimated_hits`), so a common word
+    costs no more than a rare one. Forgotten memories count, as in BM25's counts."""
+    last = conn.execute("SELECT max(rowid) FROM fts").fetchone()[0] or 0
+    counts = {p: _estimated_hits(conn, p, SELECT_COUNT_BOUND, last)[0] for p in phrases}
+    return {p: n for p, n in counts.items() if n}
+
+
 def select_phrases(conn: sqlite3.Connection, phrases: Sequence[str]
                    ) -> tuple[list[str], dict[str, int]]:
     """The phrases a question is searched with, bounded: ``(phrases, hits)``, where ``hits``
