@@ -14,7 +14,8 @@ import pytest
 from ynm.model.inputs import ForgetInput, RememberInput
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.text import overlap_coefficient, overlap_words
-from ynm.service.ynm import GUIDANCE_CANDIDATES, Ynm
+from ynm.service.guidance import GUIDANCE_CANDIDATES
+from ynm.service.ynm import Ynm
 
 
 def _inp(content: str) -> RememberInput:
