@@ -669,6 +669,67 @@ def test_a_push_of_single_shards_rejected_midway_is_merged_and_retried(origin):
         assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
 
 
+def meet_in_pairs(monkeypatch: pytest.MonkeyPatch, command: str) -> list[list[str]]:
+    """Make the first two ``git <command>`` runs of sync wait for each other (10 s at most)
+    before they start: run one after the other, the first waits in vain and the barrier
+    breaks. Returns the refspecs of the runs that met."""
+    import threading
+
+    from ynm.store import sync as sync_mod
+
+    monkeypatch.setattr(sync_mod, "TRANSFER_JOBS", 2)
+    barrier = threading.Barrier(2, timeout=10)
+    met: list[list[str]] = []
+    real = sync_mod.Transport.run
+
+    def run(self, *args: str, check: bool = True):
+        if args and args[0] == command and len(met) < 2:
+            met.append([a for a in args if a.startswith(("+", "refs/"))])
+            barrier.wait()
+        return real(self, *args, check=check)
+
+    monkeypatch.setattr(sync_mod.Transport, "run", run)
+    return met
+
+
+def test_changed_shards_are_fetched_side_by_side_without_fetch_head(origin, monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    (b / ".git" / "FETCH_HEAD").unlink(missing_ok=True)
+    mine = {key: write(la, key) for key in keys}
+    sync_log(la, "origin")
+    met = meet_in_pairs(monkeypatch, "fetch")
+    result = sync_log(lb, "origin", push=False)
+    assert sorted(map(tuple, met)) == [(f"+{shard_ref(k)}:{tracking_ref(k)}",) for k in keys[:2]]
+    assert result.fast_forwarded == [shard_ref(k) for k in keys] and result.fetched_records == 3
+    for key, ids in mine.items():
+        assert set(ids) <= set(ids_at(b, shard_ref(key), lb.anchor))
+    assert not (b / ".git" / "FETCH_HEAD").exists()
+
+
+def test_shards_the_remote_holds_are_pushed_side_by_side(origin, monkeypatch):
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    keys = months(3)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    mine = {key: write(lb, key) for key in keys}
+    met = meet_in_pairs(monkeypatch, "push")
+    result = sync_log(lb, "origin")
+    assert sorted(map(tuple, met)) == [(f"{shard_ref(k)}:{shard_ref(k)}",) for k in keys[:2]]
+    assert result.pushed == [shard_ref(k) for k in keys] and result.pushed_records == 3
+    assert result.conflicts == [] and result.retries == 0
+    for key, ids in mine.items():
+        assert set(ids) <= set(ids_at(origin, shard_ref(key), lb.anchor))
+
+
 @pytest.mark.parametrize("shards", [3, 12])
 def test_each_changed_shard_arrives_as_a_small_delta_of_its_own_old_blob(origin, shards):
     """Every note blob sits at the same path; fetched together, git pairs a shard's new blob
