@@ -144,9 +144,9 @@ def test_every_row_of_the_mount_is_scored_like_bm25(store):
 
 def test_a_question_the_bound_cannot_prove_goes_to_the_statement(store, monkeypatch):
     # The rare words' memories hold little else; the best rows hold the common words many
-    # times. Pruning may score only the holders of the two rarest phrases here, whose best
-    # rows are not the top 5, so it must give up: were its bound too small, it would return
-    # them.
+    # times. Pruning may score only about the holders of the rare words here, whose best rows
+    # are not the top 5, so it must give up rather than return them. (A bound half as large
+    # makes the tests above fail: the pruning then returns rows the statement does not.)
     monkeypatch.setattr(search_mod, "PRUNE_FROM_ROWS", 0)
     conn = store.conn
     text = "zephyr quokka on call deploy the service filler"
