@@ -16,7 +16,7 @@ as the cache stores it, the bounds as :mod:`ynm.model.inputs` normalises them); 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from json import dumps as json_dumps
 from json import loads as json_loads
@@ -28,8 +28,12 @@ from ynm.model.text import fts_text, is_word_phrase, phrase_words
 
 # Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 1.0)
-BM25_K1 = 1.2  # FTS5's bm25 constant
+BM25_K1 = 1.2  # FTS5's bm25 constants (sqlite/ext/fts5/fts5_aux.c, fts5Bm25Function)
+BM25_B = 0.75
 PRUNE_FROM_ROWS = 2000  # below this many phrase hits, scoring every match is cheap enough
+# _pruned() scores at most this many rows (the holders of the rarest phrases) before it leaves
+# the question to the full statement
+PRUNE_MAX_SCORED = 6000
 # A long question searches at most this many distinct words and this many adjacent pairs: its
 # most selective ones (see select_phrases()). Every query of benchmarks/quality.py fits.
 MAX_QUERY_WORDS = 16
@@ -37,7 +41,6 @@ MAX_QUERY_PAIRS = 16
 # Choosing those counts each word's memories only up to this many; the count of a word held
 # by more is estimated from where its doclist reaches that many (see _estimated_hits()).
 SELECT_COUNT_BOUND = 256
-PRUNE_ATTEMPTS = 3  # prefixes of 1, 2 and 4 rarest phrases (see _pruned())
 COARSE_CANDIDATES = 400  # sign-bit neighbours rescored exactly by vector_search
 # The centroid subtracted before cosine is the sum of the mount's vectors over (count + this):
 # a store of a few memories is barely centred, so one memory never cancels itself out.
@@ -164,15 +167,6 @@ def search_sql(q: SearchQuery) -> tuple[str, list[Any]]:
     return sql, [q.match, *args, q.limit]
 
 
-def restricted_sql(q: SearchQuery, prefix_match: str) -> tuple[str, list[Any]]:
-    """:func:`search_sql` for text, with bm25 computed only for rows that also match
-    ``prefix_match`` (the unary ``+`` keeps SQLite from driving the FTS cursor by rowid)."""
-    sql, args = search_sql(q)
-    head, tail = sql.split(" ORDER BY ", 1)
-    return (f"{head} AND +fts.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) ORDER BY {tail}",
-            [*args[:-1], prefix_match, args[-1]])
-
-
 def _bm25_idf(rows: int, hits: int) -> float:
     # FTS5's bm25 (fts5_aux.c): idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6.
     idf = math.log((rows - hits + 0.5) / (hits + 0.5))
@@ -252,73 +246,199 @@ def select_phrases(conn: sqlite3.Connection, phrases: Sequence[str]
 
 
 def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
-    """The exact top ``q.limit`` rows of a many-phrase OR query, found by scoring only the
-    rows that hold one of its rarest phrases, or None when that cannot be proven exact.
+    """The exact top ``q.limit`` rows of a many-phrase OR query, as :func:`search_sql` gives
+    them (``(rowid, memory id, rank)``, same order, same ranks), found by scoring only the
+    rows that hold one of its rarest phrases; None when that cannot be proven exact.
 
     BM25 is a sum over phrases, and one phrase adds less than ``idf * (k1 + 1)`` to any row
-    (k1 = 1.2). When the ``limit``-th best score among rows holding a rare phrase beats the sum
-    of those bounds over the other phrases, no other row can enter the top ``limit``: the
-    MaxScore argument. Broad questions then cost thousands of bm25 evaluations, not tens of
-    thousands. The prefixes tried are the 1, 2 and 4 rarest phrases (:data:`PRUNE_ATTEMPTS`):
-    each try merges every phrase's matches again, so a query of many phrases of like rarity,
-    where no prefix proves enough, would otherwise pay for many failed tries before the full
-    query.
+    (k1 = 1.2). The phrases are taken rarest first (highest bound first): when the ``limit``-th
+    best score among the rows holding one of the first ``j`` beats the sum of the bounds of
+    all the others, no other row can enter the top ``limit``, not even on a tie (the MaxScore
+    argument); else ``j`` grows, up to :data:`PRUNE_MAX_SCORED` rows scored in all, after
+    which the full statement is cheaper.
+
+    The rows are scored by :func:`_bm25_ranks`, not by FTS5's ``bm25()``: that function
+    counts every phrase's memories over the whole index in each statement that calls it
+    (fts5_aux.c, ``fts5Bm25GetData``), 170 ms for "feature flags on call rotation" at 1M
+    memories even when it scores one row, and the counts are known here already
+    (:func:`phrase_counts`).
     """
     phrases = list(q.phrases)
     if len(phrases) < 2:
         return None
     known = q.extra.get("hits", {})
-    hits = [known[p] if p in known else phrase_hits(conn, p) for p in phrases]
+    counted = phrase_counts(conn, [p for p in phrases if p not in known])
+    hits = [known[p] if p in known else counted[p] for p in phrases]
     q.extra["hits"] = dict(zip(phrases, hits))  # for coverage(), which needs them again
-    total = sum(hits)
-    if total <= PRUNE_FROM_ROWS:
+    if sum(hits) <= PRUNE_FROM_ROWS:
         return None
-    rows = fts_rows(conn)
-    bound = [_bm25_idf(rows, n) * (BM25_K1 + 1) for n in hits]
+    rows, avgdl = fts_stats(conn)
+    idfs = [_bm25_idf(rows, n) for n in hits]
+    bound = [idf * (BM25_K1 + 1) for idf in idfs]
     order = sorted(range(len(phrases)), key=lambda i: hits[i])
-    j = 1
-    for _ in range(PRUNE_ATTEMPTS):
-        if j >= len(phrases):
-            break
-        if sum(hits[i] for i in order[:j]) * 2 > total:
+    scored: dict[int, tuple[int, str, float]] = {}
+    for j in range(1, len(phrases)):
+        if sum(hits[i] for i in order[:j]) > PRUNE_MAX_SCORED:
             return None
         rest = sum(bound[i] for i in order[j:]) * (1 + 1e-9)
-        prefix = " OR ".join(phrases[i] for i in order[:j])
-        sql, args = restricted_sql(q, prefix)
-        got = conn.execute(sql, args).fetchall()
-        if len(got) == q.limit and -got[-1][2] > rest:
-            return got
-        j *= 2
+        new = [r[0] for r in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?",
+                                          (phrases[order[j - 1]],)) if r[0] not in scored]
+        for row in _bm25_ranks(conn, q, phrases, idfs, avgdl, new):
+            scored[row[0]] = row
+        top = sorted(scored.values(), key=lambda r: r[1], reverse=True)
+        top.sort(key=lambda r: r[2])
+        top = top[: q.limit]
+        if len(top) == q.limit and -top[-1][2] > rest:
+            return top
     return None
+
+
+def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
+                idfs: Sequence[float], avgdl: float, rowids: Sequence[int]
+                ) -> list[tuple[int, str, float]]:
+    """``(rowid, memory id, rank)`` for the memories ``rowids`` that pass ``q``'s filters, in
+    no order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives that row for the OR
+    of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount (``idfs``) and
+    its mean row length in tokens (``avgdl``, :func:`fts_stats`).
+
+    FTS5's formula (fts5_aux.c, ``fts5Bm25Function``), in its order of operations: for each
+    phrase in order, ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` summed from
+    0, negated; ``f`` is the phrase's instances in the row, each counted at its column's
+    weight, and ``D`` the row's length in tokens, all columns. Both are read from the
+    candidates' own FTS5 table (:func:`_fill_candidates`: same tokenizer, same text): ``D``
+    from its size record, and ``f`` recovered from ``bm25()`` over that small table, one
+    phrase at a time: there its value is ``-idf' * f * (k1 + 1) / (f + k1 * (1 - b + b * D
+    / avgdl'))`` with that table's own IDF and mean length, solved for ``f`` and rounded to
+    its multiple of 0.5 (every weight is one). Measured at 1M memories ("gateway rewrite",
+    1,055 rows scored): 40 ms of 70 go to reading the rows and filling that table.
+    """
+    cond, args = filter_sql(q)
+    # CROSS JOIN: look each rowid up; else the planner may walk an index of every live memory
+    rows = conn.execute(
+        f"SELECT m.rowid, m.memory_id, m.summary, m.content, m.subject, m.tags "
+        f"FROM json_each(?) AS j CROSS JOIN memories m ON m.rowid = j.value WHERE {cond}",
+        (json_dumps(list(rowids)), *args)).fetchall()
+    if not rows:
+        return []
+    kept = [(r[0], r[1]) for r in rows]
+    _fill_candidates(conn, (r[:1] + r[2:] for r in rows))
+    table = _CANDIDATE_TABLE
+    size = {rowid: sum(_varints(blob)) for rowid, blob in
+            conn.execute(f"SELECT id, sz FROM temp.{table}_docsize")}
+    n, avg = fts_stats(conn, f"temp.{table}")
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    # the length factor of each row in the candidates' table (to recover f) and in the mount
+    here = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avg) for r, d in size.items()}
+    there = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avgdl) for r, d in size.items()}
+    terms: dict[int, list[tuple[float, float]]] = {rowid: [] for rowid, _ in kept}
+    for phrase, idf in zip(phrases, idfs):
+        held = conn.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} "
+                            f"WHERE {table} MATCH ?", (phrase,)).fetchall()
+        top = _bm25_idf(n, len(held)) * (BM25_K1 + 1)
+        for rowid, rank in held:
+            # rank = -top * f / (f + here), solved for f and rounded to its multiple of 0.5
+            f = round(-2 * rank * here[rowid] / (top + rank)) / 2
+            terms[rowid].append((idf, f))
+    out = []
+    for rowid, memory_id in kept:
+        norm = there[rowid]
+        score = 0.0
+        for idf, f in terms[rowid]:  # in phrase order, as fts5 sums them
+            score += idf * ((f * (BM25_K1 + 1.0)) / (f + norm))
+        out.append((rowid, memory_id, -1.0 * score))
+    return out
+
+
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints ``blob`` holds, in order (7 bits a byte, big end first; the 9th
+    byte gives 8): the format of FTS5's averages and size records (fts5_index.c)."""
+    out = []
+    value = length = 0
+    for byte in blob:
+        length += 1
+        if length == 9:
+            out.append((value << 8) | byte)
+            value = length = 0
+            continue
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(value)
+            value = length = 0
+    return out
+
+
+def _averages(conn: sqlite3.Connection, table: str = "fts") -> list[int]:
+    """The averages record of the FTS5 table ``table`` (row 1 of its ``_data`` table,
+    ``FTS5_AVERAGES_ROWID`` in fts5_index.c): ``[rows, tokens of column 0, column 1, ...]``,
+    what FTS5's ``bm25()`` reads as N and the mean row length; ``[]`` for an empty index."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    return _varints(row[0]) if row and row[0] else []
+
+
+def fts_stats(conn: sqlite3.Connection, table: str = "fts") -> tuple[int, float]:
+    """``(rows, mean row length in tokens)`` of the FTS5 table ``table`` as its ``bm25()``
+    computes them (fts5_aux.c, ``fts5Bm25GetData``: the token total of every column over the
+    row count, in doubles); ``(0, 0.0)`` for an empty index."""
+    record = _averages(conn, table)
+    if not record or not record[0]:
+        return 0, 0.0
+    return record[0], float(sum(record[1:])) / float(record[0])
 
 
 def fts_rows(conn: sqlite3.Connection) -> int:
     """How many rows the mount's ``fts`` index holds: the ``N`` of FTS5's BM25 IDF.
 
-    Read from the index's own averages record (row 1 of ``fts_data``, whose first varint is
-    the row count that FTS5's ``bm25()`` itself uses; sqlite/ext/fts5/fts5_index.c,
-    ``FTS5_AVERAGES_ROWID``) in microseconds, where ``SELECT count(*) FROM memories`` walks a
-    whole b-tree (about 1-3 ms at 100k memories, twice per recall). 0 for an empty index.
-    FTS5 writes the record when a transaction commits, so inside one that has added rows the
-    count lags them; the cache's connection runs in autocommit mode, and recall writes none."""
-    row = conn.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
-    blob = row[0] if row else None
-    if not blob:
-        return 0
-    value = 0
-    for i in range(min(len(blob), 9)):  # an SQLite varint: 7 bits a byte, the 9th gives 8
-        byte = blob[i]
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return value
+    Read from the index's own averages record (:func:`_averages`, whose first varint is the
+    row count that FTS5's ``bm25()`` itself uses) in microseconds, where ``SELECT count(*)
+    FROM memories`` walks a whole b-tree (about 1-3 ms at 100k memories, twice per recall).
+    0 for an empty index. FTS5 writes the record when a transaction commits, so inside one
+    that has added rows the count lags them; the cache's connection runs in autocommit mode,
+    and recall writes none."""
+    record = _averages(conn)
+    return record[0] if record else 0
 
 
 def phrase_hits(conn: sqlite3.Connection, phrase: str) -> int:
     """How many memories of the mount hold ``phrase`` (a quoted FTS5 phrase)."""
     return conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()[0]
+
+
+_HITS_TABLE = "ynm_phrase_hits"
+
+
+def phrase_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str, int]:
+    """phrase -> how many memories of the mount hold it (:func:`phrase_hits`), for each of
+    ``phrases``, remembered by the connection until the mount's memories change.
+
+    A common phrase costs a walk of its whole doclist (at 1M memories, 74 ms for "on call",
+    36 ms for "on"), and recall needs each count twice (BM25's bounds, :func:`coverage`);
+    questions of one store share their common words. The counts are kept in a table of the
+    connection's ``temp`` schema (the cache file is never written) under a stamp of the
+    index: the cache's ``memories_version`` (bumped by every change to the memories and their
+    FTS rows, ynm.index.cache) and the FTS5 averages record (row and token totals), so a
+    change made through any connection makes them stale."""
+    if not phrases:
+        return {}
+    version = conn.execute("SELECT value FROM meta WHERE key = 'memories_version'").fetchone()
+    stamp = json_dumps([version[0] if version else None, _averages(conn)])
+    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} "
+                 "(phrase TEXT PRIMARY KEY, hits INTEGER NOT NULL, stamp TEXT NOT NULL)")
+    out = dict(conn.execute(
+        f"SELECT phrase, hits FROM temp.{_HITS_TABLE} "
+        "WHERE stamp = ? AND phrase IN (SELECT value FROM json_each(?))",
+        (stamp, json_dumps(list(phrases)))).fetchall())
+    missing = [p for p in dict.fromkeys(phrases) if p not in out]
+    if missing:
+        for p in missing:
+            out[p] = phrase_hits(conn, p)
+        conn.execute("SAVEPOINT ynm_phrase_hits")
+        try:
+            conn.execute(f"DELETE FROM temp.{_HITS_TABLE} WHERE stamp != ?", (stamp,))
+            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?)",
+                             [(p, out[p], stamp) for p in missing])
+        finally:
+            conn.execute("RELEASE ynm_phrase_hits")
+    return out
 
 
 def unheld(conn: sqlite3.Connection, phrases: Sequence[str]) -> set[str]:
@@ -369,10 +489,8 @@ def coverage(conn: sqlite3.Connection, phrases: Sequence[str], rowids: Sequence[
     held = dict.fromkeys(rowids, 0.0)
     left = [_bm25_idf(rows, hits[w]) for w in unsearched if hits and w in hits]
     table = _candidate_table(conn, list(held))
-    idfs = []
-    for phrase in phrases:
-        n = hits[phrase] if hits and phrase in hits else phrase_hits(conn, phrase)
-        idfs.append(_bm25_idf(rows, n))
+    counted = phrase_counts(conn, [p for p in phrases if not hits or p not in hits])
+    idfs = [_bm25_idf(rows, hits[p] if hits and p in hits else counted[p]) for p in phrases]
     total = sum(left) + sum(idfs)
     # each word the store has never seen weighs as much as the others on average
     total += unseen * total / (len(left) + len(idfs))
@@ -392,14 +510,21 @@ def _candidate_table(conn: sqlite3.Connection, rowids: Sequence[int]) -> str:
     tokenizer, rows from :func:`ynm.index.schema.fts_values`), emptied and filled with the
     memories ``rowids`` under their own rowids; returns its name. Created on first use per
     connection; it lives in the ``temp`` schema, so a read-only cache file is never written."""
+    _fill_candidates(conn, conn.execute(
+        "SELECT rowid, summary, content, subject, tags FROM memories "
+        "WHERE rowid IN (SELECT value FROM json_each(?))", (json_dumps(list(rowids)),)))
+    return _CANDIDATE_TABLE
+
+
+def _fill_candidates(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Empty ``temp.ynm_candidates`` (created on first use) and fill it with ``rows``:
+    ``(rowid, summary, content, subject, tags)`` as the ``memories`` table holds them."""
     # tags are passed as their JSON array text (stored with ensure_ascii off): unicode61
     # splits at the quotes, brackets and commas as it does at the spaces fts_values joins
     # them with, so the tokens are the same; an escape (backslash) is decoded first
-    rows = [(rowid, fts_text(summary), fts_text(content), fts_text(subject or ""),
-             fts_text(" ".join(json_loads(tags)) if "\\" in tags else tags))
-            for rowid, summary, content, subject, tags in conn.execute(
-                "SELECT rowid, summary, content, subject, tags FROM memories "
-                "WHERE rowid IN (SELECT value FROM json_each(?))", (json_dumps(list(rowids)),))]
+    values = [(rowid, fts_text(summary), fts_text(content), fts_text(subject or ""),
+               fts_text(" ".join(json_loads(tags)) if "\\" in tags else tags))
+              for rowid, summary, content, subject, tags in rows]
     # one savepoint around the writes: the cache connection is in autocommit mode, where each
     # insert would be a transaction of its own; a savepoint also nests in a caller's
     conn.execute("SAVEPOINT ynm_candidates")
@@ -411,10 +536,9 @@ def _candidate_table(conn: sqlite3.Connection, rowids: Sequence[int]) -> str:
                      "VALUES ('delete-all')")
         conn.executemany(
             f"INSERT INTO temp.{_CANDIDATE_TABLE}(rowid, summary, content, subject, tags) "
-            "VALUES (?, ?, ?, ?, ?)", rows)
+            "VALUES (?, ?, ?, ?, ?)", values)
     finally:
         conn.execute("RELEASE ynm_candidates")
-    return _CANDIDATE_TABLE
 
 
 def by_coverage(candidates: Sequence[Candidate], held: dict[int, float], power: float
