@@ -1,5 +1,5 @@
-"""A small cache: record lines and folded states are kept packed (zstd against a fixed
-dictionary, ynm.index.schema.pack), on every path that writes them, read back exactly, and the
+"""A small cache: record lines, and what a folded state keeps besides its columns, are kept
+packed (zstd against a fixed dictionary, ynm.index.schema.pack), on every path that writes them, read back exactly, and the
 file stays within a bound of the raw JSONL it was built from; a rebuild inserts memories in
 chunks (DESIGN.md "The cache")."""
 
