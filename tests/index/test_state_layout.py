@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ynm.index import schema
 from ynm.index.cache import MountCache
 from ynm.index.snapshot import Attached, dump, load_into
@@ -148,3 +150,28 @@ def test_recall_hits_show_and_list_read_the_same_state(project):
         listed = [m for m in y.list(ListQuery()) if m["memoryId"] == out["memoryId"]]
         assert {k: listed[0][k] for k in want} == want
         assert mount.fresh_cache().get_state(out["memoryId"]) == want
+
+
+CURRENT = {"v": 1, "id": "01JABCDEFGHJKMNPQRSTVWXYZ0", "content": "Zürich", "importance": 0.5,
+           "confidence": 1.0, "recordedAt": "2026-01-01T00:00:00.000Z"}
+# CURRENT as ynm writes it: whole numbers without a fraction
+LINE = ('{"v":1,"id":"01JABCDEFGHJKMNPQRSTVWXYZ0","content":"Zürich","importance":0.5,'
+        '"confidence":1,"recordedAt":"2026-01-01T00:00:00.000Z"}')
+
+
+@pytest.mark.parametrize("line, current, same", [
+    (LINE, CURRENT, True),
+    # \u escapes and a float written 1.0: parsed, still the same
+    (LINE.replace("ü", "\\u00fc").replace('"confidence":1,', '"confidence":1.0,'), CURRENT, True),
+    # another key order, another form of the time: not the same
+    (LINE.replace('"v":1,', "").replace("}", ',"v":1}'), CURRENT, False),
+    (LINE.replace("00:00:00.000Z", "02:00:00+02:00"), CURRENT, False),
+    # a state holding an integer, or -0.0, is never what the line reads back as
+    (LINE, {**CURRENT, "confidence": 1}, False),
+    (LINE.replace(":0.5,", ":0,"), {**CURRENT, "importance": -0.0}, False),
+])
+def test_a_line_is_its_current_record_exactly_when_current_text_says_so(line, current, same):
+    """The shortcut of state_extra (no parse for a line written as ynm writes it) agrees with
+    its definition: current_text of the line is the state's ``current`` JSON."""
+    assert schema._is_current_text(line, current) is same
+    assert (schema.current_text(line) == json.dumps(current, **JSON)) is same

@@ -55,6 +55,7 @@ Tables:
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -244,6 +245,25 @@ def current_text(line: str) -> str:
     return json.dumps(obj, **_JSON)
 
 
+def _is_current_text(line: str, current: dict[str, Any]) -> bool:
+    """Whether :func:`current_text` of ``line`` is ``json.dumps(current)`` (compact, UTF-8),
+    without parsing the line in the usual case: ``current`` written with its whole-number
+    ``importance``/``confidence`` as integers (as ynm's and JavaScript's writers write
+    them) is a JSON text that json reads back to ``current`` with those numbers as integers,
+    which :func:`current_text` makes floats again; so a line equal to it qualifies. Any
+    other line is parsed and compared (a line with ``\\u`` escapes may still qualify)."""
+    whole = {}
+    for key in _NUMBER_KEYS:
+        value = current.get(key)
+        if type(value) is int:  # current_text would make it a float: never the same
+            return False
+        if type(value) is float and value.is_integer() and math.copysign(1.0, value) > 0:
+            whole[key] = int(value)  # not -0.0, which reads back as 0.0
+    if line == json.dumps({**current, **whole} if whole else current, **_JSON):
+        return True
+    return current_text(line) == json.dumps(current, **_JSON)
+
+
 def state_extra(state: dict[str, Any], line: str) -> bytes | None:
     """What a folded state (``Memory.to_obj()``) keeps besides the ``memories`` columns and
     its current record's line (``line``, as stored): ``links`` when there are any,
@@ -251,7 +271,7 @@ def state_extra(state: dict[str, Any], line: str) -> bytes | None:
     it, and ``importance``/``confidence`` when not floats; packed (:func:`pack`), or None when
     nothing is left. :func:`state_text` is the inverse."""
     extra = {k: state[k] for k in _EXTRA_KEYS if k in state and (k != "links" or state[k])}
-    if current_text(line) != json.dumps(state["current"], **_JSON):
+    if not _is_current_text(line, state["current"]):
         extra["current"] = state["current"]
     for key in _NUMBER_KEYS:
         if type(state[key]) is not float:
