@@ -156,3 +156,36 @@ def test_rebuild_after_a_refresh_gives_the_same_rows(store, cache, tmp_path):
     cache.rebuild(store)
     assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == first
 
+
+
+def _indexes(cache: MountCache) -> list[tuple[str, str]]:
+    return cache.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                              "AND sql IS NOT NULL ORDER BY name").fetchall()
+
+
+def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, cache, tmp_path,
+                                                                       monkeypatch):
+    """The rebuild drops the records and memories indexes and creates them after its bulk
+    insert: the cache ends with the indexes a new cache has, and the query plans use them;
+    a rebuild that fails half way rolls back to the indexes and rows it started from."""
+    fresh = MountCache(tmp_path / "fresh.sqlite", "project")
+    want = _indexes(fresh)
+    fresh.close()
+    assert [name for name, _ in want] == ["memories_expires", "memories_live_updated",
+                                          "memories_namespace", "memories_updated",
+                                          "problems_ref", "records_memory", "records_ref"]
+    cache.rebuild(store)
+    assert _indexes(cache) == want
+    plan = " ".join(str(r) for r in cache.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM records WHERE memory_id = 'x'"))
+    assert "records_memory" in plan
+    rows = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
+
+    def fail(self):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(_Folded, "insert", fail)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        cache.rebuild(store)
+    assert _indexes(cache) == want
+    assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == rows

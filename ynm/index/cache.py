@@ -258,6 +258,8 @@ class MountCache:
         self, log: ShardLog, tips: dict[str, Any], progress: Progress | None
     ) -> RefreshReport:
         conn = self.conn
+        for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
+            conn.execute(f"DROP INDEX {name}")  # created again below, once the rows are in
         for table in ("shards", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
@@ -279,14 +281,16 @@ class MountCache:
                 parsed = parse_jsonl(data)
                 self._store_problems(ref, parsed.problems, replace=False)
                 lines = [line.strip() for line in parsed.lines]
+                last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
                     "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
                     ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line))
                      for r, line in zip(parsed.records, lines)))
-                # The rowids of this shard's records, in one statement; a record id an earlier
-                # shard holds is not among them and stays that shard's (first wins, as in
-                # ynm.model.fold.fold).
-                rowids = dict(conn.execute("SELECT id, rowid FROM records WHERE ref = ?", (ref,)))
+                # The rowids of this shard's records, in one statement (the rows after the
+                # last one before it); a record id an earlier shard holds is not among them and
+                # stays that shard's (first wins, as in ynm.model.fold.fold).
+                rowids = dict(conn.execute("SELECT id, rowid FROM records WHERE rowid > ?",
+                                           (last,)))
                 folded.add(_by_memory((r, rowids[r.id], line)
                                       for r, line in zip(parsed.records, lines) if r.id in rowids))
                 self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
@@ -299,8 +303,12 @@ class MountCache:
             n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
             if progress:
                 progress("fold", 0, n_records)
+            for stmt in schema.RECORD_INDEXES.values():
+                conn.execute(stmt)
             folded.refold_spread()
             report.memories_folded = folded.insert()
+            for stmt in schema.MEMORY_INDEXES.values():
+                conn.execute(stmt)
             if progress:
                 progress("fold", n_records, n_records)
         return report

@@ -90,8 +90,6 @@ CREATE TABLE records (
   op TEXT NOT NULL,
   line BLOB NOT NULL
 );
-CREATE INDEX records_memory ON records(memory_id);
-CREATE INDEX records_ref ON records(ref);
 CREATE TABLE problems (ref TEXT NOT NULL, line INTEGER NOT NULL, message TEXT NOT NULL);
 CREATE INDEX problems_ref ON problems(ref);
 CREATE TABLE memories (
@@ -117,10 +115,6 @@ CREATE TABLE memories (
   extra BLOB,
   expires_at INTEGER
 );
-CREATE INDEX memories_namespace ON memories(namespace);
-CREATE INDEX memories_updated ON memories(updated_at);
-CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at);
-CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
 CREATE VIRTUAL TABLE fts USING fts5(
   summary, content, subject, tags,
   tokenize = 'porter unicode61', content = ''
@@ -133,6 +127,21 @@ CREATE TABLE embeddings (
   PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 """
+
+# The indexes of ``records`` and ``memories`` (besides their keys), by name: created with the
+# tables, and dropped by a full rebuild, which creates each again once its rows are in
+# (ynm.index.cache): built from sorted keys it costs less than grown a row at a time.
+RECORD_INDEXES = {
+    "records_memory": "CREATE INDEX records_memory ON records(memory_id)",
+    "records_ref": "CREATE INDEX records_ref ON records(ref)",
+}
+MEMORY_INDEXES = {
+    "memories_namespace": "CREATE INDEX memories_namespace ON memories(namespace)",
+    "memories_updated": "CREATE INDEX memories_updated ON memories(updated_at)",
+    "memories_live_updated": "CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at)",
+    "memories_expires": "CREATE INDEX memories_expires ON memories(expires_at) "
+                        "WHERE expires_at IS NOT NULL",
+}
 
 
 VECTOR_DDL = (
@@ -423,6 +432,8 @@ def _create(conn: sqlite3.Connection) -> None:
             for stmt in DDL.split(";\n"):
                 if stmt.strip():
                     conn.execute(stmt)
+            for stmt in (*RECORD_INDEXES.values(), *MEMORY_INDEXES.values()):
+                conn.execute(stmt)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
