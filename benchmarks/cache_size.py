@@ -55,6 +55,8 @@ def main() -> None:
         size = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         cache_bytes = Path(mount.cache.path).stat().st_size
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0] * conn.execute(
+            "PRAGMA page_size").fetchone()[0]  # pages a rebuild over an older file left free
         raw = conn.execute("SELECT sum(bytes) FROM shards").fetchone()[0] or 1
         records, packed = conn.execute(
             "SELECT count(*), sum(length(line)) FROM records").fetchone()
@@ -62,6 +64,8 @@ def main() -> None:
                  f"CPU {pct(cpu, 50):.0f} ms; {size} memories"),
                 ("cache bytes", f"{cache_bytes / 1e6:.1f} MB",
                  f"{cache_bytes / raw:.2f}x the raw JSONL ({raw / 1e6:.1f} MB)"),
+                ("  in use", f"{(cache_bytes - free) / 1e6:.1f} MB",
+                 f"{(cache_bytes - free) / raw:.2f}x (the rest: free pages)"),
                 ("record line", f"{raw / records:.0f} B raw",
                  f"{(packed or 0) / records:.0f} B as kept ({records} records)")]
         for name, n in table_bytes(conn):
