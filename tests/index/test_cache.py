@@ -288,7 +288,8 @@ def test_rebuild_matches_incremental_state(log, cache, cache_path, append, git, 
     other = MountCache(tmp_path / "other.sqlite", "project")
     try:
         other.refresh(log)
-        rows = "SELECT memory_id, state, summary, content, tags, pinned FROM memories ORDER BY 1"
+        rows = (f"SELECT memory_id, {schema.state_sql()}, summary, content, tags, pinned "
+                "FROM memories ORDER BY 1")
         assert cache.conn.execute(rows).fetchall() == other.conn.execute(rows).fetchall()
         recs = "SELECT id, memory_id, ref, line FROM records ORDER BY 1"
         assert cache.conn.execute(recs).fetchall() == other.conn.execute(recs).fetchall()

@@ -1,5 +1,5 @@
-"""A small cache: record lines and folded states are kept packed (zstd against a fixed
-dictionary, ynm.index.schema.pack), on every path that writes them, read back exactly, and the
+"""A small cache: record lines, and what a folded state keeps besides its columns, are kept
+packed (zstd against a fixed dictionary, ynm.index.schema.pack), on every path that writes them, read back exactly, and the
 file stays within a bound of the raw JSONL it was built from; a rebuild inserts memories in
 chunks (DESIGN.md "The cache")."""
 
@@ -10,6 +10,7 @@ import sys
 from collections import defaultdict
 from functools import partialmethod
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -41,24 +42,27 @@ def test_pack_is_smaller_for_a_record_line_and_unpack_passes_text_through():
     assert schema.unpack(text) == text and schema.unpack(None) is None
 
 
-def _stored(cache: MountCache) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def _stored(cache: MountCache) -> tuple[dict[str, bytes], dict[str, tuple[int, Any]]]:
     lines = dict(cache.conn.execute("SELECT id, line FROM records"))
-    states = dict(cache.conn.execute("SELECT memory_id, state FROM memories"))
+    states = {mid: (current, extra) for mid, current, extra in cache.conn.execute(
+        "SELECT memory_id, current, extra FROM memories")}
     return lines, states
 
 
 def _assert_packed(cache: MountCache, objs: list[dict]) -> None:
-    """Every record and state is a packed blob that unpacks to exactly what was written, the
-    SQL reader agrees, and no content text is kept in the clear in either table."""
+    """Every record is a packed blob that unpacks to exactly what was written, the SQL reader
+    agrees, a memory's row points at its current record's line and keeps none of its text
+    again, and no content text is kept in the clear in either table."""
     lines, states = _stored(cache)
     for obj in objs:
         packed = lines[obj["id"]]
         assert isinstance(packed, bytes)
         assert json.loads(schema.unpack(packed)) == obj
         assert obj["content"].encode() not in packed
-        state = states[obj["memoryId"]]
-        assert isinstance(state, bytes) and obj["content"].encode() not in state
-        assert json.loads(schema.unpack(state)) == cache.get_state(obj["memoryId"])
+        current, extra = states[obj["memoryId"]]
+        assert cache.conn.execute("SELECT id FROM records WHERE rowid = ?",
+                                  (current,)).fetchone()[0] == obj["id"]
+        assert extra is None or obj["content"].encode() not in schema.unpack(extra).encode()
         assert cache.get_state(obj["memoryId"])["current"]["content"] == obj["content"]
         got = cache.conn.execute("SELECT ynm_unpack(line) FROM records WHERE id = ?",
                                  (obj["id"],)).fetchone()[0]

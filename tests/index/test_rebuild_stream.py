@@ -11,7 +11,7 @@ from functools import partialmethod
 import pytest
 
 from ynm.index.cache import MountCache, _Folded, _memory_row
-from ynm.index.schema import fts_values
+from ynm.index.schema import fts_values, pack, state_sql
 from ynm.model.fold import fold
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.shards import ShardKey
@@ -89,14 +89,24 @@ def store(log):
 def _whole_store_fold(log, path) -> MountCache:
     """The expected cache: every record of every shard (ref order) folded at once, memories
     inserted with rowids 1, 2, ... in the fold's order, as the rebuild did before it
-    streamed."""
-    records = []
+    streamed, each pointing at its current record by that record's place in the read order."""
+    records, lines, refs, seen = [], [], [], set()
     for ref, tip in sorted(log.tips().items()):
-        records.extend(parse_jsonl(log.read_blob(log.note_blob_id(tip.commit))).records)
+        parsed = parse_jsonl(log.read_blob(log.note_blob_id(tip.commit)), seen=seen)
+        records.extend(parsed.records)
+        lines.extend(x.strip() for x in parsed.lines)
+        refs.extend(ref for _ in parsed.records)
     expected = MountCache(path, "project")
+    # records rowids 1, 2, ... in read order, a record id read once (the first shard's)
+    stored = {}
+    for i, (r, text, ref) in enumerate(zip(records, lines, refs), 1):
+        stored[r.id] = (i, text)
+        expected.conn.execute("INSERT INTO records(rowid, id, memory_id, ref, recorded_at, op, "
+                              "line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                              (i, r.id, r.memory_id, ref, r.recorded_at, r.op, pack(text)))
     for i, m in enumerate(fold(records).memories.values(), 1):
-        row = _memory_row(m)
-        expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 20)})", (i, *row))
+        row = _memory_row(m, *stored[m.current.id])
+        expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 21)})", (i, *row))
         expected.conn.execute(
             "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
             (i, *fts_values(row[15], row[16], row[4], m.tags)))
@@ -118,6 +128,8 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     want_rows = expected.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
     assert len(want_rows) == 42  # 40 memories and two wombats; none for the orphans
     assert got_rows == want_rows
+    records = "SELECT rowid, * FROM records ORDER BY rowid"
+    assert cache.conn.execute(records).fetchall() == expected.conn.execute(records).fetchall()
     assert report.memories_folded == 42
     for match in WORDS + ["wombat", "later OR early", "superseded", "note"]:
         assert _ranked(cache, match) == _ranked(expected, match), match
@@ -131,7 +143,7 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
         "HAVING count(DISTINCT ref) > 1)").fetchone()[0]
     assert spread > 10 and len(ids) == 42  # the corpus does spread memories over shards
     tags = {json.loads(r[0])["current"]["content"]: json.loads(r[0])["tags"] for r in
-            cache.conn.execute("SELECT ynm_unpack(state) FROM memories")}
+            cache.conn.execute(f"SELECT {state_sql()} FROM memories")}
     assert tags["wombat here"] == ["twice"] and tags["wombat elsewhere"] == []
     assert not cache.conn.execute(
         "SELECT name FROM sqlite_temp_master WHERE name IN ('folded', 'spread')").fetchall()
@@ -144,3 +156,36 @@ def test_rebuild_after_a_refresh_gives_the_same_rows(store, cache, tmp_path):
     cache.rebuild(store)
     assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == first
 
+
+
+def _indexes(cache: MountCache) -> list[tuple[str, str]]:
+    return cache.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
+                              "AND sql IS NOT NULL ORDER BY name").fetchall()
+
+
+def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, cache, tmp_path,
+                                                                       monkeypatch):
+    """The rebuild drops the records and memories indexes and creates them after its bulk
+    insert: the cache ends with the indexes a new cache has, and the query plans use them;
+    a rebuild that fails half way rolls back to the indexes and rows it started from."""
+    fresh = MountCache(tmp_path / "fresh.sqlite", "project")
+    want = _indexes(fresh)
+    fresh.close()
+    assert [name for name, _ in want] == ["memories_expires", "memories_live_updated",
+                                          "memories_namespace", "memories_updated",
+                                          "problems_ref", "records_memory", "records_ref"]
+    cache.rebuild(store)
+    assert _indexes(cache) == want
+    plan = " ".join(str(r) for r in cache.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM records WHERE memory_id = 'x'"))
+    assert "records_memory" in plan
+    rows = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
+
+    def fail(self):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(_Folded, "insert", fail)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        cache.rebuild(store)
+    assert _indexes(cache) == want
+    assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == rows

@@ -144,8 +144,8 @@ def merge_from_clone(log: GitNotesLog, base: dict[str, str], objs: list[dict[str
 
 
 def states(cache) -> dict[str, Any]:
-    return {mid: json.loads(schema.unpack(state)) for mid, state in cache.conn.execute(
-        "SELECT memory_id, state FROM memories")}
+    return {mid: json.loads(state) for mid, state in cache.conn.execute(
+        f"SELECT memory_id, {schema.state_sql()} FROM memories")}
 
 
 def orphan_ids(cache) -> set[str]:

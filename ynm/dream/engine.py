@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ynm.dream.report import CALIBRATED_USD_PER_MTOK, PassReport, consolidate_report
 from ynm.dream.seams import Judge, Judgment, ModelUnavailable, Question, Usage, Writer, band
 from ynm.errors import InvalidInput, YnmError
+from ynm.index.schema import current_sql, state_sql
 
 if TYPE_CHECKING:
     from ynm.service.config import DreamConfig
@@ -130,9 +131,8 @@ class Mem:
 
 
 # What :class:`Mem` reads from a ``memories`` row besides the state (see Mem.__init__).
-_MEM_COLUMNS = ("memory_id, type, subject, tags, updated_at, "
-                "json_extract(ynm_unpack(state), '$.current.content'), "
-                "json_extract(ynm_unpack(state), '$.current.summary')")
+_MEM_COLUMNS = (f"memory_id, type, subject, tags, updated_at, {current_sql('m', '$.content')}, "
+                f"{current_sql('m', '$.summary')}")
 
 
 def version_of(current_id: str, subject: str | None, judge_name: str) -> str:
@@ -205,8 +205,8 @@ class Run:
         for mount in self.ynm.mounts:
             cache = mount.fresh_cache()
             for memory_id, current_id, subject, updated_at, dreamed in cache.conn.execute(
-                    "SELECT memory_id, json_extract(ynm_unpack(state), '$.current.id'), subject, "
-                    "updated_at, json_extract(ynm_unpack(state), '$.dreamed') "
+                    "SELECT memory_id, (SELECT id FROM records r WHERE r.rowid = m.current), "
+                    "subject, updated_at, json_extract(ynm_unpack(extra), '$.dreamed') "
                     f"FROM memories m WHERE {cond}", args):
                 if memory_id in out:  # the first mount in mount order holds it (Ynm.find)
                     continue
@@ -230,7 +230,7 @@ class Run:
             self.live = {}
             for mount in self.ynm.mounts:
                 for rowid, state, shown, *row in mount.fresh_cache().conn.execute(
-                        f"SELECT rowid, ynm_unpack(state), summary, {_MEM_COLUMNS} FROM memories m "
+                        f"SELECT rowid, {state_sql('m')}, summary, {_MEM_COLUMNS} FROM memories m "
                         f"WHERE {cond}", args):
                     if row[0] not in self.live and row[0] not in self.dry_gone:
                         self.live[row[0]] = Mem(mount, rowid, state, shown, tuple(row))
@@ -251,7 +251,7 @@ class Run:
             self.live.pop(memory_id, None)
         for mount in self.ynm.mounts:
             for rowid, state, shown, tomb, namespace, *row in mount.fresh_cache().conn.execute(
-                    "SELECT rowid, ynm_unpack(state), summary, tombstoned, namespace, "
+                    f"SELECT rowid, {state_sql('m')}, summary, tombstoned, namespace, "
                     f"{_MEM_COLUMNS} "
                     "FROM memories m WHERE memory_id IN (SELECT value FROM json_each(?))",
                     (json.dumps(sorted(ids)),)):

@@ -23,6 +23,7 @@ from ynm.dream.questions import PAIR, PROMOTE, SUPERSEDE, VERIFY
 from ynm.dream.report import PassReport
 from ynm.dream.seams import ModelUnavailable, StructuredOutputError
 from ynm.errors import Refused, YnmError
+from ynm.index.schema import state_sql
 
 if TYPE_CHECKING:
     from ynm.dream.engine import Mem, Run
@@ -114,7 +115,7 @@ def retention(run: Run) -> PassReport:
     newest: dict[str, tuple[str, dict[str, Any]]] = {}
     for mount in run.ynm.mounts:
         for state, updated_at in mount.fresh_cache().conn.execute(
-                "SELECT ynm_unpack(state), updated_at FROM memories WHERE tombstoned = 0 "
+                f"SELECT {state_sql()}, updated_at FROM memories WHERE tombstoned = 0 "
                 "AND type = 'reflective' AND subject IS NOT NULL"):
             import json
 

@@ -258,6 +258,8 @@ class MountCache:
         self, log: ShardLog, tips: dict[str, Any], progress: Progress | None
     ) -> RefreshReport:
         conn = self.conn
+        for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
+            conn.execute(f"DROP INDEX {name}")  # created again below, once the rows are in
         for table in ("shards", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
@@ -278,43 +280,38 @@ class MountCache:
                 data = log.read_blob(blob_id) if blob_id else b""
                 parsed = parse_jsonl(data)
                 self._store_problems(ref, parsed.problems, replace=False)
-                before = conn.total_changes
+                lines = [line.strip() for line in parsed.lines]
+                last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
                     "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                    ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line.strip()))
-                     for r, line in zip(parsed.records, parsed.lines)))
-                records = parsed.records
-                if conn.total_changes - before != len(records):  # ids an earlier shard holds
-                    records = self._kept_in(ref, records)
-                folded.add(_by_memory(records))
+                    ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line))
+                     for r, line in zip(parsed.records, lines)))
+                # The rowids of this shard's records, in one statement (the rows after the
+                # last one before it); a record id an earlier shard holds is not among them and
+                # stays that shard's (first wins, as in ynm.model.fold.fold).
+                rowids = dict(conn.execute("SELECT id, rowid FROM records WHERE rowid > ?",
+                                           (last,)))
+                folded.add(_by_memory((r, rowids[r.id], line)
+                                      for r, line in zip(parsed.records, lines) if r.id in rowids))
                 self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
                 report.shards_full += 1
                 report.records_added += len(parsed.records)
                 # One shard at a time: its blob, lines and records are let go here.
-                del data, parsed, records
+                del data, parsed, lines, rowids
                 if progress:
                     progress("read", i + 1, total)
             n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
             if progress:
                 progress("fold", 0, n_records)
+            for stmt in schema.RECORD_INDEXES.values():
+                conn.execute(stmt)
             folded.refold_spread()
             report.memories_folded = folded.insert()
+            for stmt in schema.MEMORY_INDEXES.values():
+                conn.execute(stmt)
             if progress:
                 progress("fold", n_records, n_records)
         return report
-
-    def _kept_in(self, ref: str, records: list[Record]) -> list[Record]:
-        """The records of shard ``ref`` that the records table holds from it: a record id
-        already read from an earlier shard is that shard's (first wins, as in
-        :func:`ynm.model.fold.fold`)."""
-        kept = []
-        for i in range(0, len(records), 500):
-            chunk = records[i: i + 500]
-            here = {row[0] for row in self.conn.execute(
-                f"SELECT id FROM records WHERE ref = ? AND id IN ({', '.join('?' * len(chunk))})",
-                (ref, *(r.id for r in chunk)))}
-            kept.extend(r for r in chunk if r.id in here)
-        return kept
 
     def _refresh_in_tx(self, log: ShardLog, tips: dict[str, Any]) -> RefreshReport:
         conn = self.conn
@@ -496,13 +493,15 @@ class MountCache:
         self._bump()
         fresh = {rid: rec for rid, (rec, _, _) in batch.added.items()}
         groups: dict[str, list[Record]] = {memory_id: [] for memory_id in batch.touched}
+        stored: dict[str, tuple[int, bytes]] = {}  # record id -> (rowid, packed line)
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched (memory_id TEXT PRIMARY KEY)")
         conn.execute("DELETE FROM touched")
         conn.executemany("INSERT INTO touched VALUES (?)", [(m,) for m in groups])
-        for memory_id, rid, line in conn.execute(
-            "SELECT memory_id, id, line FROM records "
+        for memory_id, rid, rowid, line in conn.execute(
+            "SELECT memory_id, id, rowid, line FROM records "
             "WHERE memory_id IN (SELECT memory_id FROM touched)"
         ):
+            stored[rid] = (rowid, line)
             rec = fresh.get(rid)
             groups[memory_id].append(rec if rec is not None else parse_line(schema.unpack(line)))
         folded = []
@@ -517,13 +516,17 @@ class MountCache:
             rowid, _ = self._fts_delete(memory_id)
             if rowid is not None:
                 conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
-        self._upsert_memories(folded)
+        self._upsert_memories(folded, stored)
         return len(folded)
 
-    def _upsert_memories(self, memories: Iterable[Memory]) -> None:
+    def _upsert_memories(self, memories: Iterable[Memory],
+                         stored: dict[str, tuple[int, bytes]]) -> None:
+        """Insert or update the rows of folded ``memories`` and their FTS rows; ``stored``
+        holds each current record's ``(records rowid, packed line)`` by record id."""
         conn = self.conn
         for m in memories:
-            row = _memory_row(m)
+            current, line = stored[m.current.id]
+            row = _memory_row(m, current, schema.unpack(line))
             text = (row[15], row[16], row[4], row[5])  # summary, content, subject, tags
             rowid, kept = self._fts_delete(m.memory_id, keep=text)
             if rowid is not None:
@@ -531,15 +534,15 @@ class MountCache:
                     "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
                     "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
                     "tombstoned=?, created_at=?, updated_at=?, versions=?, summary=?, content=?, "
-                    "state=?, expires_at=? WHERE rowid = ?",
+                    "current=?, extra=?, expires_at=? WHERE rowid = ?",
                     (*row, rowid),
                 )
             else:
                 cur = conn.execute(
                     "INSERT INTO memories(memory_id, type, level, namespace, subject, tags, "
                     "data_keys, importance, confidence, pinned, needs_review, tombstoned, "
-                    "created_at, updated_at, versions, summary, content, state, expires_at) "
-                    "VALUES (" + ", ".join("?" * 19) + ")",
+                    "created_at, updated_at, versions, summary, content, current, extra, "
+                    "expires_at) VALUES (" + ", ".join("?" * 20) + ")",
                     row,
                 )
                 rowid = cur.lastrowid
@@ -777,9 +780,9 @@ class MountCache:
     def get_state(self, memory_id: str) -> dict[str, Any] | None:
         """The folded state of one memory as JSON (cli.md §3.3 without ``mount``), or None."""
         row = self.conn.execute(
-            "SELECT state FROM memories WHERE memory_id = ?", (memory_id,)
+            f"SELECT {schema.state_sql()} FROM memories WHERE memory_id = ?", (memory_id,)
         ).fetchone()
-        return json.loads(schema.unpack(row[0])) if row else None
+        return json.loads(row[0]) if row else None
 
 
 def embedding_text(summary: str, content: str) -> str:
@@ -789,11 +792,15 @@ def embedding_text(summary: str, content: str) -> str:
     return content
 
 
-def _by_memory(records: Iterable[Record]) -> Iterable[list[Record]]:
-    """Records grouped by memory id, groups in first-seen order."""
-    groups: dict[str, list[Record]] = {}
-    for r in records:
-        groups.setdefault(r.memory_id, []).append(r)
+# A record of a rebuild with the ``records`` rowid and the line (unpacked) it is kept under.
+_Stored = tuple[Record, int, str]
+
+
+def _by_memory(stored: Iterable[_Stored]) -> Iterable[list[_Stored]]:
+    """Stored records grouped by memory id, groups in first-seen order."""
+    groups: dict[str, list[_Stored]] = {}
+    for s in stored:
+        groups.setdefault(s[0].memory_id, []).append(s)
     return groups.values()
 
 
@@ -831,23 +838,25 @@ class _Folded:
         self.conn.execute("DROP TABLE IF EXISTS temp.folded")
         self.conn.execute("DROP TABLE IF EXISTS temp.spread")
 
-    def add(self, groups: Iterable[list[Record]]) -> None:
-        """Fold each group (the records of one memory) and keep its row; a group without a
-        base is left out."""
+    def add(self, groups: Iterable[list[_Stored]]) -> None:
+        """Fold each group (the records of one memory, each with its ``records`` rowid and
+        line) and keep its row; a group without a base is left out."""
         sql = f"INSERT INTO temp.folded VALUES ({', '.join('?' * (6 + len(self.columns)))})"
         rows = []
-        for recs in groups:
-            first = recs[0]
-            if len(recs) == 1 and first.op in ("create", "supersede"):
+        for group in groups:
+            first, rowid, line = group[0]
+            if len(group) == 1 and first.op in ("create", "supersede"):
                 m: Memory | None = memory_from_base(first)  # what fold gives for one base
                 base = (first.recorded_at, first.id)
             else:
+                recs = [s[0] for s in group]
                 m = fold(recs).memories.get(first.memory_id)
                 if m is None:
                     continue
                 base = min((r.recorded_at, r.id) for r in recs
                            if r.op in ("create", "supersede"))
-            row = _memory_row(m)
+                rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
+            row = _memory_row(m, rowid, line)
             rows.append((*base, *fts_values(row[15], row[16], row[4], m.tags), *row))
             if len(rows) == self.chunk:
                 self.conn.executemany(sql, rows)
@@ -862,7 +871,7 @@ class _Folded:
         conn.execute("CREATE TEMP TABLE spread AS SELECT memory_id FROM records "
                      "GROUP BY memory_id HAVING min(ref) <> max(ref)")
         conn.execute("DELETE FROM temp.folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
-        rows = conn.execute("SELECT r.memory_id, r.line FROM temp.spread AS s "
+        rows = conn.execute("SELECT r.memory_id, r.rowid, r.line FROM temp.spread AS s "
                             "JOIN records AS r ON r.memory_id = s.memory_id ORDER BY s.rowid")
         try:
             self.add(_groups_of(rows))
@@ -885,17 +894,18 @@ class _Folded:
         return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
-def _groups_of(rows: Iterable[tuple[str, bytes]]) -> Iterator[list[Record]]:
-    """``(memory id, packed line)`` rows, consecutive by memory, as lists of parsed records,
-    one memory at a time."""
+def _groups_of(rows: Iterable[tuple[str, int, bytes]]) -> Iterator[list[_Stored]]:
+    """``(memory id, records rowid, packed line)`` rows, consecutive by memory, as lists of
+    stored records (:data:`_Stored`), one memory at a time."""
     memory_id = None
-    group: list[Record] = []
-    for mid, line in rows:
+    group: list[_Stored] = []
+    for mid, rowid, packed in rows:
         if mid != memory_id:
             if group:
                 yield group
             memory_id, group = mid, []
-        group.append(parse_line(schema.unpack(line)))
+        line = schema.unpack(packed)
+        group.append((parse_line(line), rowid, line))
     if group:
         yield group
 
@@ -933,9 +943,12 @@ def _ref_of(r: Record) -> str:
 
 
 
-def _memory_row(m: Memory) -> tuple[Any, ...]:
+def _memory_row(m: Memory, current: int, line: str) -> tuple[Any, ...]:
+    """The ``memories`` row of a folded memory, without its rowid; ``current`` is the
+    ``records`` rowid of its current record and ``line`` that record's line as kept (unpacked).
+    The folded state is kept as what the columns and that line do not hold
+    (ynm.index.schema.state_extra)."""
     data = m.current.data
-    state = m.to_obj()
     return (
         m.memory_id, m.type, m.level, m.namespace, m.subject,
         json.dumps(m.tags, ensure_ascii=False),
@@ -943,6 +956,6 @@ def _memory_row(m: Memory) -> tuple[Any, ...]:
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
         m.created_at, m.updated_at, m.versions,
         memory_summary(m), indexed_content(m),
-        schema.pack(json.dumps(state, ensure_ascii=False, separators=(",", ":"))),
+        current, schema.state_extra(m.to_obj(), line),
         m.expires_at_ms(),
     )

@@ -15,8 +15,12 @@ Tables:
   ``ORDER BY updated_at``) compares instants.
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
-  summary/content, and the folded state as JSON (cli.md §3.3 shape, without ``mount``),
-  compressed like ``records.line`` (:func:`unpack`, ``ynm_unpack(state)`` in SQL).
+  summary/content, ``current`` (the ``records`` rowid of its current record) and ``extra``:
+  what the folded state (cli.md §3.3 shape, without ``mount``) holds besides those columns
+  and the current record's line (:func:`state_extra`: links, tombstone reason, dream mark;
+  NULL for most memories), packed like ``records.line``. Each text is kept once: readers get
+  the state JSON from :func:`state_text` (``ynm_state(...)`` in SQL, :func:`state_sql`),
+  byte for byte what folding the records gives.
   ``summary`` is the current record's, or derived from its content when the record has none
   (ynm.model.text.summarize). ``expires_at``: when a working memory's ttl runs out, in
   milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires), so reads leave
@@ -50,6 +54,8 @@ Tables:
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,7 +65,9 @@ import sqlean as sqlite3
 
 from ynm.model.text import fts_text
 
-SCHEMA_VERSION = 8  # 8: record lines and folded states kept compressed (pack/unpack)
+# 8: record lines and folded states kept compressed (pack/unpack); 9: the folded state kept as
+# what the columns and the current record's line do not hold (state_text)
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 30_000
 
 DDL = """
@@ -82,8 +90,6 @@ CREATE TABLE records (
   op TEXT NOT NULL,
   line BLOB NOT NULL
 );
-CREATE INDEX records_memory ON records(memory_id);
-CREATE INDEX records_ref ON records(ref);
 CREATE TABLE problems (ref TEXT NOT NULL, line INTEGER NOT NULL, message TEXT NOT NULL);
 CREATE INDEX problems_ref ON problems(ref);
 CREATE TABLE memories (
@@ -105,13 +111,10 @@ CREATE TABLE memories (
   versions INTEGER NOT NULL,
   summary TEXT NOT NULL,
   content TEXT NOT NULL,
-  state BLOB NOT NULL,
+  current INTEGER NOT NULL,
+  extra BLOB,
   expires_at INTEGER
 );
-CREATE INDEX memories_namespace ON memories(namespace);
-CREATE INDEX memories_updated ON memories(updated_at);
-CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at);
-CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
 CREATE VIRTUAL TABLE fts USING fts5(
   summary, content, subject, tags,
   tokenize = 'porter unicode61', content = ''
@@ -124,6 +127,21 @@ CREATE TABLE embeddings (
   PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 """
+
+# The indexes of ``records`` and ``memories`` (besides their keys), by name: created with the
+# tables, and dropped by a full rebuild, which creates each again once its rows are in
+# (ynm.index.cache): built from sorted keys it costs less than grown a row at a time.
+RECORD_INDEXES = {
+    "records_memory": "CREATE INDEX records_memory ON records(memory_id)",
+    "records_ref": "CREATE INDEX records_ref ON records(ref)",
+}
+MEMORY_INDEXES = {
+    "memories_namespace": "CREATE INDEX memories_namespace ON memories(namespace)",
+    "memories_updated": "CREATE INDEX memories_updated ON memories(updated_at)",
+    "memories_live_updated": "CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at)",
+    "memories_expires": "CREATE INDEX memories_expires ON memories(expires_at) "
+                        "WHERE expires_at IS NOT NULL",
+}
 
 
 VECTOR_DDL = (
@@ -193,6 +211,112 @@ def unpack(packed: bytes | str | None) -> str | None:
     return _codec()[1].decompress(packed).decode()
 
 
+# The ``memories`` columns a folded state is rebuilt from, in :func:`state_text`'s order;
+# ``line`` is the current record's packed line (``records.line`` of the row ``current``).
+STATE_COLUMNS = ("memory_id", "line", "type", "level", "namespace", "subject", "tags",
+                 "importance", "confidence", "pinned", "needs_review", "tombstoned",
+                 "created_at", "updated_at", "versions", "extra")
+# The state's keys that :func:`state_text` fills from the columns, and the ones only ``extra``
+# holds (ynm.model.fold.Memory.to_obj); links are left out of ``extra`` when there are none.
+_EXTRA_KEYS = ("links", "tombstoneReason", "dreamed")
+_NUMBER_KEYS = ("importance", "confidence")  # REAL columns: a value of another type is extra
+_JSON = {"ensure_ascii": False, "separators": (",", ":")}
+
+
+def state_sql(alias: str = "memories") -> str:
+    """SQL for a ``memories`` row's folded state JSON (:func:`state_text`, ``ynm_state``),
+    with the table named ``alias`` in the statement."""
+    cols = [f"(SELECT line FROM records WHERE records.rowid = {alias}.current)"
+            if c == "line" else f"{alias}.{c}" for c in STATE_COLUMNS]
+    return f"ynm_state({', '.join(cols)})"
+
+
+def current_sql(alias: str, path: str) -> str:
+    """SQL for ``json_extract(<state>, '$.current<path>')`` of a ``memories`` row (the table
+    named ``alias``) without rebuilding the state: from ``extra``'s ``current`` when it holds
+    one, else from the current record's line, which :func:`state_extra` found equal to it
+    (apart from the float form of ``importance``/``confidence``). ``path`` starts with ``$``."""
+    return (f"json_extract(coalesce(json_extract(ynm_unpack({alias}.extra), '$.current'), "
+            f"ynm_unpack((SELECT line FROM records WHERE records.rowid = {alias}.current))), "
+            f"'{path}')")
+
+
+def current_text(line: str) -> str:
+    """A record line as the folded state's ``current`` holds it, when the line is written the
+    way ynm writes it (``dumps_record``): the same keys in the same order, ``importance`` and
+    ``confidence`` as floats (Python's ``json.dumps`` writes ``1.0`` where the line has ``1``).
+    Any other line (another key order, a time with an offset) gives another text: the caller
+    compares (:func:`state_extra`)."""
+    obj = json.loads(line)
+    for key in _NUMBER_KEYS:
+        if type(obj.get(key)) is int:
+            obj[key] = float(obj[key])
+    return json.dumps(obj, **_JSON)
+
+
+def _is_current_text(line: str, current: dict[str, Any]) -> bool:
+    """Whether :func:`current_text` of ``line`` is ``json.dumps(current)`` (compact, UTF-8),
+    without parsing the line in the usual case: ``current`` written with its whole-number
+    ``importance``/``confidence`` as integers (as ynm's and JavaScript's writers write
+    them) is a JSON text that json reads back to ``current`` with those numbers as integers,
+    which :func:`current_text` makes floats again; so a line equal to it qualifies. Any
+    other line is parsed and compared (a line with ``\\u`` escapes may still qualify)."""
+    whole = {}
+    for key in _NUMBER_KEYS:
+        value = current.get(key)
+        if type(value) is int:  # current_text would make it a float: never the same
+            return False
+        if type(value) is float and value.is_integer() and math.copysign(1.0, value) > 0:
+            whole[key] = int(value)  # not -0.0, which reads back as 0.0
+    if line == json.dumps({**current, **whole} if whole else current, **_JSON):
+        return True
+    return current_text(line) == json.dumps(current, **_JSON)
+
+
+def state_extra(state: dict[str, Any], line: str) -> bytes | None:
+    """What a folded state (``Memory.to_obj()``) keeps besides the ``memories`` columns and
+    its current record's line (``line``, as stored): ``links`` when there are any,
+    ``tombstoneReason``, ``dreamed``, ``current`` when :func:`current_text` of the line is not
+    it, and ``importance``/``confidence`` when not floats; packed (:func:`pack`), or None when
+    nothing is left. :func:`state_text` is the inverse."""
+    extra = {k: state[k] for k in _EXTRA_KEYS if k in state and (k != "links" or state[k])}
+    if not _is_current_text(line, state["current"]):
+        extra["current"] = state["current"]
+    for key in _NUMBER_KEYS:
+        if type(state[key]) is not float:
+            extra[key] = state[key]
+    return pack(json.dumps(extra, **_JSON)) if extra else None
+
+
+def state_text(memory_id: str, line: bytes | str, type: str, level: str, namespace: str,
+               subject: str | None, tags: str, importance: float, confidence: float,
+               pinned: int, needs_review: int, tombstoned: int, created_at: str,
+               updated_at: str, versions: int, extra: bytes | str | None) -> str:
+    """A memory's folded state JSON (cli.md §3.3 without ``mount``), byte for byte
+    ``json.dumps(Memory.to_obj(), ensure_ascii=False, separators=(",", ":"))`` as folded from
+    its records: rebuilt from its ``memories`` columns (:data:`STATE_COLUMNS`; ``line`` the
+    current record's, packed or not) and ``extra`` (:func:`state_extra`). Every reader of a
+    state goes through here (``ynm_state(...)`` in SQL, :func:`state_sql`).
+
+    Raises:
+        zstandard.ZstdError: ``line`` or ``extra`` is not a packed text (a damaged cache).
+    """
+    rest = json.loads(unpack(extra)) if extra is not None else {}
+    current = rest.pop("current", None)
+    obj: dict[str, Any] = {"type": type, "level": level, "namespace": namespace}
+    if subject is not None:
+        obj["subject"] = subject
+    obj.update({"tags": json.loads(tags), "links": [], "importance": importance,
+                "confidence": confidence, "pinned": bool(pinned),
+                "needsReview": bool(needs_review), "tombstoned": bool(tombstoned),
+                "createdAt": created_at, "updatedAt": updated_at, "versions": versions})
+    obj.update(rest)  # known keys keep their place; the others follow in to_obj's order
+    head = json.dumps({"memoryId": memory_id}, **_JSON)[:-1]
+    cur = (json.dumps(current, **_JSON) if current is not None
+           else current_text(unpack(line)))  # type: ignore[arg-type]
+    return f'{head},"current":{cur},{json.dumps(obj, **_JSON)[1:]}'
+
+
 def fts_values(summary: str, content: str, subject: str | None,
                tags: Sequence[str]) -> tuple[str, str, str, str]:
     """The FTS row of a memory (summary, content, subject, tags), the same for its insert, its
@@ -251,8 +375,9 @@ def _open(path: Path | str) -> CacheConnection:
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
-    # ``ynm_unpack(line)`` / ``ynm_unpack(state)``: the packed texts, readable from SQL.
+    # ``ynm_unpack(line)`` / ``ynm_unpack(extra)``: the packed texts; ``ynm_state``: a state.
     conn.create_function("ynm_unpack", 1, unpack, deterministic=True)
+    conn.create_function("ynm_state", len(STATE_COLUMNS), state_text, deterministic=True)
     has_vec_table = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE name IN ('vec', 'vector_codes')").fetchone() is not None
     # sqlite-vec loads only where vectors are kept (or asked for: MountCache.vector_problem),
@@ -307,6 +432,8 @@ def _create(conn: sqlite3.Connection) -> None:
             for stmt in DDL.split(";\n"):
                 if stmt.strip():
                     conn.execute(stmt)
+            for stmt in (*RECORD_INDEXES.values(), *MEMORY_INDEXES.values()):
+                conn.execute(stmt)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )

@@ -9,7 +9,8 @@ rows as they stood at the shard commits listed in ``meta.json``:
   (records whose memory has no base yet) travel too, and any memory can be folded again from
   all its records, across shards;
 - ``problems``: the bad lines;
-- ``memories``: the folded memories (the columns recall filters on and the folded state);
+- ``memories``: the folded memories (the columns recall filters on, the ``records`` rowid of
+  the current record and what else the folded state holds: ynm.index.schema.state_extra);
 - ``embeddings``: the vectors of the memories' texts under the embedder the cache used, when it
   had one, so a clone with the same embedder embeds nothing.
 
@@ -48,18 +49,19 @@ ZSTD_LEVEL = 3
 ZSTD_WINDOW_LOG = 25
 
 # The tables a snapshot carries: their columns (rowids of memories included: the FTS rows are
-# keyed by them). Record lines and folded states travel as plain text: zstd over the whole file
+# keyed by them; rowids of records too: memories.current points at them). Record lines and what
+# the folded states keep besides the columns travel as plain text: zstd over the whole file
 # shrinks them ~10x where each packed on its own (as the cache keeps them) shrinks ~2.6x, so
 # state.bin is a third of the size, for one pack per row when loaded.
 _TABLES = {
     "shards": "ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records",
-    "records": "id, memory_id, ref, recorded_at, op, line",
+    "records": "rowid, id, memory_id, ref, recorded_at, op, line",
     "problems": "ref, line, message",
     "memories": "rowid, memory_id, type, level, namespace, subject, tags, data_keys, "
                 "importance, confidence, pinned, needs_review, tombstoned, created_at, "
-                "updated_at, versions, summary, content, state, expires_at",
+                "updated_at, versions, summary, content, current, extra, expires_at",
 }
-_PACKED = ("line", "state")  # the packed columns (ynm.index.schema.pack)
+_PACKED = ("line", "extra")  # the packed columns (ynm.index.schema.pack)
 
 
 def _select(table: str, func: str) -> str:

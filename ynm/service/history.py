@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ynm.errors import UnknownMemory
+from ynm.index.schema import state_sql
 from ynm.model.jsonl import parse_line
 from ynm.model.records import Record
 
@@ -114,7 +115,7 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
         # the summary shown for it, as list gives it: the current record's, or one derived
         # from its content when the record has none (an imported record may not)
         row = cache.conn.execute(
-            "SELECT ynm_unpack(state), summary FROM memories WHERE memory_id = ?",
+            f"SELECT {state_sql()}, summary FROM memories WHERE memory_id = ?",
             (memory_id,)).fetchone()
         if row is None:
             continue
@@ -127,7 +128,7 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
             {"memoryId": mid, "rel": rel, "summary": summary}
             for mid, rel, summary in cache.conn.execute(
                 "SELECT m.memory_id, json_extract(l.value, '$.rel'), m.summary "
-                "FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
+                "FROM memories m, json_each(ynm_unpack(m.extra), '$.links') l "
                 "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.to') = ? "
                 "AND m.memory_id != ? ORDER BY m.updated_at DESC", (memory_id, memory_id))
         ]

@@ -182,13 +182,16 @@ def fuse(lexical: list[Any], near: list[tuple[int, float]], held: dict[int, floa
 
 def rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
     """The ``memories`` rows of ``rowids`` in one statement, as dicts by rowid (columns:
-    rowid, memory_id, type, level, namespace, subject, tags, importance, pinned, updated_at,
-    summary, content, state, tombstoned, expires_at)."""
-    cols = ("rowid", "memory_id", "type", "level", "namespace", "subject", "tags", "importance",
-            "pinned", "updated_at", "summary", "content", "state", "tombstoned", "expires_at")
+    rowid, summary, content, expires_at and ynm.index.schema.STATE_COLUMNS, ``line`` the
+    current record's packed line; :func:`hit` adds ``state``, the folded state JSON)."""
+    from ynm.index.schema import STATE_COLUMNS
+
+    cols = ("rowid", "summary", "content", "expires_at", *STATE_COLUMNS)
+    selected = ", ".join("(SELECT line FROM records WHERE records.rowid = memories.current)"
+                         if c == "line" else c for c in cols)
     out = {}
     for row in conn.execute(
-        f"SELECT {', '.join(cols)} FROM memories WHERE rowid IN "
+        f"SELECT {selected} FROM memories WHERE rowid IN "
         f"(SELECT value FROM json_each(?))", (json.dumps(rowids),)
     ):
         out[row[0]] = dict(zip(cols, row))
@@ -198,11 +201,10 @@ def rows_by_rowid(conn: Any, rowids: list[int]) -> dict[int, dict[str, Any]]:
 def entry(row: dict[str, Any]) -> Any:
     """A ``memories`` row (:func:`rows_by_rowid`) as a context-block entry
     (ynm.model.context_block.Entry), with the ids it ``derives-from``."""
+    from ynm.index.schema import unpack
     from ynm.model.context_block import Entry
 
-    from ynm.index.schema import unpack
-
-    links = json.loads(unpack(row["state"])).get("links", [])
+    links = json.loads(unpack(row["extra"])).get("links", []) if row["extra"] is not None else []
     return Entry(row["memory_id"], row["type"], bool(row["pinned"]), row["summary"],
                  row["content"], tuple(json.loads(row["tags"])), level=row["level"],
                  derives_from=tuple(link["to"] for link in links
@@ -213,9 +215,9 @@ def hit(s: Any, row: dict[str, Any], mount_id: str, explain: bool) -> dict[str, 
     """A RecallHit in the key order of reference/cli.md §3.2, from a score (ynm.model.ranker)
     and a ``memories`` row (:func:`rows_by_rowid`, with the ``_parts``, ``_hybrid`` and
     ``_expired`` keys :func:`ranked_across` adds)."""
-    from ynm.index.schema import unpack
+    from ynm.index.schema import STATE_COLUMNS, state_text
 
-    row["state"] = unpack(row["state"])  # kept unpacked for the author lookup that follows
+    row["state"] = state_text(*(row[c] for c in STATE_COLUMNS))  # for the author lookup after
     state = json.loads(row["state"])
     current = state["current"]
     hit: dict[str, Any] = {"memoryId": row["memory_id"], "mount": mount_id, "score": s.total}

@@ -23,6 +23,7 @@ from ynm.errors import (
     UnknownMount,
     YnmError,
 )
+from ynm.index.schema import current_sql, state_sql
 from ynm.model.durations import DEFAULT_WORKING_TTL
 from ynm.model.ids import Clock
 from ynm.model.inputs import (
@@ -628,11 +629,10 @@ class Ynm:
         self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
-            "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.state), '$.links') l "
+            "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.extra), '$.links') l "
             "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
             "AND json_extract(l.value, '$.to') = ? "
-            "AND json_extract(ynm_unpack(m.state), '$.current.provenance.source') "
-            "LIKE 'promoted:%' "
+            f"AND {current_sql('m', '$.provenance.source')} LIKE 'promoted:%' "
             "ORDER BY m.updated_at DESC LIMIT 1", (memory_id,)).fetchone()
         if copy is not None:
             return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
@@ -1321,7 +1321,7 @@ class Ynm:
                 until=q.until, include_tombstoned=q.include_tombstoned,
                 needs_review=q.needs_review, now_ms=now,
             ))
-            sql = (f"SELECT updated_at, ynm_unpack(state), summary, tombstoned, expires_at "
+            sql = (f"SELECT updated_at, {state_sql('m')}, summary, tombstoned, expires_at "
                    f"FROM memories m "
                    f"WHERE {cond} ORDER BY updated_at DESC")
             if q.limit:
