@@ -34,7 +34,8 @@ bench: $(VENV)/.installed-vector
 	$(BIN)/python benchmarks/bench.py
 
 ## bench-1m: the same table at 100k and 1M memories side by side (seeds a 1M store once under
-## benchmarks/.stores/: the better part of an hour on two cores; never part of the test suite)
+## benchmarks/.stores/: about an hour on two cores, and as long again to measure; never part of the
+## test suite)
 bench-1m: $(VENV)/.installed-vector
 	$(BIN)/python benchmarks/bench.py --sizes 100000,1000000
 
