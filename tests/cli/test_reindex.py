@@ -46,6 +46,28 @@ def test_rebuilds_a_deleted_cache(project, cli_run, run_json, load, ynm_home):
     assert [h["memoryId"] for h in after] == [h["memoryId"] for h in before] == [a["id"]]
 
 
+def test_rebuilds_a_cache_damaged_behind_a_valid_header(project, cli_run, run_json, load,
+                                                         ynm_home):
+    # pages overwritten after the first (the header and schema page stay valid): SQLite opens
+    # the file and reports SQLITE_CORRUPT only when the damaged pages are read
+    records = [make_record(content=f"ledger deploys {n} " + "filler " * 60) for n in range(150)]
+    load(*records)
+    before = {h["memoryId"] for h in run_json("recall", "ledger", "--limit", "200")}
+    assert len(before) == 150
+    path = ynm_home / "index" / "ynm-cache" / "personal.sqlite"
+    run_json("status")  # the WAL checkpointed into the file on close
+    data = bytearray(path.read_bytes())
+    assert len(data) > 8 * 4096
+    for page in range(1, len(data) // 4096):
+        data[page * 4096 + 100: page * 4096 + 900] = b"\xa5" * 800
+    path.write_bytes(bytes(data))
+    result = cli_run("reindex", "--mount", "personal")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "personal: 150 memories indexed\n"
+    after = {h["memoryId"] for h in run_json("recall", "ledger", "--limit", "200")}
+    assert after == before
+
+
 def test_counts_memories_not_records(project, run_json, load):
     from .conftest import ulid
 

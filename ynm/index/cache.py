@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
 
+import sqlean as sqlite3
+
 from ynm.index import schema
 from ynm.index.schema import fts_values
 from ynm.model.fold import Memory, fold, memory_from_base
@@ -243,7 +245,23 @@ class MountCache:
         return report
 
     def rebuild(self, log: ShardLog, progress: Progress | None = None) -> RefreshReport:
-        """Drop everything and rebuild from a full read of the log (``ynm reindex``)."""
+        """Drop everything and rebuild from a full read of the log (``ynm reindex``).
+
+        A cache file damaged inside (SQLite's ``SQLITE_CORRUPT`` or ``SQLITE_NOTADB`` while
+        it is emptied or filled: pages overwritten behind a valid header) is deleted and
+        built afresh: the cache is derived data, and ``ynm reindex`` is the fix every other
+        command names for it. Other database errors (a busy lock, a full disk) are raised."""
+        try:
+            return self._rebuild(log, progress)
+        except sqlite3.DatabaseError as err:
+            if getattr(err, "sqlite_errorcode", None) not in schema.DAMAGED_CODES:
+                raise
+        self.conn.close()
+        schema.remove(self.path)
+        self.conn = schema.connect(self.path)
+        return self._rebuild(log, progress)
+
+    def _rebuild(self, log: ShardLog, progress: Progress | None) -> RefreshReport:
         tips = log.tips()
         self.conn.execute("BEGIN IMMEDIATE")
         try:

@@ -69,6 +69,9 @@ from ynm.model.text import fts_text
 # what the columns and the current record's line do not hold (state_text)
 SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 30_000
+# SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
+# (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
+DAMAGED_CODES = (11, 26)
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -356,7 +359,7 @@ def connect(path: Path | str) -> CacheConnection:
         conn.close()
     except sqlite3.DatabaseError:
         pass
-    _remove(path)
+    remove(path)
     conn = _open(path)
     _create(conn)
     return conn
@@ -443,7 +446,8 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _remove(path: Path | str) -> None:
+def remove(path: Path | str) -> None:
+    """Delete a cache file with its WAL and shared-memory files (none for ``:memory:``)."""
     if str(path) == ":memory:":
         return
     for suffix in ("", "-wal", "-shm"):
