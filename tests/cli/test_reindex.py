@@ -61,6 +61,10 @@ def test_rebuilds_a_cache_damaged_behind_a_valid_header(project, cli_run, run_js
     for page in range(1, len(data) // 4096):
         data[page * 4096 + 100: page * 4096 + 900] = b"\xa5" * 800
     path.write_bytes(bytes(data))
+    damaged = cli_run("list")
+    assert damaged.exit_code == 1
+    assert "the search cache is damaged" in damaged.stderr
+    assert "run `ynm reindex`" in damaged.stderr
     result = cli_run("reindex", "--mount", "personal")
     assert result.exit_code == 0, result.output
     assert result.stdout == "personal: 150 memories indexed\n"

@@ -84,6 +84,11 @@ class LazyGroup(click.Group):
                 ctx.exit(invalid.exit_code)
             if debugging():
                 raise
+            if _damaged_cache(err):
+                say(f"Error: the search cache is damaged ({str(err).strip()}); run `ynm reindex` "
+                    "to rebuild it from git (memories live in git notes: nothing is lost)",
+                    err=True)
+                ctx.exit(1)
             say(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
                 err=True)
             ctx.exit(1)
@@ -133,3 +138,14 @@ def cli() -> None:
 def main() -> None:
     """Console entry point."""
     cli(prog_name="ynm")
+
+
+def _damaged_cache(err: BaseException) -> bool:
+    """Whether ``err`` is SQLite's report of a cache file damaged inside (SQLITE_CORRUPT,
+    SQLITE_NOTADB: ynm.index.schema.DAMAGED_CODES), which ``ynm reindex`` repairs."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is None:
+        return False
+    from ynm.index.schema import DAMAGED_CODES
+
+    return code in DAMAGED_CODES
