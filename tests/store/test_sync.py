@@ -507,6 +507,19 @@ def months(n: int) -> list[ShardKey]:
             for i in range(n)]
 
 
+def sharing(origin: Path, keys: list[ShardKey]) -> tuple[Path, GitNotesLog, GitNotesLog]:
+    """Clone ``b`` of ``origin`` and the logs of clones ``a`` and ``b`` (``(b, la, lb)``),
+    after ``a`` wrote one record into each shard of ``keys`` and synced, and ``b`` pulled
+    them: both hold the same tips."""
+    a, b = clone(origin, "a"), clone(origin, "b")
+    la, lb = open_log(a), open_log(b)
+    for key in keys:
+        write(la, key)
+    sync_log(la, "origin")
+    sync_log(lb, "origin", push=False)
+    return b, la, lb
+
+
 def record_fetches(monkeypatch: pytest.MonkeyPatch, command: str = "fetch") -> list[list[str]]:
     """The refspecs of every ``git fetch`` (``command``) sync runs from now on, one list per
     run."""
@@ -564,13 +577,8 @@ def test_a_pull_fetches_new_shards_together_and_each_changed_shard_alone(origin,
 
 
 def test_a_remote_tip_held_here_moves_the_tracking_ref_without_a_fetch(origin, monkeypatch):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(3)
-    for key in keys:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    b, _la, lb = sharing(origin, keys)
     before = refs(b, "refs/notes/ynm-remote/")
     assert len(before) == 3
     for ref in before:
@@ -583,13 +591,8 @@ def test_a_remote_tip_held_here_moves_the_tracking_ref_without_a_fetch(origin, m
 
 def test_a_changed_shard_held_here_without_a_tracking_ref_is_fetched_alone(origin,
                                                                            monkeypatch):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(3)
-    for key in keys:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    b, la, lb = sharing(origin, keys)
     for key in keys:
         git(b, "update-ref", "-d", tracking_ref(key))
     write(la, keys[0])
@@ -624,13 +627,8 @@ def test_a_shard_removed_on_the_remote_keeps_its_tracking_ref(origin):
 
 def test_a_push_sends_each_shard_the_remote_holds_alone_and_new_ones_together(origin,
                                                                              monkeypatch):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(4)
-    for key in keys[:3]:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    b, _la, lb = sharing(origin, keys[:3])
     mine = [write(lb, keys[0]), write(lb, keys[2]), write(lb, keys[3])]
     runs = record_fetches(monkeypatch, "push")
     result = sync_log(lb, "origin")
@@ -646,13 +644,8 @@ def test_a_push_sends_each_shard_the_remote_holds_alone_and_new_ones_together(or
 
 
 def test_a_push_of_single_shards_rejected_midway_is_merged_and_retried(origin):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(3)
-    for key in keys:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    _b, la, lb = sharing(origin, keys)
     mine = [write(lb, key) for key in keys]
     theirs: list[str] = []
 
@@ -693,13 +686,8 @@ def meet_in_pairs(monkeypatch: pytest.MonkeyPatch, command: str) -> list[list[st
 
 
 def test_changed_shards_are_fetched_side_by_side_without_fetch_head(origin, monkeypatch):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(3)
-    for key in keys:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    b, la, lb = sharing(origin, keys)
     (b / ".git" / "FETCH_HEAD").unlink(missing_ok=True)
     mine = {key: write(la, key) for key in keys}
     sync_log(la, "origin")
@@ -713,13 +701,8 @@ def test_changed_shards_are_fetched_side_by_side_without_fetch_head(origin, monk
 
 
 def test_shards_the_remote_holds_are_pushed_side_by_side(origin, monkeypatch):
-    a, b = clone(origin, "a"), clone(origin, "b")
-    la, lb = open_log(a), open_log(b)
     keys = months(3)
-    for key in keys:
-        write(la, key)
-    sync_log(la, "origin")
-    sync_log(lb, "origin", push=False)
+    _b, _la, lb = sharing(origin, keys)
     mine = {key: write(lb, key) for key in keys}
     met = meet_in_pairs(monkeypatch, "push")
     result = sync_log(lb, "origin")
