@@ -192,12 +192,11 @@ def _most_selective(conn: sqlite3.Connection, phrases: Sequence[str], cap: int,
     """The ``cap`` phrases of ``phrases`` held by the fewest memories and by at least one, in
     their order in ``phrases``; exact counts (those below :data:`SELECT_COUNT_BOUND`) go to
     ``hits``."""
-    last = conn.execute("SELECT max(rowid) FROM fts").fetchone()[0] or 0
     counted = {}
-    for p in phrases:
-        counted[p], exact = _estimated_hits(conn, p, SELECT_COUNT_BOUND, last)
+    for p, (n, exact) in _bounded_counts(conn, phrases).items():
+        counted[p] = n
         if exact:
-            hits[p] = counted[p]
+            hits[p] = n
     held = [i for i, p in enumerate(phrases) if counted[p]]
     keep = set(sorted(held, key=lambda i: (counted[phrases[i]], i))[:cap])
     return [p for i, p in enumerate(phrases) if i in keep]
@@ -208,9 +207,15 @@ def held_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str, i
     those that some memory holds, in the order of ``phrases``: exact below
     :data:`SELECT_COUNT_BOUND`, estimated above it (:func:`_estimated_hits`), so a common word
     costs no more than a rare one. Forgotten memories count, as in BM25's counts."""
+    return {p: n for p, (n, _) in _bounded_counts(conn, phrases).items() if n}
+
+
+def _bounded_counts(conn: sqlite3.Connection, phrases: Sequence[str]
+                    ) -> dict[str, tuple[int, bool]]:
+    """:func:`_estimated_hits` of each of ``phrases`` at :data:`SELECT_COUNT_BOUND`:
+    ``(count, exact)`` by phrase, in the order of ``phrases``."""
     last = conn.execute("SELECT max(rowid) FROM fts").fetchone()[0] or 0
-    counts = {p: _estimated_hits(conn, p, SELECT_COUNT_BOUND, last)[0] for p in phrases}
-    return {p: n for p, n in counts.items() if n}
+    return {p: _estimated_hits(conn, p, SELECT_COUNT_BOUND, last) for p in phrases}
 
 
 def select_phrases(conn: sqlite3.Connection, phrases: Sequence[str]
