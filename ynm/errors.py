@@ -21,8 +21,9 @@ YnmError (exit 1)                      anything that ran and failed
 ```
 
 Messages follow reference/cli.md §2 exactly, so scripts written against either implementation
-match the same text. The CLI turns these into ``Error: <message>`` on stderr and the exit code;
-the MCP server returns the same text as a tool error.
+match the same text. The CLI turns these into ``Error: <message>`` on stderr and the exit code,
+followed by ``hint: <what to do>`` when a command set one (the message itself stays the
+reference's); the MCP server returns the same text as a tool error.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class YnmError(Exception):
     """Root of every error ynm raises on purpose. ``exit_code`` is what the CLI exits with."""
 
     exit_code = 1
+    hint: str | None = None  # a next step the CLI prints on a second line (``hint: ...``)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

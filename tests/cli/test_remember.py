@@ -225,8 +225,29 @@ def err(result) -> str:
 def test_working_without_session_namespace(project, cli_run):
     result = cli_run("remember", "--type", "working", "--content", "x")
     assert result.exit_code == 2
-    assert err(result) == "Error: invalid input: namespace: working memory must live in session/<id>"
+    assert err(result) == (
+        "Error: invalid input: namespace: working memory must live in session/<id>\n"
+        "hint: give the session with --session <id>: the memory then lives in session/<id> "
+        "(`ynm session start` makes one)")
     assert result.stdout == ""
+
+
+def test_working_with_another_namespace_gets_no_session_hint(project, cli_run):
+    result = cli_run("remember", "--type", "working", "--content", "x", "--namespace", "team/x")
+    assert result.exit_code == 2
+    assert err(result) == "Error: invalid input: namespace: working memory must live in session/<id>"
+
+
+def test_ctrl_c_exits_130_with_one_line(project, cli_run, monkeypatch):
+    from ynm.service.ynm import Ynm
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Ynm, "remember", interrupted)
+    result = cli_run("remember", "--type", "semantic", "--content", "x")
+    assert result.exit_code == 130
+    assert err(result) == "Error: interrupted"
 
 
 def test_importance_not_a_number(project, cli_run):

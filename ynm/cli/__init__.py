@@ -52,7 +52,8 @@ class LazyGroup(click.Group):
     """A click group that imports a command's module only when that command runs (or when
     ``--help`` lists them), and turns ynm's errors into ``Error: <message>`` and their exit
     code (reference/cli.md §2); a pydantic validation error that escaped a command is
-    ``Error: invalid input: <path>: <message>``, exit 2. Any other exception is reported as ``Error: <type>: <message>``
+    ``Error: invalid input: <path>: <message>``, exit 2; Ctrl-C is ``Error: interrupted``,
+    exit 130. Any other exception is reported as ``Error: <type>: <message>``
     and a hint to set ``YNM_DEBUG=1`` on one line, exit 1; with ``YNM_DEBUG`` set it propagates with its
     traceback."""
 
@@ -74,9 +75,16 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except YnmError as err:
             say(f"Error: {err}", err=True)
+            if err.hint:
+                say(f"hint: {err.hint}", err=True)
             ctx.exit(err.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C: what was committed before it stays (every write is one atomic ref
+            # update), and the cache catches up on the next command. 130 = 128 + SIGINT.
+            say("Error: interrupted", err=True)
+            ctx.exit(130)
         except Exception as err:  # noqa: BLE001 - a bug or an unforeseen failure: one line
             invalid = _invalid_input(err)
             if invalid is not None:  # a model validated outside parse_input

@@ -56,13 +56,21 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
       git log -1 --format=%B | ynm remember --type episodic --content -
       ynm remember --type working --session my-task --content "try the v2 parser next"
     """
+    from ynm.errors import InvalidInput
     from ynm.model.inputs import RememberInput, parse_input
 
-    inp = parse_input(RememberInput, drop_none(
-        type=type_, content=content_input(content, content_file), tags=split_tags(tags), data=json_flag("data", data),
-        links=json_flag("links", links), importance=number_flag("importance", importance),
-        confidence=number_flag("confidence", confidence), **rest,
-    ))
+    try:
+        inp = parse_input(RememberInput, drop_none(
+            type=type_, content=content_input(content, content_file), tags=split_tags(tags),
+            data=json_flag("data", data), links=json_flag("links", links),
+            importance=number_flag("importance", importance),
+            confidence=number_flag("confidence", confidence), **rest,
+        ))
+    except InvalidInput as err:
+        if type_ == "working" and rest.get("namespace") is None and rest.get("session") is None:
+            err.hint = ("give the session with --session <id>: the memory then lives in "
+                        "session/<id> (`ynm session start` makes one)")
+        raise
     with open_ynm(cwd) as ynm:
         result = ynm.remember(inp)
     emit(result, as_json, lambda r: f"remembered {r['memoryId']} in {r['mount']}"

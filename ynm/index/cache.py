@@ -183,7 +183,7 @@ class MountCache:
                 report = self._refresh_in_tx(log, tips)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            schema.rollback(conn)
             raise
         return report
 
@@ -231,7 +231,7 @@ class MountCache:
                     report = self._refresh_in_tx(log, tips)
                     conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    schema.rollback(conn)
                     raise
         except snap.SnapshotUnusable as err:
             print(f"ynm: snapshot {found.ref}: {err}; the {self.mount_id} cache is built from "
@@ -268,7 +268,7 @@ class MountCache:
             report = self._rebuild_in_tx(log, tips, progress)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            schema.rollback(self.conn)
             raise
         return report
 
@@ -489,7 +489,7 @@ class MountCache:
                 self._apply_batch(batch)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            schema.rollback(conn)
             raise
         if not in_step:
             self.refresh(log)
@@ -668,7 +668,7 @@ class MountCache:
                                  "WHERE model = ? AND length(vector) = ?", (key, model, size))
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                schema.rollback(conn)
                 raise
         version = schema.get_meta(conn, "memories_version") or "0"
         if schema.get_meta(conn, "vec_synced") == version:
@@ -698,7 +698,7 @@ class MountCache:
                 schema.set_meta(conn, "vec_synced", version)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            schema.rollback(conn)
             raise
         return len(todo)
 
@@ -722,7 +722,7 @@ class MountCache:
                     [(embedder.key, h, known[h]) for h in todo])
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                schema.rollback(self.conn)
                 raise
         return [known[h] for h in hashes]
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import sqlean as sqlite3
 
-from ynm.index.schema import SCHEMA_VERSION
+from ynm.index.schema import DAMAGED_CODES, SCHEMA_VERSION
 
 
 @dataclass
@@ -37,6 +37,8 @@ class CacheFacts:
         memories: folded memories it holds.
         bytes: bytes on disk (the file and its ``-wal``).
         error: why it could not be read (not a database, unreadable), else None.
+        damaged: with ``verify``, SQLite's first complaint about a file that opens and reads
+            but is damaged inside (``PRAGMA quick_check``), else None.
     """
 
     path: Path
@@ -49,6 +51,7 @@ class CacheFacts:
     memories: int = 0
     bytes: int = 0
     error: str | None = None
+    damaged: str | None = None
 
     @property
     def current_schema(self) -> bool:
@@ -56,9 +59,13 @@ class CacheFacts:
         return self.schema_version == SCHEMA_VERSION
 
 
-def inspect_cache(path: Path | str) -> CacheFacts:
+def inspect_cache(path: Path | str, verify: bool = False) -> CacheFacts:
     """The :class:`CacheFacts` of the cache file at ``path``; never raises for a missing,
-    damaged or foreign file (``exists``/``error`` say so) and never writes."""
+    damaged or foreign file (``exists``/``error`` say so) and never writes.
+
+    With ``verify``, pages that no read touched are checked too (``PRAGMA quick_check``: the
+    whole file is read, about 3 s for 1 GB): a file damaged behind a valid header answers
+    queries and can silently miss memories, so only such a check finds it (``damaged``)."""
     path = Path(path)
     facts = CacheFacts(path)
     if not path.is_file():
@@ -74,7 +81,12 @@ def inspect_cache(path: Path | str) -> CacheFacts:
         return facts
     try:
         _read(conn, facts)
+        if verify:
+            found = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+            facts.damaged = None if found == "ok" else found
     except sqlite3.Error as err:
+        if verify and getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES:
+            facts.damaged = str(err)
         facts.error = f"cannot read: {err}"
     finally:
         conn.close()

@@ -442,8 +442,16 @@ def _create(conn: sqlite3.Connection) -> None:
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if one is still open. An error or a Ctrl-C inside a
+    statement (a COMMIT among them) may have ended it already, and a failing ``ROLLBACK``
+    ("cannot rollback - no transaction is active") would hide the error that led here."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def remove(path: Path | str) -> None:

@@ -144,7 +144,7 @@ def dump(conn: Any, *, anchor: str, level: str, embedder: Any = None) -> DumpedS
                               "SELECT count(*) FROM memories").fetchone()[0]}
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                schema.rollback(conn)
                 raise
         finally:
             conn.execute("DETACH DATABASE snap")
