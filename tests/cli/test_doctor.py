@@ -583,3 +583,33 @@ def test_the_local_model_reports_its_start_up_time(project, cli_run, monkeypatch
     assert check["ok"] is True and check["level"] == "info"
     assert check["detail"].startswith(prefix) and check["detail"].endswith(" ms (384 dimensions)")
     assert int(check["detail"][len(prefix):].split(" ")[0]) > 0
+
+
+@pytest.mark.parametrize("pages", ["last", "all but the first"])
+def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pages):
+    # Overwritten pages behind a valid header: SQLite opens the file, and reads that do not
+    # touch those pages still answer, so only a check of every page finds it.
+    for n in range(120):
+        remember(cli_run, f"ledger deploys {n} " + "filler " * 60)
+    cache = project / ".ynm" / "index" / "ynm-cache" / "project.sqlite"
+    assert cli_run("status").exit_code == 0  # the WAL checkpointed into the file on close
+    data = bytearray(cache.read_bytes())
+    size = 4096
+    assert len(data) > 8 * size
+    damaged = range(len(data) // size - 1, len(data) // size) if pages == "last" \
+        else range(1, len(data) // size)
+    for page in damaged:
+        data[page * size + 100: page * size + 900] = b"\xa5" * 800
+    cache.write_bytes(bytes(data))
+    code, result, human = doctor(cli_run, project)
+    assert code == 1
+    check = named(result, "cache project")
+    assert check["ok"] is False and check["level"] == "error"
+    assert line(human, "cache project").startswith("FAIL  cache project: ")
+    assert check["detail"].startswith(f"{cache}: damaged (")
+    assert check["detail"].endswith("); recall may miss memories until it is rebuilt "
+                                    "(memories live in git notes: nothing is lost)")
+    assert check["fix"] == "ynm reindex --mount project"
+    run_fix(f"{sys.executable} -m ynm reindex --mount project", project)
+    assert named(doctor(cli_run, project)[1], "cache project")["detail"] == (
+        "schema 9, fresh (1 shard, 120 memories)")

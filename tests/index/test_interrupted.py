@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 
-import pytest
 import sqlean as sqlite3
 
 from ynm.index.schema import rollback

@@ -37,7 +37,7 @@ def store_facts(mount: Any) -> StoreFacts:
     from ynm.errors import YnmError
     from ynm.model.jsonl import parse_jsonl
 
-    facts = StoreFacts(mount, inspect_cache(mount.cache_path))
+    facts = StoreFacts(mount, inspect_cache(mount.cache_path, verify=True))
     log = mount.log
     try:
         details = log.health_details()
