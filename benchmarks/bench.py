@@ -37,7 +37,9 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   then a cache deleted and rebuilt by the first read, once from the snapshot and once from a
   full read of the notes; each in its own process, with the peak resident memory it reached
   (``VmHWM`` of that process, from /proc), the cache file's bytes and ``.git`` bytes before
-  and after the snapshot.
+  and after the snapshot; and the memory ids recall gives for the corpus queries before
+  compact, after it and from a cache built from its snapshot, which must be the same ids in
+  the same order.
 
 Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20] [--compact-only]
 (``make bench-1m`` runs ``--sizes 100000,1000000``: seeding the 1M store takes the better part
@@ -55,12 +57,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus import generate_corpus  # noqa: E402
 
+from ynm.index.schema import SCHEMA_VERSION  # noqa: E402
 from ynm.model.fold import fold  # noqa: E402
 from ynm.model.inputs import RecallQuery, RememberInput  # noqa: E402
 from ynm.model.jsonl import dumps_record, parse_jsonl  # noqa: E402
@@ -177,11 +181,16 @@ import json, os, sys, time
 from pathlib import Path
 from ynm.service.ynm import Ynm
 repo, step = sys.argv[1], sys.argv[2]
+answers = []
 with Ynm.open(repo, env=dict(os.environ)) as y:
     mount = y.mount("project")
     t = time.perf_counter()
     if step == "compact":
         y.compact("project")
+    elif step == "answers":
+        from ynm.model.inputs import RecallQuery
+        for text in json.loads(sys.argv[3]):
+            answers.append([h["memoryId"] for h in y.recall(RecallQuery(text=text, limit=10))])
     else:
         if step == "cold-full":
             mount.cache.snapshot_source = None
@@ -192,21 +201,26 @@ with Ynm.open(repo, env=dict(os.environ)) as y:
     size = Path(mount.cache.path).stat().st_size
 status = Path("/proc/self/status").read_text()
 hwm = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:"))
-print(json.dumps({"ms": ms, "hwm_kb": hwm, "cache_bytes": size}))
+print(json.dumps({"ms": ms, "hwm_kb": hwm, "cache_bytes": size, "answers": answers}))
 """
 
 
-def child_step(repo: Path, env: dict[str, str], step: str) -> dict[str, float]:
-    """Run one CHILD step (``compact``, ``cold-snapshot``, ``cold-full``) in a new process."""
-    done = subprocess.run([sys.executable, "-c", CHILD, str(repo), step], env=env,
+def child_step(repo: Path, env: dict[str, str], step: str,
+               queries: list[str] | None = None) -> dict[str, Any]:
+    """Run one CHILD step (``compact``, ``cold-snapshot``, ``cold-full``, or ``answers``: the
+    memory ids recall gives for each of ``queries``, limit 10) in a new process."""
+    extra = [json.dumps(queries)] if queries is not None else []
+    done = subprocess.run([sys.executable, "-c", CHILD, str(repo), step, *extra], env=env,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
-                 samples: int) -> list[tuple[str, str, str, str]]:
+                 samples: int, queries: list[str]) -> list[tuple[str, str, str, str]]:
     """``compact``, ``cold rebuild with snapshot``, ``cold rebuild without snapshot`` on a copy
-    of the seeded store (module docstring)."""
+    of the seeded store (module docstring), and whether recall answers ``queries`` the same
+    (same ids, same order) before compact, after it, and from a cache built from its
+    snapshot."""
     work = root / f"compact-{size}"
     subprocess.run(["rm", "-rf", str(work)], check=True)
     subprocess.run(["cp", "-a", str(repo), str(work)], check=True)
@@ -223,6 +237,7 @@ def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
             git("update-ref", "-d", ref, cwd=work)
 
     child_step(work, env, "cold-full")  # a warm cache to compact from
+    before = child_step(work, env, "answers", queries)["answers"]
     git("gc", "-q", "--prune=now", cwd=work)
     git_before = dir_bytes(work / ".git")
     n = max(2, min(samples, 5 if size < 1_000_000 else 2))
@@ -231,13 +246,17 @@ def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
     for _ in range(n):
         drop_snapshot()
         runs["compact"].append(child_step(work, env, "compact"))
+    after = child_step(work, env, "answers", queries)["answers"]
     git("gc", "-q", "--prune=now", cwd=work)
     git_after = dir_bytes(work / ".git")
-    state = int(git("cat-file", "-s", f"{snapshot_ref}8:state.bin", cwd=work))
+    state = int(git("cat-file", "-s", f"{snapshot_ref}{SCHEMA_VERSION}:state.bin", cwd=work))
+    from_snapshot: list[list[str]] = []
     for _ in range(n):
         for step in ("cold-snapshot", "cold-full"):
             drop_cache()
             runs[step].append(child_step(work, env, step))
+            if step == "cold-snapshot" and not from_snapshot:
+                from_snapshot = child_step(work, env, "answers", queries)["answers"]
     names = {"compact": "compact", "cold-snapshot": "cold rebuild with snapshot",
              "cold-full": "cold rebuild without snapshot"}
     rows = []
@@ -254,6 +273,12 @@ def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
     full, snap = (pct([r["ms"] for r in runs[s]], 50) for s in ("cold-full", "cold-snapshot"))
     rows.append((f"cold rebuild speed-up@{size}", "", "",
                  f"{full / snap:.1f}x faster from the snapshot"))
+    differ = [q for q, a, b, c in zip(queries, before, after, from_snapshot) if not a == b == c]
+    hits = sum(len(a) for a in before)
+    rows.append((f"recall answers after compact@{size}", "", "",
+                 f"{len(queries)} queries, {hits} hits: " + (
+                     "same ids in the same order before compact, after it and from its snapshot"
+                     if not differ else f"DIFFER for {len(differ)}: {differ[:3]}")))
     subprocess.run(["rm", "-rf", str(work)], check=True)
     return rows
 
@@ -315,7 +340,7 @@ def bench_size(size: int, samples: int, root: Path,
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
         rows.extend(long_query_rows(y, size, samples))
-    rows.extend(compact_rows(repo, root, env, size, samples))
+    rows.extend(compact_rows(repo, root, env, size, samples, queries))
     rows.extend(append_rows(repo, env, size, samples, appends))
     rows.extend(serve_writers_rows(repo, env, size))
     if size >= 100_000:
@@ -575,8 +600,8 @@ def main() -> None:
         env = {**os.environ, **GIT_ENV, **LEXICAL, "YNM_HOME": str(root / "home")}
         for size in (int(s) for s in args.sizes.split(",")):
             print(f"seeding and compacting {size} memories ...", file=sys.stderr)
-            repo, _, _ = seed_store(size, root)
-            rows.extend(compact_rows(repo, root, env, size, args.samples))
+            repo, queries, _ = seed_store(size, root)
+            rows.extend(compact_rows(repo, root, env, size, args.samples, queries))
         print("| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
         for r in rows:
             print(f"| {' | '.join(r)} |")
