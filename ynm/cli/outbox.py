@@ -6,7 +6,6 @@ records for good."""
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -328,6 +327,8 @@ def _list(as_json: bool, cwd: Path | None, store: str | None, *_: Any) -> None:
 
 def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | None,
            token: str | None) -> None:
+    import socket
+
     from ynm.client import Queue, YnmHTTP, detect
     from ynm.client.queue import target_gone
     from ynm.errors import YnmError

@@ -196,7 +196,8 @@ def normalize_datetime(value: str, *, round_up: bool = False) -> str:
 
 class _Nested(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True,
+        defer_build=True,
     )
 
 
@@ -237,6 +238,7 @@ class Record(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
+        defer_build=True,
     )
 
     v: Literal[1]

@@ -6,6 +6,7 @@ Sources: reference/algorithms.md §1.3 (summary), §2.3 (tokenizer and FTS query
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -26,10 +27,33 @@ _CJK = ("\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b
         "\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3100-\u31bf\u31f0-\u31ff\u3400-\u4dbf"
         "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
         "\U0001b000-\U0001b16f\U00020000-\U0003ffff")
-_CJK_RE = re.compile(f"[{_CJK}]")
 PAIR_JOIN = "\u00a0"  # joins the two words of a query pair that holds Han, kana or Hangul
-_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
-_CJK_EDGE_RE = re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
+
+
+# The patterns over _CJK are compiled on first use: ``re`` compiles a class of these ranges by
+# walking their code points, 10-20 ms a pattern on every start-up, and text that is all ASCII
+# (every English query) never needs them (:func:`_has_cjk`).
+@functools.cache
+def _cjk_char_re() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK}]")
+
+
+@functools.cache
+def _cjk_run_re() -> re.Pattern[str]:
+    return re.compile(f"([{_CJK}]+)")
+
+
+@functools.cache
+def _cjk_edge_re() -> re.Pattern[str]:
+    return re.compile(f"(?<=[{_CJK}])(?=\\S)|(?<=\\S)(?=[{_CJK}])")
+
+
+def _has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`_CJK`; every one of them is outside ASCII,
+    so ASCII text is answered without the pattern."""
+    return not text.isascii() and _cjk_char_re().search(text) is not None
+
+
 # English function words: they carry a question's grammar, not its subject. Hybrid recall gives
 # them no weight when it measures how much of a question a memory's words hold (a small store
 # cannot learn from IDF that "is" or "what" says nothing). BM25 still searches them.
@@ -76,7 +100,7 @@ def tokenize(text: str) -> list[str]:
     out = []
     for raw in _TOKEN_SPLIT_RE.sub(" ", text.lower()).split():
         for token in _cjk_split(raw.strip("-./")):
-            if len(token) > 1 or _CJK_RE.match(token):
+            if len(token) > 1 or _has_cjk(token):
                 out.append(token)
     return out
 
@@ -93,10 +117,10 @@ def _cjk_split(token: str) -> list[str]:
     found by any two characters it holds side by side, and a query of many characters by
     each pair of them (the bigrams of Lucene's CJKBigramFilter).
     """
-    if not _CJK_RE.search(token):
+    if not _has_cjk(token):
         return [token]
     out = []
-    for i, piece in enumerate(_CJK_RUN_RE.split(token)):
+    for i, piece in enumerate(_cjk_run_re().split(token)):
         if i % 2 == 0:  # between runs
             piece = piece.strip("-./")
             if piece:
@@ -118,9 +142,9 @@ def fts_text(text: str) -> str:
     is one token and no part of it can be searched. Porter stemming leaves these tokens alone
     (it rewrites ASCII suffixes only). The memories table keeps the text as written.
     """
-    if not _CJK_RE.search(text):
+    if not _has_cjk(text):
         return text
-    return _CJK_EDGE_RE.sub(" ", unicodedata.normalize("NFC", text))
+    return _cjk_edge_re().sub(" ", unicodedata.normalize("NFC", text))
 
 
 def query_phrases(text: str) -> list[str]:
@@ -149,7 +173,7 @@ def query_phrases(text: str) -> list[str]:
     # A pair with Han, kana or Hangul joins its words with a no-break space, which FTS5 reads
     # as the space it is but which fts_text's spaces between such characters are not: so
     # phrase_words can tell the pair's two words apart.
-    pairs = [f"{a}{PAIR_JOIN if _CJK_RE.search(a + b) else ' '}{b}"
+    pairs = [f"{a}{PAIR_JOIN if _has_cjk(a + b) else ' '}{b}"
              for a, b in zip(words, words[1:])]
     return list(dict.fromkeys('"' + fts_text(p.replace('"', "")) + '"'
                               for p in [*tokens, *pairs]))
@@ -163,7 +187,7 @@ def phrase_words(phrase: str) -> list[str]:
     body = phrase.strip('"')
     if PAIR_JOIN in body:
         return [part.replace(" ", "") for part in body.split(PAIR_JOIN)]
-    if _CJK_RE.search(body):
+    if _has_cjk(body):
         return [body.replace(" ", "")]
     return body.split(" ")
 
@@ -219,7 +243,7 @@ def overlap_words(text: str) -> set[str]:
     leave out: two memories in Chinese would otherwise share no word however alike, and two
     sharing one Latin word would count as the same."""
     words = {w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w not in STOP_WORDS}
-    runs = _CJK_RUN_RE.findall(unicodedata.normalize("NFC", text))
+    runs = [] if text.isascii() else _cjk_run_re().findall(unicodedata.normalize("NFC", text))
     return words | {p for run in runs for p in _cjk_split(run) if len(p) == 2}
 
 

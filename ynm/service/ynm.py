@@ -1113,12 +1113,12 @@ class Ynm:
         falls back to full text through :meth:`_vector_fallback`, which says so. Never raises
         for those.
         """
+        if self.config.embedder == "none":
+            return None
         import sqlean
 
         from ynm.index.embedders import DimensionChanged, EmbedderUnavailable
 
-        if self.config.embedder == "none":
-            return None
         cache = mount.cache
         problem = cache.vector_problem()
         embedder = None
