@@ -272,6 +272,15 @@ class GitNotesLog:
         self._remember_blob(blob_hex, data)
         return data
 
+    def loose_object(self, object_hex: str) -> bytes | None:
+        """The file of a loose object as stored (still compressed), or None when the object
+        is not loose in this repository's own object folder (packed, in an alternate, or
+        missing). Nothing is checked; see :func:`ynm.store.objects.read_appended_loose`."""
+        try:
+            return (self.common_dir / "objects" / object_hex[:2] / object_hex[2:]).read_bytes()
+        except (OSError, ValueError):
+            return None
+
     def read_all(
         self, tips: Mapping[str, ShardTip] | Iterable[ShardTip] | None = None
     ) -> dict[str, ShardBlob]:
