@@ -370,6 +370,7 @@ class MountCache:
         report = RefreshReport()
         stored = self._stored_shards()
         batch = _Batch()
+        grown: dict[str, int] = {}  # shards read by tail -> records in the tail
         for ref in stored.keys() - tips.keys():
             self._drop_shard(ref, batch)
             report.shards_removed += 1
@@ -395,6 +396,7 @@ class MountCache:
                 self._store_problems(ref, parsed.problems, replace=False)
                 for r, line in zip(parsed.records, parsed.lines):
                     self._add_record(r, ref, batch, line)
+                grown[ref] = len(parsed.records)
                 report.shards_tail += 1
             else:
                 self._reread_shard(ref, data, batch)
@@ -403,7 +405,12 @@ class MountCache:
         report.records_added = len(batch.added)
         report.records_removed = len(batch.removed)
         report.memories_folded = self._apply_batch(batch)
-        self._recount({ref for _, _, ref in batch.added.values()} | batch.refs)
+        # A shard read by its tail counts on from its stored count, as an own append does
+        # (counting a large shard's records again grows with the shard); the others count.
+        conn.executemany("UPDATE shards SET records = records + ? WHERE ref = ?",
+                         [(n, ref) for ref, n in grown.items()])
+        self._recount({ref for _, _, ref in batch.added.values() if ref not in grown}
+                      | batch.refs)
         return report
 
     @staticmethod
