@@ -78,18 +78,38 @@ def test_an_append_by_another_ynm_process_is_inflated_alone(log, cache, git_repo
     assert state(cache) == reindexed(log, tmp_path)
 
 
-def test_own_appends_leave_no_mark_and_the_next_whole_read_takes_one(log, cache, append,
-                                                                       git_repo, anchor,
-                                                                       tmp_path):
+def test_own_appends_keep_the_mark_of_the_file_they_wrote(log, cache, append, git_repo, anchor,
+                                                          tmp_path):
     append(rec(), own=False)
     cache.refresh(log)
-    append(rec(content="own"))  # the cache follows without reading: no mark of the new blob
-    assert mark_of(cache) == (None, None, None, None)
-    foreign_append(git_repo, anchor, rec(content="zebra"))
-    assert tail_read(cache.refresh(log)) == (1, 0, 0)
+    append(rec(content="own"))  # the cache follows without reading the blob
     assert None not in mark_of(cache)
+    assert state(cache) == reindexed(log, tmp_path)
+    foreign_append(git_repo, anchor, rec(content="zebra"))
+    assert tail_read(cache.refresh(log)) == (1, 1, 0)
+    append(rec(content="own again"))
     foreign_append(git_repo, anchor, rec(content="zebra again"))
     assert tail_read(cache.refresh(log)) == (1, 1, 0)
+    assert state(cache) == reindexed(log, tmp_path)
+
+
+def test_a_mark_that_does_not_fit_the_file_falls_back(log, cache, append, git_repo, anchor,
+                                                      tmp_path):
+    """An own append whose loose file was already there in git's layout: the mark the log
+    gave does not fit it, so the next foreign append is read whole."""
+    append(rec(), own=False)
+    cache.refresh(log)
+    b = rec(content="own")
+    appended = append(b, own=False)
+    blob = appended[0].blob_id
+    path = log.common_dir / "objects" / blob[:2] / blob[2:]
+    content = log.read_blob(blob)
+    path.unlink()
+    git(git_repo, "hash-object", "-w", "--stdin", input=content)
+    cache.apply_append(log, appended, [record(b)])
+    assert None not in mark_of(cache)
+    foreign_append(git_repo, anchor, rec(content="zebra"))
+    assert tail_read(cache.refresh(log)) == (1, 0, 0)
     assert state(cache) == reindexed(log, tmp_path)
 
 

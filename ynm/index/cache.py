@@ -522,7 +522,7 @@ class MountCache:
         """Update the cache for records this process just appended, without re-reading blobs.
 
         ``appended`` are the store's results (``ref``, ``revision``, ``previous``, ``blob_id``,
-        ``previous_blob_id``) and ``records`` what was written (``lines``: their serialised
+        ``previous_blob_id``, ``previous_size``, ``mark``) and ``records`` what was written (``lines``: their serialised
         lines by record id, when the caller has them). When the cache was built from
         exactly the commit each append started from, the records are added and their memories
         folded again in the same call; otherwise (another writer got in between) the cache
@@ -546,7 +546,7 @@ class MountCache:
                     payload = "".join(text[r.id] + "\n" for r in recs).encode()
                     was = stored[a.ref].content if a.ref in stored else _Content(0, 0, True, 0)
                     content = _Content(was.bytes + len(payload), was.lines + len(recs), True,
-                                       zlib.crc32(payload, was.crc))
+                                       zlib.crc32(payload, was.crc), a.mark)
                     self._put_shard(a.ref, a.revision, a.blob_id, content, None)
                     for r in recs:
                         self._add_record(r, a.ref, batch, text[r.id])

@@ -52,11 +52,18 @@ class DeflatedContent:
         adler: Adler-32 of the content alone (no object header).
         body: Raw deflate data (RFC 1951) of the content: non-final blocks only, ending in a
             sync flush, so more blocks may follow it.
+        crc: CRC-32 of ``body`` (what a reader's :class:`LooseMark` checks), extended piece
+            by piece like the body.
     """
 
     size: int
     adler: int
     body: bytes
+    crc: int
+
+    def mark(self, content: bytes) -> LooseMark:
+        """The :class:`LooseMark` of a loose file written from this form of ``content``."""
+        return LooseMark(self.size, self.adler, len(self.body), self.crc, content[-WINDOW:])
 
 
 def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
@@ -96,7 +103,8 @@ def _deflate_piece(data: bytes, dictionary: bytes = b"") -> bytes:
 
 def deflate_content(data: bytes) -> DeflatedContent:
     """The :class:`DeflatedContent` of ``data``, compressed whole (no prefix to reuse)."""
-    return DeflatedContent(len(data), zlib.adler32(data), _deflate_piece(data))
+    body = _deflate_piece(data)
+    return DeflatedContent(len(data), zlib.adler32(data), body, zlib.crc32(body))
 
 
 def extend_deflated(base: DeflatedContent, prefix_tail: bytes, extra: bytes) -> DeflatedContent:
@@ -111,7 +119,8 @@ def extend_deflated(base: DeflatedContent, prefix_tail: bytes, extra: bytes) -> 
         return base
     piece = _deflate_piece(extra, prefix_tail[-WINDOW:])
     adler = adler32_combine(base.adler, zlib.adler32(extra), len(extra))
-    return DeflatedContent(base.size + len(extra), adler, base.body + piece)
+    return DeflatedContent(base.size + len(extra), adler, base.body + piece,
+                           zlib.crc32(piece, base.crc))
 
 
 def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, DeflatedContent] | None:
@@ -158,7 +167,7 @@ def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, Deflat
     # The inflater has checked the trailer against the bytes, so the content's own Adler-32
     # can be taken from it without a second pass.
     adler = adler32_of_tail(int.from_bytes(raw[-4:], "big"), zlib.adler32(header), len(content))
-    return content, DeflatedContent(len(content), adler, body)
+    return content, DeflatedContent(len(content), adler, body, zlib.crc32(body))
 
 
 @dataclass(frozen=True, slots=True)
