@@ -77,8 +77,8 @@ class RefreshReport:
 @dataclass(slots=True)
 class _Content:
     """What the shards table keeps of a note blob's content: its length in bytes, newline
-    count, whether it ends in a newline (or is empty), CRC-32 and loose-file mark (None:
-    not known)."""
+    count, whether it ends in a newline (or is empty), CRC-32 and, to be written with it, its
+    loose-file mark (None: none; rows read back leave it None, see ``_stored_mark``)."""
 
     bytes: int
     lines: int
@@ -158,17 +158,18 @@ class MountCache:
     # -- freshness -------------------------------------------------------------------------
 
     def _stored_shards(self) -> dict[str, _ShardRow]:
+        """Every shard row, without the loose-file marks (:meth:`_stored_mark` reads one)."""
         rows = self.conn.execute(
-            "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl, crc, deflated, deflated_crc, "
-            "adler, window FROM shards"
+            "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl, crc FROM shards"
         ).fetchall()
-        out = {}
-        for ref, commit, blob_id, size, lines, ends_nl, crc, deflated, dcrc, adler, window in rows:
-            mark = (LooseMark(size, adler, deflated, dcrc, window)
-                    if None not in (deflated, dcrc, adler, window) else None)
-            out[ref] = _ShardRow(ref, commit, blob_id,
-                                 _Content(size, lines, bool(ends_nl), crc, mark))
-        return out
+        return {r[0]: _ShardRow(r[0], r[1], r[2], _Content(r[3], r[4], bool(r[5]), r[6]))
+                for r in rows}
+
+    def _stored_mark(self, ref: str) -> LooseMark | None:
+        """The loose-file mark stored with a shard, or None."""
+        row = self.conn.execute("SELECT bytes, adler, deflated, deflated_crc, window FROM shards "
+                                "WHERE ref = ?", (ref,)).fetchone()
+        return LooseMark(*row) if row is not None and None not in row else None
 
     def is_fresh(self, log: ShardLog, tips: dict[str, Any] | None = None) -> bool:
         """True when every shard ref points where the cache was built from, and the anchor
@@ -424,8 +425,7 @@ class MountCache:
             return False
         return log.is_ancestor(old.commit_id, new_commit)
 
-    @staticmethod
-    def _inflated_tail(log: ShardLog, old: _ShardRow | None, new_commit: str,
+    def _inflated_tail(self, log: ShardLog, old: _ShardRow | None, new_commit: str,
                        blob_id: str | None) -> tuple[bytes, _Content] | None:
         """What the new blob appends to the old one, read from its loose file by inflating
         only the appended part (:func:`ynm.store.objects.read_appended_loose`), and the new
@@ -435,10 +435,11 @@ class MountCache:
         if old is None or blob_id is None or old.blob_id is None:
             return None
         was = old.content
-        if was.mark is None or was.mark.size != was.bytes or not was.ends_nl:
+        mark = self._stored_mark(old.ref) if was.ends_nl else None
+        if mark is None:
             return None
         raw = log.loose_object(blob_id)
-        got = read_appended_loose(raw, was.mark) if raw is not None else None
+        got = read_appended_loose(raw, mark) if raw is not None else None
         if got is None or not log.is_ancestor(old.commit_id, new_commit):
             return None
         tail, mark = got
