@@ -523,11 +523,12 @@ class MountCache:
         """Update the cache for records this process just appended, without re-reading blobs.
 
         ``appended`` are the store's results (``ref``, ``revision``, ``previous``, ``blob_id``,
-        ``previous_blob_id``, ``previous_size``, ``mark``) and ``records`` what was written (``lines``: their serialised
-        lines by record id, when the caller has them). When the cache was built from
-        exactly the commit each append started from, the records are added and their memories
-        folded again in the same call; otherwise (another writer got in between) the cache
-        falls back to a refresh, which reads what it missed.
+        ``previous_blob_id``, ``previous_size``, ``mark``) and ``records`` what was written
+        (``lines``: their serialised lines by record id, when the caller has them). When the
+        cache was built from exactly the commit each append started from, the records are added
+        and their memories folded again in the same call, with the mark of the loose file each
+        append wrote; otherwise (another writer got in between) the cache falls back to a
+        refresh, which reads what it missed.
         """
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
