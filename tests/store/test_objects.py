@@ -15,10 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ynm.store.objects import (
+    WINDOW,
+    LooseMark,
     adler32_combine,
     adler32_of_tail,
     deflate_content,
     extend_deflated,
+    mark_loose,
+    read_appended_loose,
     read_deflated_loose,
     write_appended_blob,
     write_blob,
@@ -182,3 +186,93 @@ def test_a_new_process_recovers_the_deflated_prefix_from_the_loose_file(tmp_path
     subprocess.run(["git", "-C", str(repo_path), "prune-packed"], check=True)
     assert read_deflated_loose(objects, str(oid3)) is None
     assert read_deflated_loose(objects, "1" * 40) is None
+
+
+# ------------------------------------------------------ a reader inflates only what was appended
+
+
+def _loose(objects: Path, oid: pygit2.Oid) -> bytes:
+    return (objects / str(oid)[:2] / str(oid)[2:]).read_bytes()
+
+
+def test_appended_parts_are_read_from_the_loose_file_alone(tmp_path: Path) -> None:
+    """Blobs of 40 KiB and more (past the 32 KiB window), extended once and then twice
+    between two reads: each read gives exactly the bytes appended, and a mark equal to the one
+    taken from the whole content."""
+    repo_path = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
+    repo = pygit2.Repository(str(repo_path))
+    objects = repo_path / ".git" / "objects"
+    rng = random.Random(5)
+    content = _lines(rng, 400)
+    assert len(content) > WINDOW
+    oid, deflated = write_appended_blob(repo, objects, content, None)
+    mark = mark_loose(_loose(objects, oid), content)
+    assert mark is not None and (mark.size, mark.window) == (len(content), content[-WINDOW:])
+    for steps in (1, 2, 1):
+        old, old_mark = content, mark
+        for _ in range(steps):
+            content = content + _lines(rng, 7)
+            oid, deflated = write_appended_blob(repo, objects, content, deflated)
+        got = read_appended_loose(_loose(objects, oid), old_mark)
+        assert got is not None
+        tail, mark = got
+        assert tail == content[len(old):]
+        assert mark == mark_loose(_loose(objects, oid), content)
+
+
+def test_a_small_first_blob_is_its_own_window(tmp_path: Path) -> None:
+    repo_path = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
+    repo = pygit2.Repository(str(repo_path))
+    objects = repo_path / ".git" / "objects"
+    content = b'{"a":1}\n'
+    oid, deflated = write_appended_blob(repo, objects, content, None)
+    mark = mark_loose(_loose(objects, oid), content)
+    assert mark is not None and mark.window == content
+    oid2, _ = write_appended_blob(repo, objects, content + b'{"a":1}\n', deflated)
+    got = read_appended_loose(_loose(objects, oid2), mark)
+    assert got is not None and got[0] == b'{"a":1}\n'
+
+
+def test_anything_but_an_append_of_the_same_deflated_bytes_is_refused(tmp_path: Path) -> None:
+    """git's own loose object, the same content deflated whole, a wrong window, a wrong
+    length or CRC of the old deflated bytes, and a mark of other content all give None."""
+    repo_path = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
+    repo = pygit2.Repository(str(repo_path))
+    objects = repo_path / ".git" / "objects"
+    rng = random.Random(9)
+    content = _lines(rng, 300)
+    oid, deflated = write_appended_blob(repo, objects, content, None)
+    mark = mark_loose(_loose(objects, oid), content)
+    assert mark is not None
+    assert mark_loose(_loose(objects, oid), content + b"x") is None  # not its content
+    content2 = content + _lines(rng, 5)
+    oid2, _ = write_appended_blob(repo, objects, content2, deflated)
+    raw2 = _loose(objects, oid2)
+    assert read_appended_loose(raw2, mark) is not None
+    for bad in (
+        LooseMark(mark.size, mark.adler, mark.body, mark.body_crc, bytes(len(mark.window))),
+        LooseMark(mark.size, mark.adler, mark.body - 1, mark.body_crc, mark.window),
+        LooseMark(mark.size, mark.adler, mark.body, mark.body_crc ^ 1, mark.window),
+        LooseMark(mark.size, mark.adler ^ 1, mark.body, mark.body_crc, mark.window),
+        LooseMark(mark.size + 1, mark.adler, mark.body, mark.body_crc, mark.window),
+    ):
+        assert read_appended_loose(raw2, bad) is None, bad
+    # The same content deflated whole: a valid file in the same layout, other deflated bytes.
+    whole = repo_path / "whole"
+    subprocess.run(["git", "init", "-q", str(whole)], check=True)
+    oid_w, _ = write_appended_blob(pygit2.Repository(str(whole)), whole / ".git" / "objects",
+                                   content2, None)
+    assert oid_w == oid2
+    raw_w = _loose(whole / ".git" / "objects", oid_w)
+    assert raw_w != raw2 and mark_loose(raw_w, content2) is not None
+    assert read_appended_loose(raw_w, mark) is None
+    # git's own loose object of the appended content.
+    path = objects / str(oid2)[:2] / str(oid2)[2:]
+    path.unlink()
+    subprocess.run(["git", "-C", str(repo_path), "hash-object", "-w", "--stdin"],
+                   input=content2, check=True, capture_output=True)
+    assert mark_loose(path.read_bytes(), content2) is None
+    assert read_appended_loose(path.read_bytes(), mark) is None

@@ -4,12 +4,17 @@ Freshness (DESIGN.md principle 4, "The cache"): one ref listing gives every shar
 A shard whose commit did not move costs nothing. A moved shard whose old commit is an ancestor
 of the new one and whose old note blob is a byte prefix of the new blob is read only for its
 tail; any other change (a merge, a purge, a rewrite) re-reads that shard and diffs record ids.
+When the cache holds the old blob's mark (it was read from a loose file in the layout ynm
+writes, ynm.store.objects) and the new blob is loose too, the tail is had without reading the
+new blob whole: the new file must begin with the old deflated bytes exactly, and only what
+follows them is inflated (:func:`ynm.store.objects.read_appended_loose`); anything else (a
+packed blob, another writer's layout) takes the read above.
 Only memories that gained or lost records are folded again, from the raw records table.
 Removed shards drop their records. Own writes update the cache in the same call
 (:meth:`MountCache.apply_append`).
 
 The store object handed in is a :class:`ynm.store.gitnotes.GitNotesLog` (duck-typed: ``tips``,
-``note_blob_id``, ``read_blob``, ``is_ancestor``, ``anchor``).
+``note_blob_id``, ``read_blob``, ``loose_object``, ``is_ancestor``, ``anchor``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
 from ynm.model.text import summarize
+from ynm.store.objects import LooseMark, mark_loose, read_appended_loose
 
 Progress = Callable[[str, int, int], None]
 
@@ -42,17 +48,20 @@ class ShardLog(Protocol):
     def tips(self) -> dict[str, Any]: ...
     def note_blob_id(self, commit: str) -> str | None: ...
     def read_blob(self, blob_id: str) -> bytes: ...
+    def loose_object(self, object_hex: str) -> bytes | None: ...
     def is_ancestor(self, old: str, new: str) -> bool: ...
 
 
 @dataclass(slots=True)
 class RefreshReport:
-    """What a refresh did: shards read whole or by tail, records added and removed, memories
+    """What a refresh did: shards read whole or by tail (``shards_inflated`` of the tail reads
+    inflated only the appended part of a loose file), records added and removed, memories
     folded again, and whether the whole cache was rebuilt."""
 
     rebuilt: bool = False
     shards_full: int = 0
     shards_tail: int = 0
+    shards_inflated: int = 0
     shards_removed: int = 0
     records_added: int = 0
     records_removed: int = 0
@@ -66,14 +75,30 @@ class RefreshReport:
 
 
 @dataclass(slots=True)
-class _ShardRow:
-    ref: str
-    commit_id: str
-    blob_id: str | None
+class _Content:
+    """What the shards table keeps of a note blob's content: its length in bytes, newline
+    count, whether it ends in a newline (or is empty), CRC-32 and, to be written with it, its
+    loose-file mark (None: none; rows read back leave it None, see ``_stored_mark``)."""
+
     bytes: int
     lines: int
     ends_nl: bool
     crc: int
+    mark: LooseMark | None = None
+
+    @classmethod
+    def of(cls, data: bytes, mark: LooseMark | None) -> Self:
+        """The state of ``data``, counted in full."""
+        return cls(len(data), data.count(b"\n"), not data or data.endswith(b"\n"),
+                   zlib.crc32(data), mark)
+
+
+@dataclass(slots=True)
+class _ShardRow:
+    ref: str
+    commit_id: str
+    blob_id: str | None
+    content: _Content
 
 
 @dataclass(slots=True)
@@ -133,10 +158,18 @@ class MountCache:
     # -- freshness -------------------------------------------------------------------------
 
     def _stored_shards(self) -> dict[str, _ShardRow]:
+        """Every shard row, without the loose-file marks (:meth:`_stored_mark` reads one)."""
         rows = self.conn.execute(
             "SELECT ref, commit_id, blob_id, bytes, lines, ends_nl, crc FROM shards"
         ).fetchall()
-        return {r[0]: _ShardRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6]) for r in rows}
+        return {r[0]: _ShardRow(r[0], r[1], r[2], _Content(r[3], r[4], bool(r[5]), r[6]))
+                for r in rows}
+
+    def _stored_mark(self, ref: str) -> LooseMark | None:
+        """The loose-file mark stored with a shard, or None."""
+        row = self.conn.execute("SELECT bytes, adler, deflated, deflated_crc, window FROM shards "
+                                "WHERE ref = ?", (ref,)).fetchone()
+        return LooseMark(*row) if row is not None and None not in row else None
 
     def is_fresh(self, log: ShardLog, tips: dict[str, Any] | None = None) -> bool:
         """True when every shard ref points where the cache was built from, and the anchor
@@ -311,7 +344,9 @@ class MountCache:
                                            (last,)))
                 folded.add(_by_memory((r, rowids[r.id], line)
                                       for r, line in zip(parsed.records, lines) if r.id in rowids))
-                self._put_shard(ref, tip.commit, blob_id, data, len(parsed.records))
+                self._put_shard(ref, tip.commit, blob_id,
+                                _Content.of(data, _loose_mark(log, blob_id, data)),
+                                len(parsed.records))
                 report.shards_full += 1
                 report.records_added += len(parsed.records)
                 # One shard at a time: its blob, lines and records are let go here.
@@ -336,6 +371,7 @@ class MountCache:
         report = RefreshReport()
         stored = self._stored_shards()
         batch = _Batch()
+        grown: dict[str, int] = {}  # shards read by tail -> records in the tail
         for ref in stored.keys() - tips.keys():
             self._drop_shard(ref, batch)
             report.shards_removed += 1
@@ -347,33 +383,68 @@ class MountCache:
             if old is not None and blob_id == old.blob_id:
                 conn.execute("UPDATE shards SET commit_id = ? WHERE ref = ?", (tip.commit, ref))
                 continue
-            data = log.read_blob(blob_id) if blob_id else b""
-            if old is not None and self._is_tail(log, old, tip.commit, data):
-                tail = data[old.bytes:]
-                parsed = parse_jsonl(tail, first_line=old.lines + 1)
+            inflated = self._inflated_tail(log, old, tip.commit, blob_id)
+            if inflated is not None:
+                tail, content = inflated
+                report.shards_inflated += 1
+            else:
+                data = log.read_blob(blob_id) if blob_id else b""
+                content = _Content.of(data, _loose_mark(log, blob_id, data))
+                is_tail = old is not None and self._is_tail(log, old, tip.commit, data)
+                tail = data[old.content.bytes:] if is_tail else None
+            if old is not None and tail is not None:
+                parsed = parse_jsonl(tail, first_line=old.content.lines + 1)
                 self._store_problems(ref, parsed.problems, replace=False)
                 for r, line in zip(parsed.records, parsed.lines):
                     self._add_record(r, ref, batch, line)
+                grown[ref] = len(parsed.records)
                 report.shards_tail += 1
             else:
                 self._reread_shard(ref, data, batch)
                 report.shards_full += 1
-            self._put_shard(ref, tip.commit, blob_id, data, None)
+            self._put_shard(ref, tip.commit, blob_id, content, None)
         report.records_added = len(batch.added)
         report.records_removed = len(batch.removed)
         report.memories_folded = self._apply_batch(batch)
-        self._recount({ref for _, _, ref in batch.added.values()} | batch.refs)
+        # A shard read by its tail counts on from its stored count, as an own append does
+        # (counting a large shard's records again grows with the shard); the others count.
+        conn.executemany("UPDATE shards SET records = records + ? WHERE ref = ?",
+                         [(n, ref) for ref, n in grown.items()])
+        self._recount({ref for _, _, ref in batch.added.values() if ref not in grown}
+                      | batch.refs)
         return report
 
     @staticmethod
     def _is_tail(log: ShardLog, old: _ShardRow, new_commit: str, data: bytes) -> bool:
         """The new blob only appends to the old one: the old commit is an ancestor of the new,
         and the new blob starts with the old bytes (same length, same CRC-32)."""
-        if old.blob_id is None or not old.ends_nl or len(data) < old.bytes:
+        was = old.content
+        if old.blob_id is None or not was.ends_nl or len(data) < was.bytes:
             return False
-        if zlib.crc32(memoryview(data)[: old.bytes]) != old.crc:
+        if zlib.crc32(memoryview(data)[: was.bytes]) != was.crc:
             return False
         return log.is_ancestor(old.commit_id, new_commit)
+
+    def _inflated_tail(self, log: ShardLog, old: _ShardRow | None, new_commit: str,
+                       blob_id: str | None) -> tuple[bytes, _Content] | None:
+        """What the new blob appends to the old one, read from its loose file by inflating
+        only the appended part (:func:`ynm.store.objects.read_appended_loose`), and the new
+        blob's content state; None when the cache holds no mark of the old blob, the new one
+        is not loose, the file does not extend the old one's deflated bytes, or the old commit
+        is not an ancestor of the new: the caller reads the blob whole."""
+        if old is None or blob_id is None or old.blob_id is None:
+            return None
+        was = old.content
+        mark = self._stored_mark(old.ref) if was.ends_nl else None
+        if mark is None:
+            return None
+        raw = log.loose_object(blob_id)
+        got = read_appended_loose(raw, mark) if raw is not None else None
+        if got is None or not log.is_ancestor(old.commit_id, new_commit):
+            return None
+        tail, mark = got
+        return tail, _Content(mark.size, was.lines + tail.count(b"\n"), tail.endswith(b"\n"),
+                              zlib.crc32(tail, was.crc), mark)
 
     def _reread_shard(self, ref: str, data: bytes, batch: _Batch) -> None:
         parsed = parse_jsonl(data)
@@ -408,15 +479,20 @@ class MountCache:
             batch.touched.add(r.memory_id)
 
     def _put_shard(
-        self, ref: str, commit: str, blob_id: str | None, data: bytes, records: int | None
+        self, ref: str, commit: str, blob_id: str | None, content: _Content, records: int | None
     ) -> None:
+        mark = content.mark
         self.conn.execute(
-            "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
+            "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records, "
+            "deflated, deflated_crc, adler, window) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(ref) DO UPDATE SET "
             "commit_id = excluded.commit_id, blob_id = excluded.blob_id, bytes = excluded.bytes, "
-            "lines = excluded.lines, ends_nl = excluded.ends_nl, crc = excluded.crc",
-            (ref, commit, blob_id, len(data), data.count(b"\n"),
-             int(not data or data.endswith(b"\n")), zlib.crc32(data), records or 0),
+            "lines = excluded.lines, ends_nl = excluded.ends_nl, crc = excluded.crc, "
+            "deflated = excluded.deflated, deflated_crc = excluded.deflated_crc, "
+            "adler = excluded.adler, window = excluded.window",
+            (ref, commit, blob_id, content.bytes, content.lines, int(content.ends_nl),
+             content.crc, records or 0, *((mark.body, mark.body_crc, mark.adler, mark.window)
+                                          if mark else (None,) * 4)),
         )
 
     def _recount(self, refs: Iterable[str]) -> None:
@@ -447,11 +523,12 @@ class MountCache:
         """Update the cache for records this process just appended, without re-reading blobs.
 
         ``appended`` are the store's results (``ref``, ``revision``, ``previous``, ``blob_id``,
-        ``previous_blob_id``) and ``records`` what was written (``lines``: their serialised
-        lines by record id, when the caller has them). When the cache was built from
-        exactly the commit each append started from, the records are added and their memories
-        folded again in the same call; otherwise (another writer got in between) the cache
-        falls back to a refresh, which reads what it missed.
+        ``previous_blob_id``, ``previous_size``, ``mark``) and ``records`` what was written
+        (``lines``: their serialised lines by record id, when the caller has them). When the
+        cache was built from exactly the commit each append started from, the records are added
+        and their memories folded again in the same call, with the mark of the loose file each
+        append wrote; otherwise (another writer got in between) the cache falls back to a
+        refresh, which reads what it missed.
         """
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -469,18 +546,10 @@ class MountCache:
                 for a in appended:
                     recs = by_ref.get(a.ref, [])
                     payload = "".join(text[r.id] + "\n" for r in recs).encode()
-                    old = stored.get(a.ref)
-                    size = (old.bytes if old else 0) + len(payload)
-                    lines = (old.lines if old else 0) + len(recs)
-                    crc = zlib.crc32(payload, old.crc if old else 0)
-                    conn.execute(
-                        "INSERT INTO shards(ref, commit_id, blob_id, bytes, lines, ends_nl, crc, "
-                        "records) VALUES (?, ?, ?, ?, ?, 1, ?, 0) ON CONFLICT(ref) DO UPDATE SET "
-                        "commit_id = excluded.commit_id, blob_id = excluded.blob_id, "
-                        "bytes = excluded.bytes, lines = excluded.lines, ends_nl = 1, "
-                        "crc = excluded.crc",
-                        (a.ref, a.revision, a.blob_id, size, lines, crc),
-                    )
+                    was = stored[a.ref].content if a.ref in stored else _Content(0, 0, True, 0)
+                    content = _Content(was.bytes + len(payload), was.lines + len(recs), True,
+                                       zlib.crc32(payload, was.crc), a.mark)
+                    self._put_shard(a.ref, a.revision, a.blob_id, content, None)
                     for r in recs:
                         self._add_record(r, a.ref, batch, text[r.id])
                     conn.execute(
@@ -942,6 +1011,13 @@ def _bulk_load(conn: Any, cache_kib: int = 128 * 1024) -> Iterator[None]:
         conn.execute(f"PRAGMA cache_size = {before}")
 
 
+def _loose_mark(log: ShardLog, blob_id: str | None, data: bytes) -> LooseMark | None:
+    """The mark of a note blob just read whole (``data``) when its loose file is in the layout
+    ynm writes, for the next refresh to read an append from the loose file alone; else None."""
+    raw = log.loose_object(blob_id) if blob_id else None
+    return mark_loose(raw, data) if raw is not None else None
+
+
 def _in_step(old: _ShardRow | None, a: Any) -> bool:
     """True when the cache holds exactly the shard state this append started from."""
     if old is None:
@@ -949,8 +1025,8 @@ def _in_step(old: _ShardRow | None, a: Any) -> bool:
     return (
         old.commit_id == a.previous
         and old.blob_id == a.previous_blob_id
-        and old.bytes == a.previous_size
-        and old.ends_nl
+        and old.content.bytes == a.previous_size
+        and old.content.ends_nl
     )
 
 

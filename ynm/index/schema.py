@@ -5,7 +5,11 @@ Tables:
 - ``meta(key, value)``: ``schema_version``, ``anchor``, ``mount``.
 - ``shards``: per shard ref, the commit and note blob the cache was built from, the blob's
   byte length, newline count, whether it ends in a newline and its CRC-32 (for tail reads:
-  CRC-32 extends over appended bytes without re-reading the old ones).
+  CRC-32 extends over appended bytes without re-reading the old ones), and, when the blob was
+  read from a loose file in the layout ynm writes (ynm.store.objects), its mark (NULL when not):
+  the length and CRC-32 of its deflated content in that file, the content's Adler-32 and its
+  last 32 KiB, so an appended version is read by inflating the appended part alone
+  (ynm.store.objects.read_appended_loose).
 - ``records``: every valid record line, by record id, with its memory id and shard ref.
   ``line`` is the line's bytes
   compressed (:func:`pack`; read back with :func:`unpack`, or ``ynm_unpack(line)`` in SQL).
@@ -66,8 +70,9 @@ import sqlean as sqlite3
 from ynm.model.text import fts_text
 
 # 8: record lines and folded states kept compressed (pack/unpack); 9: the folded state kept as
-# what the columns and the current record's line do not hold (state_text)
-SCHEMA_VERSION = 9
+# what the columns and the current record's line do not hold (state_text); 10: the shards'
+# loose-file marks (deflated, deflated_crc, adler, window)
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
@@ -83,7 +88,11 @@ CREATE TABLE shards (
   lines INTEGER NOT NULL DEFAULT 0,
   ends_nl INTEGER NOT NULL DEFAULT 1,
   crc INTEGER NOT NULL DEFAULT 0,
-  records INTEGER NOT NULL DEFAULT 0
+  records INTEGER NOT NULL DEFAULT 0,
+  deflated INTEGER,
+  deflated_crc INTEGER,
+  adler INTEGER,
+  window BLOB
 );
 CREATE TABLE records (
   id TEXT PRIMARY KEY,

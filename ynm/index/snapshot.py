@@ -53,6 +53,9 @@ ZSTD_WINDOW_LOG = 25
 # the folded states keep besides the columns travel as plain text: zstd over the whole file
 # shrinks them ~10x where each packed on its own (as the cache keeps them) shrinks ~2.6x, so
 # state.bin is a third of the size, for one pack per row when loaded.
+# The shards' loose-file marks (deflated, deflated_crc, adler, window) stay behind: they describe
+# object files of the repository that wrote the snapshot; a cache loaded from one finds them
+# again when it next reads a shard whole.
 _TABLES = {
     "shards": "ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records",
     "records": "rowid, id, memory_id, ref, recorded_at, op, line",

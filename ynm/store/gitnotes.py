@@ -24,6 +24,7 @@ from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_fo
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import (
     DeflatedContent,
+    LooseMark,
     read_deflated_loose,
     write_appended_blob,
     write_blob,
@@ -106,6 +107,10 @@ class AppendedShard:
         previous_size: Length in bytes of the old content (before any newline was inserted),
             so ``data[previous_size:]`` of the new blob holds the appended lines (after an
             optional ``\\n``).
+        mark: The new blob's :class:`~ynm.store.objects.LooseMark` as this log wrote its loose
+            file, so a cache can read a later append from that file alone (None: SHA-256
+            repository). Should the file have been there already in another layout, a reader's
+            checks refuse the mark.
     """
 
     key: ShardKey
@@ -115,6 +120,7 @@ class AppendedShard:
     blob_id: str
     previous_blob_id: str | None
     previous_size: int
+    mark: LooseMark | None = None
 
 
 def append_message(key: ShardKey, count: int) -> str:
@@ -271,6 +277,15 @@ class GitNotesLog:
         data = bytes(memoryview(blob))
         self._remember_blob(blob_hex, data)
         return data
+
+    def loose_object(self, object_hex: str) -> bytes | None:
+        """The file of a loose object as stored (still compressed), or None when the object
+        is not loose in this repository's own object folder (packed, in an alternate, or
+        missing). Nothing is checked; see :func:`ynm.store.objects.read_appended_loose`."""
+        try:
+            return (self.common_dir / "objects" / object_hex[:2] / object_hex[2:]).read_bytes()
+        except (OSError, ValueError):
+            return None
 
     def read_all(
         self, tips: Mapping[str, ShardTip] | Iterable[ShardTip] | None = None
@@ -617,6 +632,7 @@ class GitNotesLog:
                         blob_id=str(blob_id),
                         previous_blob_id=str(old_blob_id) if old_blob_id is not None else None,
                         previous_size=len(old),
+                        mark=deflated.mark(content) if deflated is not None else None,
                     )
         except pygit2.GitError as exc:
             raise StoreError(f"cannot append to {ref}: {exc}") from exc

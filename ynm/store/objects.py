@@ -14,6 +14,9 @@ so back-references reach into the prefix as in any deflate stream), then an empt
 the Adler-32 of everything. The deflated content of the old blob is kept in memory
 (:class:`DeflatedContent`) and reused byte for byte; the Adler-32 is combined arithmetically.
 A new process recovers it from the loose file itself (:func:`read_deflated_loose`).
+A reader that has seen one version of such a blob keeps a :class:`LooseMark` of it and reads a
+later, appended version by inflating only what follows the reused body
+(:func:`read_appended_loose`).
 What is left per append is the SHA-1 of the whole object (the object id covers every byte: the
 floor of the format), deflating the new lines, and writing the file.
 """
@@ -49,11 +52,18 @@ class DeflatedContent:
         adler: Adler-32 of the content alone (no object header).
         body: Raw deflate data (RFC 1951) of the content: non-final blocks only, ending in a
             sync flush, so more blocks may follow it.
+        crc: CRC-32 of ``body`` (what a reader's :class:`LooseMark` checks), extended piece
+            by piece like the body.
     """
 
     size: int
     adler: int
     body: bytes
+    crc: int
+
+    def mark(self, content: bytes) -> LooseMark:
+        """The :class:`LooseMark` of a loose file written from this form of ``content``."""
+        return LooseMark(self.size, self.adler, len(self.body), self.crc, content[-WINDOW:])
 
 
 def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
@@ -93,7 +103,8 @@ def _deflate_piece(data: bytes, dictionary: bytes = b"") -> bytes:
 
 def deflate_content(data: bytes) -> DeflatedContent:
     """The :class:`DeflatedContent` of ``data``, compressed whole (no prefix to reuse)."""
-    return DeflatedContent(len(data), zlib.adler32(data), _deflate_piece(data))
+    body = _deflate_piece(data)
+    return DeflatedContent(len(data), zlib.adler32(data), body, zlib.crc32(body))
 
 
 def extend_deflated(base: DeflatedContent, prefix_tail: bytes, extra: bytes) -> DeflatedContent:
@@ -108,7 +119,8 @@ def extend_deflated(base: DeflatedContent, prefix_tail: bytes, extra: bytes) -> 
         return base
     piece = _deflate_piece(extra, prefix_tail[-WINDOW:])
     adler = adler32_combine(base.adler, zlib.adler32(extra), len(extra))
-    return DeflatedContent(base.size + len(extra), adler, base.body + piece)
+    return DeflatedContent(base.size + len(extra), adler, base.body + piece,
+                           zlib.crc32(piece, base.crc))
 
 
 def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, DeflatedContent] | None:
@@ -155,7 +167,136 @@ def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, Deflat
     # The inflater has checked the trailer against the bytes, so the content's own Adler-32
     # can be taken from it without a second pass.
     adler = adler32_of_tail(int.from_bytes(raw[-4:], "big"), zlib.adler32(header), len(content))
-    return content, DeflatedContent(len(content), adler, body)
+    return content, DeflatedContent(len(content), adler, body, zlib.crc32(body))
+
+
+@dataclass(frozen=True, slots=True)
+class LooseMark:
+    """What a reader keeps of a blob seen in a loose file this module wrote, so that a later
+    version that appends to it can be read from its own loose file by inflating only the
+    appended part (:func:`read_appended_loose`).
+
+    Attributes:
+        size: Length in bytes of the content.
+        adler: Adler-32 of the content (no object header).
+        body: Length in bytes of the deflated content in the file: what lies between the
+            deflated object header and the final empty block.
+        body_crc: CRC-32 of those deflated bytes.
+        window: The last :data:`WINDOW` bytes of the content (all of it when shorter): the
+            dictionary an appended piece is compressed with (:func:`extend_deflated`).
+    """
+
+    size: int
+    adler: int
+    body: int
+    body_crc: int
+    window: bytes
+
+
+def _split_loose(raw: bytes) -> tuple[bytes, int] | None:
+    """The object header (``blob <size>\0``) of a loose file in the layout written here and
+    the offset where its deflated content starts, or None when the file has another layout
+    (its header not a piece of its own ending in a sync flush, or no final empty block)."""
+    if len(raw) < 12 or raw[:2] != _ZLIB_HEADER or raw[-6:-4] != _FINAL_EMPTY_BLOCK:
+        return None
+    try:
+        head = zlib.decompressobj(-15).decompress(raw[2:66], 32)
+    except zlib.error:
+        return None
+    nul = head.find(b"\0")
+    digits = head[5:nul]
+    if nul < 0 or not head.startswith(b"blob ") or not digits.isdigit():
+        return None
+    header = head[:nul + 1]
+    if header != b"blob %d\0" % int(digits):
+        return None
+    head_piece = _deflate_piece(header)
+    start = 2 + len(head_piece)
+    if raw[2:start] != head_piece:
+        return None
+    return header, start
+
+
+def mark_loose(raw: bytes, content: bytes) -> LooseMark | None:
+    """The :class:`LooseMark` of ``content``, the blob stored in the loose file ``raw``.
+
+    Checks the layout :func:`write_appended_blob` writes (zlib header, the object header as a
+    sync-flushed piece of its own, content ending in a sync flush, an empty final block) and
+    that the file's Adler-32 trailer is the one of the object header plus ``content``; the
+    deflated content is not inflated (the caller read ``content`` already, by the object id).
+
+    Returns:
+        The mark, or None when the file has another layout (written by git, libgit2 or another
+        tool) or does not hold ``content``.
+    """
+    split = _split_loose(raw)
+    if split is None:
+        return None
+    header, start = split
+    if header != b"blob %d\0" % len(content):
+        return None
+    body = memoryview(raw)[start:-6]
+    if body[-4:] != _SYNC_MARK:
+        return None
+    adler = zlib.adler32(content)
+    if adler32_combine(zlib.adler32(header), adler, len(content)) != int.from_bytes(raw[-4:], "big"):
+        return None
+    return LooseMark(len(content), adler, len(body), zlib.crc32(body), content[-WINDOW:])
+
+
+def read_appended_loose(raw: bytes, old: LooseMark) -> tuple[bytes, LooseMark] | None:
+    """What a blob adds to an older one, read from its loose file ``raw`` by inflating only
+    the added part.
+
+    The file must be in the layout written here and its deflated content must begin with
+    exactly the old blob's deflated content (same length, same CRC-32 of the compressed
+    bytes): the same compressed bytes inflate to the same content, and since they end on a
+    sync flush with non-final blocks only, the rest is inflated alone with ``old.window`` as
+    its dictionary (RFC 1951 §3.2: back-references reach at most 32 KiB back). The bytes
+    inflated must be exactly the length the object header gives past ``old.size``, and the
+    Adler-32 of the whole object, combined from ``old.adler`` and theirs, must equal the
+    file's trailer.
+
+    Args:
+        raw: The new blob's loose file (still compressed).
+        old: The mark of the blob it should extend.
+
+    Returns:
+        (the content past ``old.size``, the new blob's mark), or None when any check fails
+        (another layout, another compression of the same content, not an append of ``old``):
+        the caller then reads the whole blob.
+    """
+    split = _split_loose(raw)
+    if split is None:
+        return None
+    header, start = split
+    size = int(header[5:-1])
+    end = start + old.body
+    if size <= old.size or end > len(raw) - 6:
+        return None
+    view = memoryview(raw)
+    if zlib.crc32(view[start:end]) != old.body_crc:
+        return None
+    rest = view[end:-6]
+    if rest[-4:] != _SYNC_MARK:
+        return None
+    if old.window:
+        inflater = zlib.decompressobj(-15, zdict=old.window)
+    else:
+        inflater = zlib.decompressobj(-15)
+    want = size - old.size
+    try:
+        tail = inflater.decompress(rest, want + 1)
+    except zlib.error:
+        return None
+    if inflater.eof or inflater.unconsumed_tail or len(tail) != want:
+        return None
+    adler = adler32_combine(old.adler, zlib.adler32(tail), want)
+    if adler32_combine(zlib.adler32(header), adler, size) != int.from_bytes(raw[-4:], "big"):
+        return None
+    window = (old.window + tail)[-WINDOW:]
+    return tail, LooseMark(size, adler, old.body + len(rest), zlib.crc32(rest, old.body_crc),
+                           window)
 
 
 def _is_sha1(repo: pygit2.Repository) -> bool:
