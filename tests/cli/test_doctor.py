@@ -612,4 +612,4 @@ def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pa
     assert check["fix"] == "ynm reindex --mount project"
     run_fix(f"{sys.executable} -m ynm reindex --mount project", project)
     assert named(doctor(cli_run, project)[1], "cache project")["detail"] == (
-        "schema 9, fresh (1 shard, 120 memories)")
+        "schema 10, fresh (1 shard, 120 memories)")
