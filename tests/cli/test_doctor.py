@@ -585,21 +585,29 @@ def test_the_local_model_reports_its_start_up_time(project, cli_run, monkeypatch
     assert int(check["detail"][len(prefix):].split(" ")[0]) > 0
 
 
-@pytest.mark.parametrize("pages", ["last", "all but the first"])
+@pytest.mark.parametrize("pages", ["one full-text leaf", "all but the first"])
 def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pages):
     # Overwritten pages behind a valid header: SQLite opens the file, and reads that do not
     # touch those pages still answer, so only a check of every page finds it.
+    import sqlean
+
     for n in range(120):
         remember(cli_run, f"ledger deploys {n} " + "filler " * 60)
     cache = project / ".ynm" / "index" / "ynm-cache" / "project.sqlite"
     assert cli_run("status").exit_code == 0  # the WAL checkpointed into the file on close
+    conn = sqlean.connect(cache)
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    leaves = [n for (n,) in conn.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'fts_data' AND pagetype = 'leaf'")]
+    conn.close()
     data = bytearray(cache.read_bytes())
-    size = 4096
-    assert len(data) > 8 * size
-    damaged = range(len(data) // size - 1, len(data) // size) if pages == "last" \
-        else range(1, len(data) // size)
-    for page in damaged:
-        data[page * size + 100: page * size + 900] = b"\xa5" * 800
+    assert len(data) > 8 * size and leaves
+    if pages == "one full-text leaf":  # its b-tree page header (page numbers count from 1)
+        start = (leaves[len(leaves) // 2] - 1) * size
+        data[start: start + 12] = b"\xa5" * 12
+    else:
+        for page in range(1, len(data) // size):
+            data[page * size + 100: page * size + 900] = b"\xa5" * 800
     cache.write_bytes(bytes(data))
     code, result, human = doctor(cli_run, project)
     assert code == 1
