@@ -309,33 +309,45 @@ def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str]
     FTS5's formula (fts5_aux.c, ``fts5Bm25Function``), in its order of operations: for each
     phrase in order, ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` summed from
     0, negated; ``f`` is the phrase's instances in the row, each counted at its column's
-    weight, and ``D`` the row's length in tokens, all columns. Both are read from the
-    candidates' own FTS5 table (:func:`_fill_candidates`: same tokenizer, same text): ``D``
-    from its size record, and ``f`` recovered from ``bm25()`` over that small table, one
-    phrase at a time: there its value is ``-idf' * f * (k1 + 1) / (f + k1 * (1 - b + b * D
-    / avgdl'))`` with that table's own IDF and mean length, solved for ``f`` and rounded to
-    its multiple of 0.5 (every weight is one). Measured at 1M memories ("gateway rewrite",
-    1,055 rows scored): 40 ms of 70 go to reading the rows and filling that table.
+    weight, and ``D`` the row's length in tokens, all columns. Both depend on the row's text
+    alone (summary, content, subject, tags: ynm.index.schema.fts_values), so the memories are
+    grouped by that text in SQL and each distinct text is scored once: the holders of a
+    store's rarest phrase are often copies of one note (the seeded stores of benchmarks/
+    bench.py: 4,157 memories hold "lena as" at 1M, in 384 distinct texts). ``D`` and ``f``
+    are read from the distinct texts' own FTS5 table (:func:`_fill_candidates`: same
+    tokenizer, same text): ``D`` from its size record, and ``f`` recovered from ``bm25()``
+    over that small table, one phrase at a time: there its value is ``-idf' * f * (k1 + 1) /
+    (f + k1 * (1 - b + b * D / avgdl'))`` with that table's own IDF and mean length, solved
+    for ``f`` and rounded to its multiple of 0.5 (every weight is one).
     """
     cond, args = filter_sql(q)
-    # CROSS JOIN: look each rowid up; else the planner may walk an index of every live memory
-    rows = conn.execute(
-        f"SELECT m.rowid, m.memory_id, m.summary, m.content, m.subject, m.tags "
-        f"FROM json_each(?) AS j CROSS JOIN memories m ON m.rowid = j.value WHERE {cond}",
+    # CROSS JOIN: look each rowid up; else the planner may walk an index of every live memory.
+    # One row per distinct text: the first of its memories' rowids stands for it below.
+    # (Memory ids are ULIDs, rowids integers: neither holds the comma group_concat joins with.)
+    groups = conn.execute(
+        f"SELECT group_concat(m.rowid), group_concat(m.memory_id), "
+        f"m.summary, m.content, m.subject, m.tags "
+        f"FROM json_each(?) AS j CROSS JOIN memories m ON m.rowid = j.value WHERE {cond} "
+        f"GROUP BY m.summary, m.content, m.subject, m.tags",
         (json_dumps(list(rowids)), *args)).fetchall()
-    if not rows:
+    if not groups:
         return []
-    kept = [(r[0], r[1]) for r in rows]
-    _fill_candidates(conn, (r[:1] + r[2:] for r in rows))
+    members = {}
+    texts = []
+    for ids, memory_ids, *text in groups:
+        first = int(ids.partition(",")[0])
+        members[first] = (ids, memory_ids)
+        texts.append((first, *text))
+    _fill_candidates(conn, texts)
     table = _CANDIDATE_TABLE
     size = {rowid: sum(_varints(blob)) for rowid, blob in
             conn.execute(f"SELECT id, sz FROM temp.{table}_docsize")}
     n, avg = fts_stats(conn, f"temp.{table}")
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    # the length factor of each row in the candidates' table (to recover f) and in the mount
+    # the length factor of each text in the candidates' table (to recover f) and in the mount
     here = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avg) for r, d in size.items()}
     there = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avgdl) for r, d in size.items()}
-    terms: dict[int, list[tuple[float, float]]] = {rowid: [] for rowid, _ in kept}
+    terms: dict[int, list[tuple[float, float]]] = {rowid: [] for rowid in members}
     for phrase, idf in zip(phrases, idfs):
         held = conn.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} "
                             f"WHERE {table} MATCH ?", (phrase,)).fetchall()
@@ -345,12 +357,14 @@ def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str]
             f = round(-2 * rank * here[rowid] / (top + rank)) / 2
             terms[rowid].append((idf, f))
     out = []
-    for rowid, memory_id in kept:
-        norm = there[rowid]
+    for first, (ids, memory_ids) in members.items():
+        norm = there[first]
         score = 0.0
-        for idf, f in terms[rowid]:  # in phrase order, as fts5 sums them
+        for idf, f in terms[first]:  # in phrase order, as fts5 sums them
             score += idf * ((f * (BM25_K1 + 1.0)) / (f + norm))
-        out.append((rowid, memory_id, -1.0 * score))
+        rank = -1.0 * score
+        out.extend((int(rowid), memory_id, rank)
+                   for rowid, memory_id in zip(ids.split(","), memory_ids.split(",")))
     return out
 
 
