@@ -266,7 +266,7 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     counts every phrase's memories over the whole index in each statement that calls it
     (fts5_aux.c, ``fts5Bm25GetData``), 170 ms for "feature flags on call rotation" at 1M
     memories even when it scores one row, and the counts are known here already
-    (:func:`phrase_counts`).
+    (:func:`phrase_counts`), as are the rowids of the rare phrases (:func:`phrase_holders`).
     """
     phrases = list(q.phrases)
     if len(phrases) < 2:
@@ -286,8 +286,10 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         if sum(hits[i] for i in order[:j]) > PRUNE_MAX_SCORED:
             return None
         rest = sum(bound[i] for i in order[j:]) * (1 + 1e-9)
-        new = [r[0] for r in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?",
-                                          (phrases[order[j - 1]],)) if r[0] not in scored]
+        holders = phrase_holders(conn, phrases[order[j - 1]])
+        if holders is None:  # held by more than PRUNE_MAX_SCORED after all (a stale count)
+            return None
+        new = [r for r in holders if r not in scored]
         for row in _bm25_ranks(conn, q, phrases, idfs, avgdl, new):
             scored[row[0]] = row
         top = sorted(scored.values(), key=lambda r: r[1], reverse=True)
@@ -435,26 +437,53 @@ def phrase_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str,
     connection's ``temp`` schema (the cache file is never written) under a stamp of the
     index: the cache's ``memories_version`` (bumped by every change to the memories and their
     FTS rows, ynm.index.cache) and the FTS5 averages record (row and token totals), so a
-    change made through any connection makes them stale."""
+    change made through any connection makes them stale. The same walk keeps the rowids of
+    a phrase held by at most :data:`PRUNE_MAX_SCORED` memories (:func:`phrase_holders`)."""
+    return {p: n for p, (n, _) in _phrase_entries(conn, phrases).items()}
+
+
+def phrase_holders(conn: sqlite3.Connection, phrase: str) -> list[int] | None:
+    """The rowids of the memories holding ``phrase`` (a quoted FTS5 phrase), in no order,
+    when at most :data:`PRUNE_MAX_SCORED` do (forgotten ones included), else None; kept by
+    the connection with its count (:func:`phrase_counts`).
+
+    :func:`_pruned` scores the holders of a question's rarest phrases, and a rare pair of
+    common words is slow to find: "flags on" (2,433 memories at 1M) walks the doclist of
+    "on" (386k memories), and recall has walked it once already to count it."""
+    holders = _phrase_entries(conn, [phrase])[phrase][1]
+    return None if holders is None else json_loads(holders)
+
+
+def _phrase_entries(conn: sqlite3.Connection, phrases: Sequence[str]
+                    ) -> dict[str, tuple[int, str | None]]:
+    """phrase -> ``(memories holding it, their rowids as a JSON array or None)`` for each of
+    ``phrases``: the rowids when at most :data:`PRUNE_MAX_SCORED` hold it. Read from the
+    connection's ``temp`` table where its stamp is current (see :func:`phrase_counts`), else
+    taken from the index and kept there."""
     if not phrases:
         return {}
     version = conn.execute("SELECT value FROM meta WHERE key = 'memories_version'").fetchone()
     stamp = json_dumps([version[0] if version else None, _averages(conn)])
-    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} "
-                 "(phrase TEXT PRIMARY KEY, hits INTEGER NOT NULL, stamp TEXT NOT NULL)")
-    out = dict(conn.execute(
-        f"SELECT phrase, hits FROM temp.{_HITS_TABLE} "
+    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} (phrase TEXT PRIMARY KEY, "
+                 "hits INTEGER NOT NULL, holders TEXT, stamp TEXT NOT NULL)")
+    out = {p: (n, holders) for p, n, holders in conn.execute(
+        f"SELECT phrase, hits, holders FROM temp.{_HITS_TABLE} "
         "WHERE stamp = ? AND phrase IN (SELECT value FROM json_each(?))",
-        (stamp, json_dumps(list(phrases)))).fetchall())
+        (stamp, json_dumps(list(phrases))))}
     missing = [p for p in dict.fromkeys(phrases) if p not in out]
     if missing:
         for p in missing:
-            out[p] = phrase_hits(conn, p)
+            # the first PRUNE_MAX_SCORED + 1 holders, then the whole count only past them
+            n, holders = conn.execute(
+                "SELECT count(*), json_group_array(rowid) FROM "
+                "(SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
+                (p, PRUNE_MAX_SCORED + 1)).fetchone()
+            out[p] = (n, holders) if n <= PRUNE_MAX_SCORED else (phrase_hits(conn, p), None)
         conn.execute("SAVEPOINT ynm_phrase_hits")
         try:
             conn.execute(f"DELETE FROM temp.{_HITS_TABLE} WHERE stamp != ?", (stamp,))
-            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?)",
-                             [(p, out[p], stamp) for p in missing])
+            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?, ?)",
+                             [(p, *out[p], stamp) for p in missing])
         finally:
             conn.execute("RELEASE ynm_phrase_hits")
     return out
