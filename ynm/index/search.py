@@ -281,7 +281,8 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     idfs = [_bm25_idf(rows, n) for n in hits]
     bound = [idf * (BM25_K1 + 1) for idf in idfs]
     order = sorted(range(len(phrases)), key=lambda i: hits[i])
-    scored: dict[int, tuple[int, str, float]] = {}
+    scored: list[tuple[float, str, str]] = []
+    seen: set[int] = set()
     for j in range(1, len(phrases)):
         if sum(hits[i] for i in order[:j]) > PRUNE_MAX_SCORED:
             return None
@@ -289,15 +290,32 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         holders = phrase_holders(conn, phrases[order[j - 1]])
         if holders is None:  # held by more than PRUNE_MAX_SCORED after all (a stale count)
             return None
-        new = [r for r in holders if r not in scored]
-        for row in _bm25_ranks(conn, q, phrases, idfs, avgdl, new):
-            scored[row[0]] = row
-        top = sorted(scored.values(), key=lambda r: r[1], reverse=True)
-        top.sort(key=lambda r: r[2])
-        top = top[: q.limit]
+        new = [r for r in holders if r not in seen]
+        seen.update(new)
+        scored.extend(_bm25_groups(conn, q, phrases, idfs, avgdl, new))
+        top = _top_rows(scored, q.limit)
         if len(top) == q.limit and -top[-1][2] > rest:
             return top
     return None
+
+
+def _top_rows(groups: Sequence[tuple[float, str, str]], limit: int
+              ) -> list[tuple[int, str, float]]:
+    """The best ``limit`` rows ``(rowid, memory id, rank)`` of ``groups`` (as
+    :func:`_bm25_groups` gives them) in :func:`search_sql`'s order: rank ascending, then
+    memory id descending. Only the groups up to the ``limit``-th row's rank are unpacked."""
+    picked = []
+    count = 0
+    for rank, rowids, memory_ids in sorted(groups, key=lambda g: g[0]):
+        if count >= limit and rank != picked[-1][0]:
+            break
+        picked.append((rank, rowids, memory_ids))
+        count += rowids.count(",") + 1
+    rows = [(int(rowid), memory_id, rank) for rank, rowids, memory_ids in picked
+            for rowid, memory_id in zip(rowids.split(","), memory_ids.split(","))]
+    rows.sort(key=lambda r: r[1], reverse=True)
+    rows.sort(key=lambda r: r[2])
+    return rows[:limit]
 
 
 def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
@@ -306,7 +324,20 @@ def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str]
     """``(rowid, memory id, rank)`` for the memories ``rowids`` that pass ``q``'s filters, in
     no order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives that row for the OR
     of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount (``idfs``) and
-    its mean row length in tokens (``avgdl``, :func:`fts_stats`).
+    its mean row length in tokens (``avgdl``, :func:`fts_stats`); see :func:`_bm25_groups`."""
+    return [(int(rowid), memory_id, rank)
+            for rank, rowids_, memory_ids in _bm25_groups(conn, q, phrases, idfs, avgdl, rowids)
+            for rowid, memory_id in zip(rowids_.split(","), memory_ids.split(","))]
+
+
+def _bm25_groups(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
+                 idfs: Sequence[float], avgdl: float, rowids: Sequence[int]
+                 ) -> list[tuple[float, str, str]]:
+    """The memories ``rowids`` that pass ``q``'s filters, one group per distinct text, in no
+    order: ``(rank, rowids, memory ids)``, the group's rowids and memory ids joined by commas
+    in the same order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives each of its
+    rows for the OR of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount
+    (``idfs``) and its mean row length in tokens (``avgdl``, :func:`fts_stats`).
 
     FTS5's formula (fts5_aux.c, ``fts5Bm25Function``), in its order of operations: for each
     phrase in order, ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` summed from
@@ -364,9 +395,7 @@ def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str]
         score = 0.0
         for idf, f in terms[first]:  # in phrase order, as fts5 sums them
             score += idf * ((f * (BM25_K1 + 1.0)) / (f + norm))
-        rank = -1.0 * score
-        out.extend((int(rowid), memory_id, rank)
-                   for rowid, memory_id in zip(ids.split(","), memory_ids.split(",")))
+        out.append((-1.0 * score, ids, memory_ids))
     return out
 
 
