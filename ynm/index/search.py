@@ -279,7 +279,7 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         return None
     rows, avgdl = fts_stats(conn)
     idfs = [_bm25_idf(rows, n) for n in hits]
-    bound = [idf * (BM25_K1 + 1) for idf in idfs]
+    bound = [_phrase_bound(idf) for idf in idfs]
     order = sorted(range(len(phrases)), key=lambda i: hits[i])
     scored: list[tuple[float, str, str]] = []
     seen: set[int] = set()
@@ -297,6 +297,13 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         if len(top) == q.limit and -top[-1][2] > rest:
             return top
     return None
+
+
+def _phrase_bound(idf: float) -> float:
+    """More than one phrase of IDF ``idf`` adds to any row's BM25 score: its term
+    ``idf * f * (k1 + 1) / (f + k1 * (...))`` tends to ``idf * (k1 + 1)`` as ``f`` grows and
+    never reaches it (fts5_aux.c, ``fts5Bm25Function``)."""
+    return idf * (BM25_K1 + 1)
 
 
 def _top_rows(groups: Sequence[tuple[float, str, str]], limit: int
