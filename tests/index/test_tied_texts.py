@@ -193,3 +193,30 @@ def test_a_bound_too_small_makes_the_pruned_rows_wrong(conn, pruning, monkeypatc
             if got is not None and got != plain(conn, text_query(text, **filters)):
                 wrong += 1
     assert wrong > 0
+
+
+def test_the_holders_of_a_rare_phrase_are_kept_and_go_stale_with_the_index(
+        cache, append, monkeypatch):
+    conn = cache.conn
+
+    def holding(objs):  # the rowids of those of ``objs`` whose content holds "on call"
+        rowid = dict(conn.execute("SELECT memory_id, rowid FROM memories"))
+        return sorted(rowid[o["memoryId"]] for o in objs if "on call" in o["content"])
+
+    first = [rec(content="ledger on call"), rec(content="ledger rota"),
+             rec(content="payments on call")]
+    append(*first)
+    assert sorted(search_mod.phrase_holders(conn, '"on call"')) == holding(first)
+    assert search_mod.phrase_holders(conn, '"absent"') == []
+    # kept by the connection with the count: the second answer comes from its temp table
+    conn.execute("UPDATE temp.ynm_phrase_hits SET holders = '[1, 2, 3]' "
+                 "WHERE phrase = '\"on call\"'")
+    assert search_mod.phrase_holders(conn, '"on call"') == [1, 2, 3]
+    more = [rec(content="on call again")]
+    append(*more)  # the memories changed: taken again
+    assert sorted(search_mod.phrase_holders(conn, '"on call"')) == holding([*first, *more])
+    # a phrase held by more memories than the pruned search scores keeps no rowids
+    monkeypatch.setattr(search_mod, "PRUNE_MAX_SCORED", 3)
+    append(rec(content="on call once more"))
+    assert search_mod.phrase_holders(conn, '"on call"') is None
+    assert search_mod.phrase_counts(conn, ['"on call"']) == {'"on call"': 4}
