@@ -262,7 +262,7 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     argument); else ``j`` grows, up to :data:`PRUNE_MAX_SCORED` rows scored in all, after
     which the full statement is cheaper.
 
-    The rows are scored by :func:`_bm25_ranks`, not by FTS5's ``bm25()``: that function
+    The rows are scored by :func:`_bm25_groups`, not by FTS5's ``bm25()``: that function
     counts every phrase's memories over the whole index in each statement that calls it
     (fts5_aux.c, ``fts5Bm25GetData``), 170 ms for "feature flags on call rotation" at 1M
     memories even when it scores one row, and the counts are known here already
@@ -300,9 +300,9 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
 
 
 def _phrase_bound(idf: float) -> float:
-    """More than one phrase of IDF ``idf`` adds to any row's BM25 score: its term
-    ``idf * f * (k1 + 1) / (f + k1 * (...))`` tends to ``idf * (k1 + 1)`` as ``f`` grows and
-    never reaches it (fts5_aux.c, ``fts5Bm25Function``)."""
+    """A bound, never reached, on what one phrase of IDF ``idf`` adds to a row's BM25 score:
+    its term ``idf * f * (k1 + 1) / (f + k1 * (...))`` tends to ``idf * (k1 + 1)`` as ``f``
+    grows (fts5_aux.c, ``fts5Bm25Function``)."""
     return idf * (BM25_K1 + 1)
 
 
@@ -323,18 +323,6 @@ def _top_rows(groups: Sequence[tuple[float, str, str]], limit: int
     rows.sort(key=lambda r: r[1], reverse=True)
     rows.sort(key=lambda r: r[2])
     return rows[:limit]
-
-
-def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
-                idfs: Sequence[float], avgdl: float, rowids: Sequence[int]
-                ) -> list[tuple[int, str, float]]:
-    """``(rowid, memory id, rank)`` for the memories ``rowids`` that pass ``q``'s filters, in
-    no order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives that row for the OR
-    of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount (``idfs``) and
-    its mean row length in tokens (``avgdl``, :func:`fts_stats`); see :func:`_bm25_groups`."""
-    return [(int(rowid), memory_id, rank)
-            for rank, rowids_, memory_ids in _bm25_groups(conn, q, phrases, idfs, avgdl, rowids)
-            for rowid, memory_id in zip(rowids_.split(","), memory_ids.split(","))]
 
 
 def _bm25_groups(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
