@@ -1,5 +1,5 @@
 """The pruned text search scores rows itself (ynm/index/search.py, ``_pruned`` and
-``_bm25_ranks``) and must give exactly the rows of the plain statement (``search_sql``, FTS5's
+``_bm25_groups``) and must give exactly the rows of the plain statement (``search_sql``, FTS5's
 ``bm25()``): same rowids, same order, bit-identical ranks, on a store of common and rare words,
 repeated words, words in every column, identical texts (ties broken by memoryId), non-ASCII
 text, filters and limits; and it must leave a question it cannot prove to the statement."""
@@ -129,14 +129,16 @@ def test_ties_are_broken_by_memory_id_as_the_statement_does(store, monkeypatch):
 
 
 def test_every_row_of_the_mount_is_scored_like_bm25(store):
-    # _bm25_ranks over every memory holding a word of the question, against bm25() itself
+    # _bm25_groups over every memory holding a word of the question, against bm25() itself
     conn = store.conn
     q = text_query("the quokka ledger on call café", limit=2000)
     phrases = list(q.phrases)
     n, avgdl = search_mod.fts_stats(conn)
     idfs = [search_mod._bm25_idf(n, phrase_hits(conn, p)) for p in phrases]
     rowids = [r[0] for r in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (q.match,))]
-    got = search_mod._bm25_ranks(conn, q, phrases, idfs, avgdl, rowids)
+    got = [(int(rowid), memory_id, rank) for rank, rowids_, memory_ids
+           in search_mod._bm25_groups(conn, q, phrases, idfs, avgdl, rowids)
+           for rowid, memory_id in zip(rowids_.split(","), memory_ids.split(","))]
     want = plain(conn, q)
     assert len(want) == len(rowids) > 500
     assert sorted(got) == sorted(want)

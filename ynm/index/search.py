@@ -262,11 +262,11 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
     argument); else ``j`` grows, up to :data:`PRUNE_MAX_SCORED` rows scored in all, after
     which the full statement is cheaper.
 
-    The rows are scored by :func:`_bm25_ranks`, not by FTS5's ``bm25()``: that function
+    The rows are scored by :func:`_bm25_groups`, not by FTS5's ``bm25()``: that function
     counts every phrase's memories over the whole index in each statement that calls it
     (fts5_aux.c, ``fts5Bm25GetData``), 170 ms for "feature flags on call rotation" at 1M
     memories even when it scores one row, and the counts are known here already
-    (:func:`phrase_counts`).
+    (:func:`phrase_counts`), as are the rowids of the rare phrases (:func:`phrase_holders`).
     """
     phrases = list(q.phrases)
     if len(phrases) < 2:
@@ -279,63 +279,103 @@ def _pruned(conn: sqlite3.Connection, q: SearchQuery) -> list[Any] | None:
         return None
     rows, avgdl = fts_stats(conn)
     idfs = [_bm25_idf(rows, n) for n in hits]
-    bound = [idf * (BM25_K1 + 1) for idf in idfs]
+    bound = [_phrase_bound(idf) for idf in idfs]
     order = sorted(range(len(phrases)), key=lambda i: hits[i])
-    scored: dict[int, tuple[int, str, float]] = {}
+    scored: list[tuple[float, str, str]] = []
+    seen: set[int] = set()
     for j in range(1, len(phrases)):
         if sum(hits[i] for i in order[:j]) > PRUNE_MAX_SCORED:
             return None
         rest = sum(bound[i] for i in order[j:]) * (1 + 1e-9)
-        new = [r[0] for r in conn.execute("SELECT rowid FROM fts WHERE fts MATCH ?",
-                                          (phrases[order[j - 1]],)) if r[0] not in scored]
-        for row in _bm25_ranks(conn, q, phrases, idfs, avgdl, new):
-            scored[row[0]] = row
-        top = sorted(scored.values(), key=lambda r: r[1], reverse=True)
-        top.sort(key=lambda r: r[2])
-        top = top[: q.limit]
+        holders = phrase_holders(conn, phrases[order[j - 1]])
+        if holders is None:  # held by more than PRUNE_MAX_SCORED after all (a stale count)
+            return None
+        new = [r for r in holders if r not in seen]
+        seen.update(new)
+        scored.extend(_bm25_groups(conn, q, phrases, idfs, avgdl, new))
+        top = _top_rows(scored, q.limit)
         if len(top) == q.limit and -top[-1][2] > rest:
             return top
     return None
 
 
-def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
-                idfs: Sequence[float], avgdl: float, rowids: Sequence[int]
-                ) -> list[tuple[int, str, float]]:
-    """``(rowid, memory id, rank)`` for the memories ``rowids`` that pass ``q``'s filters, in
-    no order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives that row for the OR
-    of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount (``idfs``) and
-    its mean row length in tokens (``avgdl``, :func:`fts_stats`).
+def _phrase_bound(idf: float) -> float:
+    """A bound, never reached, on what one phrase of IDF ``idf`` adds to a row's BM25 score:
+    its term ``idf * f * (k1 + 1) / (f + k1 * (...))`` tends to ``idf * (k1 + 1)`` as ``f``
+    grows (fts5_aux.c, ``fts5Bm25Function``)."""
+    return idf * (BM25_K1 + 1)
+
+
+def _top_rows(groups: Sequence[tuple[float, str, str]], limit: int
+              ) -> list[tuple[int, str, float]]:
+    """The best ``limit`` rows ``(rowid, memory id, rank)`` of ``groups`` (as
+    :func:`_bm25_groups` gives them) in :func:`search_sql`'s order: rank ascending, then
+    memory id descending. Only the groups up to the ``limit``-th row's rank are unpacked."""
+    picked = []
+    count = 0
+    for rank, rowids, memory_ids in sorted(groups, key=lambda g: g[0]):
+        if count >= limit and rank != picked[-1][0]:
+            break
+        picked.append((rank, rowids, memory_ids))
+        count += rowids.count(",") + 1
+    rows = [(int(rowid), memory_id, rank) for rank, rowids, memory_ids in picked
+            for rowid, memory_id in zip(rowids.split(","), memory_ids.split(","))]
+    rows.sort(key=lambda r: r[1], reverse=True)
+    rows.sort(key=lambda r: r[2])
+    return rows[:limit]
+
+
+def _bm25_groups(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str],
+                 idfs: Sequence[float], avgdl: float, rowids: Sequence[int]
+                 ) -> list[tuple[float, str, str]]:
+    """The memories ``rowids`` that pass ``q``'s filters, one group per distinct text, in no
+    order: ``(rank, rowids, memory ids)``, the group's rowids and memory ids joined by commas
+    in the same order, where rank is the value ``bm25(fts, *BM25_WEIGHTS)`` gives each of its
+    rows for the OR of ``phrases`` (negative; bit for bit), from the phrases' IDFs in the mount
+    (``idfs``) and its mean row length in tokens (``avgdl``, :func:`fts_stats`).
 
     FTS5's formula (fts5_aux.c, ``fts5Bm25Function``), in its order of operations: for each
     phrase in order, ``idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` summed from
     0, negated; ``f`` is the phrase's instances in the row, each counted at its column's
-    weight, and ``D`` the row's length in tokens, all columns. Both are read from the
-    candidates' own FTS5 table (:func:`_fill_candidates`: same tokenizer, same text): ``D``
-    from its size record, and ``f`` recovered from ``bm25()`` over that small table, one
-    phrase at a time: there its value is ``-idf' * f * (k1 + 1) / (f + k1 * (1 - b + b * D
-    / avgdl'))`` with that table's own IDF and mean length, solved for ``f`` and rounded to
-    its multiple of 0.5 (every weight is one). Measured at 1M memories ("gateway rewrite",
-    1,055 rows scored): 40 ms of 70 go to reading the rows and filling that table.
+    weight, and ``D`` the row's length in tokens, all columns. Both depend on the row's text
+    alone (summary, content, subject, tags: ynm.index.schema.fts_values), so the memories are
+    grouped by that text in SQL and each distinct text is scored once: the holders of a
+    store's rarest phrase are often copies of one note (the seeded stores of benchmarks/
+    bench.py: 4,157 memories hold "lena as" at 1M, in 384 distinct texts). ``D`` and ``f``
+    are read from the distinct texts' own FTS5 table (:func:`_fill_candidates`: same
+    tokenizer, same text): ``D`` from its size record, and ``f`` recovered from ``bm25()``
+    over that small table, one phrase at a time: there its value is ``-idf' * f * (k1 + 1) /
+    (f + k1 * (1 - b + b * D / avgdl'))`` with that table's own IDF and mean length, solved
+    for ``f`` and rounded to its multiple of 0.5 (every weight is one).
     """
     cond, args = filter_sql(q)
-    # CROSS JOIN: look each rowid up; else the planner may walk an index of every live memory
-    rows = conn.execute(
-        f"SELECT m.rowid, m.memory_id, m.summary, m.content, m.subject, m.tags "
-        f"FROM json_each(?) AS j CROSS JOIN memories m ON m.rowid = j.value WHERE {cond}",
+    # CROSS JOIN: look each rowid up; else the planner may walk an index of every live memory.
+    # One row per distinct text: the first of its memories' rowids stands for it below.
+    # (Memory ids are ULIDs, rowids integers: neither holds the comma group_concat joins with.)
+    groups = conn.execute(
+        f"SELECT group_concat(m.rowid), group_concat(m.memory_id), "
+        f"m.summary, m.content, m.subject, m.tags "
+        f"FROM json_each(?) AS j CROSS JOIN memories m ON m.rowid = j.value WHERE {cond} "
+        f"GROUP BY m.summary, m.content, m.subject, m.tags",
         (json_dumps(list(rowids)), *args)).fetchall()
-    if not rows:
+    if not groups:
         return []
-    kept = [(r[0], r[1]) for r in rows]
-    _fill_candidates(conn, (r[:1] + r[2:] for r in rows))
+    members = {}
+    texts = []
+    for ids, memory_ids, *text in groups:
+        first = int(ids.partition(",")[0])
+        members[first] = (ids, memory_ids)
+        texts.append((first, *text))
+    _fill_candidates(conn, texts)
     table = _CANDIDATE_TABLE
     size = {rowid: sum(_varints(blob)) for rowid, blob in
             conn.execute(f"SELECT id, sz FROM temp.{table}_docsize")}
     n, avg = fts_stats(conn, f"temp.{table}")
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    # the length factor of each row in the candidates' table (to recover f) and in the mount
+    # the length factor of each text in the candidates' table (to recover f) and in the mount
     here = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avg) for r, d in size.items()}
     there = {r: BM25_K1 * (1 - BM25_B + BM25_B * d / avgdl) for r, d in size.items()}
-    terms: dict[int, list[tuple[float, float]]] = {rowid: [] for rowid, _ in kept}
+    terms: dict[int, list[tuple[float, float]]] = {rowid: [] for rowid in members}
     for phrase, idf in zip(phrases, idfs):
         held = conn.execute(f"SELECT rowid, bm25({table}, {weights}) FROM {table} "
                             f"WHERE {table} MATCH ?", (phrase,)).fetchall()
@@ -345,12 +385,12 @@ def _bm25_ranks(conn: sqlite3.Connection, q: SearchQuery, phrases: Sequence[str]
             f = round(-2 * rank * here[rowid] / (top + rank)) / 2
             terms[rowid].append((idf, f))
     out = []
-    for rowid, memory_id in kept:
-        norm = there[rowid]
+    for first, (ids, memory_ids) in members.items():
+        norm = there[first]
         score = 0.0
-        for idf, f in terms[rowid]:  # in phrase order, as fts5 sums them
+        for idf, f in terms[first]:  # in phrase order, as fts5 sums them
             score += idf * ((f * (BM25_K1 + 1.0)) / (f + norm))
-        out.append((rowid, memory_id, -1.0 * score))
+        out.append((-1.0 * score, ids, memory_ids))
     return out
 
 
@@ -421,26 +461,53 @@ def phrase_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str,
     connection's ``temp`` schema (the cache file is never written) under a stamp of the
     index: the cache's ``memories_version`` (bumped by every change to the memories and their
     FTS rows, ynm.index.cache) and the FTS5 averages record (row and token totals), so a
-    change made through any connection makes them stale."""
+    change made through any connection makes them stale. The same walk keeps the rowids of
+    a phrase held by at most :data:`PRUNE_MAX_SCORED` memories (:func:`phrase_holders`)."""
+    return {p: n for p, (n, _) in _phrase_entries(conn, phrases).items()}
+
+
+def phrase_holders(conn: sqlite3.Connection, phrase: str) -> list[int] | None:
+    """The rowids of the memories holding ``phrase`` (a quoted FTS5 phrase), in no order,
+    when at most :data:`PRUNE_MAX_SCORED` do (forgotten ones included), else None; kept by
+    the connection with its count (:func:`phrase_counts`).
+
+    :func:`_pruned` scores the holders of a question's rarest phrases, and a rare pair of
+    common words is slow to find: "flags on" (2,433 memories at 1M) walks the doclist of
+    "on" (386k memories), and recall has walked it once already to count it."""
+    holders = _phrase_entries(conn, [phrase])[phrase][1]
+    return None if holders is None else json_loads(holders)
+
+
+def _phrase_entries(conn: sqlite3.Connection, phrases: Sequence[str]
+                    ) -> dict[str, tuple[int, str | None]]:
+    """phrase -> ``(memories holding it, their rowids as a JSON array or None)`` for each of
+    ``phrases``: the rowids when at most :data:`PRUNE_MAX_SCORED` hold it. Read from the
+    connection's ``temp`` table where its stamp is current (see :func:`phrase_counts`), else
+    taken from the index and kept there."""
     if not phrases:
         return {}
     version = conn.execute("SELECT value FROM meta WHERE key = 'memories_version'").fetchone()
     stamp = json_dumps([version[0] if version else None, _averages(conn)])
-    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} "
-                 "(phrase TEXT PRIMARY KEY, hits INTEGER NOT NULL, stamp TEXT NOT NULL)")
-    out = dict(conn.execute(
-        f"SELECT phrase, hits FROM temp.{_HITS_TABLE} "
+    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} (phrase TEXT PRIMARY KEY, "
+                 "hits INTEGER NOT NULL, holders TEXT, stamp TEXT NOT NULL)")
+    out = {p: (n, holders) for p, n, holders in conn.execute(
+        f"SELECT phrase, hits, holders FROM temp.{_HITS_TABLE} "
         "WHERE stamp = ? AND phrase IN (SELECT value FROM json_each(?))",
-        (stamp, json_dumps(list(phrases)))).fetchall())
+        (stamp, json_dumps(list(phrases))))}
     missing = [p for p in dict.fromkeys(phrases) if p not in out]
     if missing:
         for p in missing:
-            out[p] = phrase_hits(conn, p)
+            # the first PRUNE_MAX_SCORED + 1 holders, then the whole count only past them
+            n, holders = conn.execute(
+                "SELECT count(*), json_group_array(rowid) FROM "
+                "(SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
+                (p, PRUNE_MAX_SCORED + 1)).fetchone()
+            out[p] = (n, holders) if n <= PRUNE_MAX_SCORED else (phrase_hits(conn, p), None)
         conn.execute("SAVEPOINT ynm_phrase_hits")
         try:
             conn.execute(f"DELETE FROM temp.{_HITS_TABLE} WHERE stamp != ?", (stamp,))
-            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?)",
-                             [(p, out[p], stamp) for p in missing])
+            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?, ?)",
+                             [(p, *out[p], stamp) for p in missing])
         finally:
             conn.execute("RELEASE ynm_phrase_hits")
     return out
