@@ -98,12 +98,16 @@ def _whole_store_fold(log, path) -> MountCache:
         refs.extend(ref for _ in parsed.records)
     expected = MountCache(path, "project")
     # records rowids 1, 2, ... in read order, a record id read once (the first shard's)
-    stored = {}
+    # shards numbered 1, 2, ... in ref order
+    stored, shards = {}, {ref: i for i, ref in enumerate(sorted(log.tips()), 1)}
+    expected.conn.executemany("INSERT INTO shard_refs(shard, ref) VALUES (?, ?)",
+                              [(i, ref) for ref, i in shards.items()])
     for i, (r, text, ref) in enumerate(zip(records, lines, refs), 1):
         stored[r.id] = (i, text)
-        expected.conn.execute("INSERT INTO records(rowid, id, memory_id, ref, recorded_at, op, "
+        expected.conn.execute("INSERT INTO records(rowid, id, memory_id, shard, recorded_at, op, "
                               "line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (i, r.id, r.memory_id, ref, r.recorded_at, r.op, pack(text)))
+                              (i, r.id, r.memory_id, shards[ref], r.recorded_at, r.op,
+                               pack(text)))
     for i, m in enumerate(fold(records).memories.values(), 1):
         row = _memory_row(m, *stored[m.current.id])
         expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 21)})", (i, *row))
@@ -128,8 +132,9 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     want_rows = expected.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
     assert len(want_rows) == 42  # 40 memories and two wombats; none for the orphans
     assert got_rows == want_rows
-    records = "SELECT rowid, * FROM records ORDER BY rowid"
-    assert cache.conn.execute(records).fetchall() == expected.conn.execute(records).fetchall()
+    for table in ("records", "shard_refs"):
+        rows = f"SELECT rowid, * FROM {table} ORDER BY rowid"
+        assert cache.conn.execute(rows).fetchall() == expected.conn.execute(rows).fetchall()
     assert report.memories_folded == 42
     for match in WORDS + ["wombat", "later OR early", "superseded", "note"]:
         assert _ranked(cache, match) == _ranked(expected, match), match
@@ -140,7 +145,7 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     ids = {r[0] for r in cache.conn.execute("SELECT memory_id FROM memories")}
     spread = cache.conn.execute(
         "SELECT count(*) FROM (SELECT memory_id FROM records GROUP BY memory_id "
-        "HAVING count(DISTINCT ref) > 1)").fetchone()[0]
+        "HAVING count(DISTINCT shard) > 1)").fetchone()[0]
     assert spread > 10 and len(ids) == 42  # the corpus does spread memories over shards
     tags = {json.loads(r[0])["current"]["content"]: json.loads(r[0])["tags"] for r in
             cache.conn.execute(f"SELECT {state_sql()} FROM memories")}
@@ -173,7 +178,7 @@ def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, ca
     fresh.close()
     assert [name for name, _ in want] == ["memories_expires", "memories_live_updated",
                                           "memories_namespace", "memories_updated",
-                                          "problems_ref", "records_memory", "records_ref"]
+                                          "problems_ref", "records_memory", "records_shard"]
     cache.rebuild(store)
     assert _indexes(cache) == want
     plan = " ".join(str(r) for r in cache.conn.execute(

@@ -32,6 +32,8 @@ from ynm.model.records import Record
 from ynm.model.text import summarize
 
 Progress = Callable[[str, int, int], None]
+# The records of one shard, its ref the statement's parameter.
+_IN_SHARD = "shard = (SELECT shard FROM shard_refs WHERE ref = ?)"
 
 
 class ShardLog(Protocol):
@@ -278,7 +280,7 @@ class MountCache:
         conn = self.conn
         for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
             conn.execute(f"DROP INDEX {name}")  # created again below, once the rows are in
-        for table in ("shards", "records", "problems", "memories"):
+        for table in ("shards", "shard_refs", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         if self.has_vectors:  # emptied by re-creation: a DELETE would run the sum's trigger per row
@@ -299,10 +301,11 @@ class MountCache:
                 parsed = parse_jsonl(data)
                 self._store_problems(ref, parsed.problems, replace=False)
                 lines = [line.strip() for line in parsed.lines]
+                shard = self._shard_number(ref)
                 last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
                     "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                    ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line))
+                    ((r.id, r.memory_id, shard, r.recorded_at, r.op, pack(line))
                      for r, line in zip(parsed.records, lines)))
                 # The rowids of this shard's records, in one statement (the rows after the
                 # last one before it); a record id an earlier shard holds is not among them and
@@ -379,7 +382,8 @@ class MountCache:
         parsed = parse_jsonl(data)
         self._store_problems(ref, parsed.problems, replace=True)
         have = dict(
-            self.conn.execute("SELECT id, memory_id FROM records WHERE ref = ?", (ref,)).fetchall()
+            self.conn.execute(f"SELECT id, memory_id FROM records WHERE {_IN_SHARD}",
+                              (ref,)).fetchall()
         )
         new_ids = set()
         for r, line in zip(parsed.records, parsed.lines):
@@ -394,7 +398,7 @@ class MountCache:
 
     def _drop_shard(self, ref: str, batch: _Batch) -> None:
         for record_id, memory_id in self.conn.execute(
-            "SELECT id, memory_id FROM records WHERE ref = ?", (ref,)
+            f"SELECT id, memory_id FROM records WHERE {_IN_SHARD}", (ref,)
         ).fetchall():
             batch.removed.add(record_id)
             batch.touched.add(memory_id)
@@ -421,10 +425,17 @@ class MountCache:
 
     def _recount(self, refs: Iterable[str]) -> None:
         self.conn.executemany(
-            "UPDATE shards SET records = (SELECT count(*) FROM records WHERE records.ref = ?) "
+            f"UPDATE shards SET records = (SELECT count(*) FROM records WHERE {_IN_SHARD}) "
             "WHERE ref = ?",
             [(ref, ref) for ref in refs],
         )
+
+    def _shard_number(self, ref: str) -> int:
+        """The number ``records.shard`` holds for the shard ``ref`` (``shard_refs``), given
+        the first time the ref is met (inside the caller's transaction)."""
+        self.conn.execute("INSERT OR IGNORE INTO shard_refs(ref) VALUES (?)", (ref,))
+        return self.conn.execute(
+            "SELECT shard FROM shard_refs WHERE ref = ?", (ref,)).fetchone()[0]
 
     def _store_problems(self, ref: str, problems: Sequence[Problem], *, replace: bool) -> None:
         if replace:
@@ -501,9 +512,10 @@ class MountCache:
         if batch.removed:
             conn.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in batch.removed])
         if batch.added:
+            shards = {ref: self._shard_number(ref) for _, _, ref in batch.added.values()}
             conn.executemany(
                 "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.id, r.memory_id, ref, r.recorded_at, r.op, schema.pack(line))
+                [(r.id, r.memory_id, shards[ref], r.recorded_at, r.op, schema.pack(line))
                  for r, line, ref in batch.added.values()],
             )
         if not batch.touched:
@@ -887,7 +899,7 @@ class _Folded:
         one shard (its rows from single shards are dropped first)."""
         conn = self.conn
         conn.execute("CREATE TEMP TABLE spread AS SELECT memory_id FROM records "
-                     "GROUP BY memory_id HAVING min(ref) <> max(ref)")
+                     "GROUP BY memory_id HAVING min(shard) <> max(shard)")
         conn.execute("DELETE FROM temp.folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
         rows = conn.execute("SELECT r.memory_id, r.rowid, r.line FROM temp.spread AS s "
                             "JOIN records AS r ON r.memory_id = s.memory_id ORDER BY s.rowid")

@@ -6,8 +6,11 @@ Tables:
 - ``shards``: per shard ref, the commit and note blob the cache was built from, the blob's
   byte length, newline count, whether it ends in a newline and its CRC-32 (for tail reads:
   CRC-32 extends over appended bytes without re-reading the old ones).
-- ``records``: every valid record line, by record id, with its memory id and shard ref.
-  ``line`` is the line's bytes
+- ``shard_refs``: a number per shard ref the records came from (``shard``, from 1 in the
+  order refs were first met; a rebuild numbers them again), so ``records`` keeps a small
+  integer where the ref's ~50 bytes of text, and its index, cost ~10 MB at 100k records.
+- ``records``: every valid record line, by record id, with its memory id and shard number
+  (``shard_refs.shard``). ``line`` is the line's bytes
   compressed (:func:`pack`; read back with :func:`unpack`, or ``ynm_unpack(line)`` in SQL).
   ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
   instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
@@ -66,8 +69,9 @@ import sqlean as sqlite3
 from ynm.model.text import fts_text
 
 # 8: record lines and folded states kept compressed (pack/unpack); 9: the folded state kept as
-# what the columns and the current record's line do not hold (state_text)
-SCHEMA_VERSION = 9
+# what the columns and the current record's line do not hold (state_text); 10: records keep
+# their shard as a number (shard_refs)
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
@@ -85,10 +89,11 @@ CREATE TABLE shards (
   crc INTEGER NOT NULL DEFAULT 0,
   records INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE shard_refs (shard INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE);
 CREATE TABLE records (
   id TEXT PRIMARY KEY,
   memory_id TEXT NOT NULL,
-  ref TEXT NOT NULL,
+  shard INTEGER NOT NULL,
   recorded_at TEXT NOT NULL,
   op TEXT NOT NULL,
   line BLOB NOT NULL
@@ -136,7 +141,7 @@ CREATE TABLE embeddings (
 # (ynm.index.cache): built from sorted keys it costs less than grown a row at a time.
 RECORD_INDEXES = {
     "records_memory": "CREATE INDEX records_memory ON records(memory_id)",
-    "records_ref": "CREATE INDEX records_ref ON records(ref)",
+    "records_shard": "CREATE INDEX records_shard ON records(shard)",
 }
 MEMORY_INDEXES = {
     "memories_namespace": "CREATE INDEX memories_namespace ON memories(namespace)",
