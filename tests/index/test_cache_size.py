@@ -19,6 +19,7 @@ from ynm.index import schema
 from ynm.index.cache import MountCache, _Folded
 from ynm.model.jsonl import dumps_record
 from ynm.model.shards import ShardKey
+from ynm.model.text import summarize
 
 from .conftest import KEY, line, rec
 from .test_cache import find, porcelain_append
@@ -139,3 +140,53 @@ def test_cache_file_stays_within_three_times_the_raw_jsonl(log, cache):
     size = Path(cache.path).stat().st_size
     assert cache.counts()["memories"] == 2000
     assert size <= 3.0 * raw, (size, raw, size / raw)
+
+
+def _derived(cache: MountCache) -> dict[str, tuple[Any, ...]]:
+    """memory id -> (summary_head, summary, updated_later, updated_at, created_at) as kept."""
+    return {r[0]: r[1:] for r in cache.conn.execute(
+        "SELECT memory_id, summary_head, summary, updated_later, updated_at, created_at "
+        "FROM memories")}
+
+
+def test_repeated_values_are_kept_once_and_read_back_whole(log, cache, append):
+    """A summary the content starts with is kept as its length in characters (any other
+    summary as text), an update time equal to the creation time and a memory id equal to
+    the record's id as NULL; the generated columns read what folding the records gives, on
+    a rebuild and on the cache's own writes alike."""
+    prefix = rec(content="Café ☕ déjà vu 🐙 opens here. Then more.",
+                 summary="Café ☕ déjà vu 🐙 opens here.")
+    other = rec(content="The gateway uses mTLS everywhere.", summary="Gateway: mTLS")
+    derived = rec(content="no summary of its own. It is derived.", summary=None)
+    append(prefix, other, derived, own=False)
+    edit = rec(memoryId=other["id"], op="supersede", content="The gateway dropped mTLS.",
+               summary="The gateway dropped mTLS.", recordedAt="2026-01-02T00:00:00.000Z",
+               links=[{"rel": "supersedes", "to": other["id"]}])
+
+    def check():
+        got = _derived(cache)
+        assert got[prefix["id"]][:2] == (len("Café ☕ déjà vu 🐙 opens here."), prefix["summary"])
+        auto = summarize(derived["content"])
+        assert got[derived["id"]][:2] == (len(auto), auto) and derived["content"].startswith(auto)
+        for memory_id, (_, summary, later, updated, created) in got.items():
+            state = cache.get_state(memory_id)
+            assert (created, updated) == (state["createdAt"], state["updatedAt"])
+            assert later == (None if updated == created else updated)
+            assert find(cache, summary.split()[0].strip(":")) != []
+        ids = dict(cache.conn.execute("SELECT id, memory_of FROM records"))
+        assert ids == {prefix["id"]: None, other["id"]: None, derived["id"]: None,
+                       **({edit["id"]: other["id"]} if edit["id"] in ids else {})}
+        by_memory = cache.conn.execute("SELECT id FROM records WHERE memory_id = ? ORDER BY id",
+                                       (other["id"],)).fetchall()
+        assert [r[0] for r in by_memory] == sorted({other["id"], edit["id"]} & set(ids))
+
+    cache.rebuild(log)
+    assert _derived(cache)[other["id"]][:2] == ("Gateway: mTLS", "Gateway: mTLS")
+    check()
+    append(edit)  # the own write: refolded, its row updated in place
+    assert _derived(cache)[other["id"]] == (len(edit["summary"]), edit["summary"],
+                                            edit["recordedAt"], edit["recordedAt"],
+                                            other["recordedAt"])
+    check()
+    cache.rebuild(log)
+    check()

@@ -10,8 +10,15 @@ from functools import partialmethod
 
 import pytest
 
-from ynm.index.cache import MountCache, _Folded, _memory_row
-from ynm.index.schema import fts_values, pack, state_sql
+from ynm.index.cache import (
+    _MEMORY_COLUMNS,
+    MountCache,
+    _Folded,
+    _memory_row,
+    indexed_content,
+    memory_summary,
+)
+from ynm.index.schema import fts_values, memory_of, pack, state_sql
 from ynm.model.fold import fold
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.shards import ShardKey
@@ -104,16 +111,18 @@ def _whole_store_fold(log, path) -> MountCache:
                               [(i, ref) for ref, i in shards.items()])
     for i, (r, text, ref) in enumerate(zip(records, lines, refs), 1):
         stored[r.id] = (i, text)
-        expected.conn.execute("INSERT INTO records(rowid, id, memory_id, shard, recorded_at, op, "
+        expected.conn.execute("INSERT INTO records(rowid, id, memory_of, shard, recorded_at, op, "
                               "line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (i, r.id, r.memory_id, shards[ref], r.recorded_at, r.op,
-                               pack(text)))
+                              (i, r.id, memory_of(r.id, r.memory_id), shards[ref], r.recorded_at,
+                               r.op, pack(text)))
     for i, m in enumerate(fold(records).memories.values(), 1):
-        row = _memory_row(m, *stored[m.current.id])
-        expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 21)})", (i, *row))
+        summary, content = memory_summary(m), indexed_content(m)
+        row = _memory_row(m, *stored[m.current.id], summary, content)
+        expected.conn.execute(f"INSERT INTO memories(rowid, {', '.join(_MEMORY_COLUMNS)}) "
+                              f"VALUES ({', '.join('?' * 21)})", (i, *row))
         expected.conn.execute(
             "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-            (i, *fts_values(row[15], row[16], row[4], m.tags)))
+            (i, *fts_values(summary, content, m.subject, m.tags)))
     return expected
 
 

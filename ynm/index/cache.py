@@ -25,7 +25,7 @@ from typing import Any, Protocol, Self
 import sqlean as sqlite3
 
 from ynm.index import schema
-from ynm.index.schema import fts_values
+from ynm.index.schema import fts_values, memory_of
 from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
@@ -34,6 +34,13 @@ from ynm.model.text import summarize
 Progress = Callable[[str, int, int], None]
 # The records of one shard, its ref the statement's parameter.
 _IN_SHARD = "shard = (SELECT shard FROM shard_refs WHERE ref = ?)"
+_INSERT_RECORD = ("INSERT OR IGNORE INTO records(id, memory_of, shard, recorded_at, op, line) "
+                  "VALUES (?, ?, ?, ?, ?, ?)")
+# The stored columns of ``memories`` besides its rowid, in :func:`_memory_row`'s order.
+_MEMORY_COLUMNS = ("memory_id", "type", "level", "namespace", "subject", "tags", "data_keys",
+                   "importance", "confidence", "pinned", "needs_review", "tombstoned",
+                   "created_at", "updated_later", "versions", "summary_head", "content",
+                   "current", "extra", "expires_at")
 
 
 class ShardLog(Protocol):
@@ -304,8 +311,8 @@ class MountCache:
                 shard = self._shard_number(ref)
                 last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
-                    "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                    ((r.id, r.memory_id, shard, r.recorded_at, r.op, pack(line))
+                    _INSERT_RECORD,
+                    ((r.id, memory_of(r.id, r.memory_id), shard, r.recorded_at, r.op, pack(line))
                      for r, line in zip(parsed.records, lines)))
                 # The rowids of this shard's records, in one statement (the rows after the
                 # last one before it); a record id an earlier shard holds is not among them and
@@ -514,9 +521,9 @@ class MountCache:
         if batch.added:
             shards = {ref: self._shard_number(ref) for _, _, ref in batch.added.values()}
             conn.executemany(
-                "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.id, r.memory_id, shards[ref], r.recorded_at, r.op, schema.pack(line))
-                 for r, line, ref in batch.added.values()],
+                _INSERT_RECORD,
+                [(r.id, memory_of(r.id, r.memory_id), shards[ref], r.recorded_at, r.op,
+                  schema.pack(line)) for r, line, ref in batch.added.values()],
             )
         if not batch.touched:
             return 0
@@ -554,33 +561,24 @@ class MountCache:
         """Insert or update the rows of folded ``memories`` and their FTS rows; ``stored``
         holds each current record's ``(records rowid, packed line)`` by record id."""
         conn = self.conn
+        update = (f"UPDATE memories SET {', '.join(f'{c} = ?' for c in _MEMORY_COLUMNS)} "
+                  "WHERE rowid = ?")
+        insert = (f"INSERT INTO memories({', '.join(_MEMORY_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' * len(_MEMORY_COLUMNS))})")
         for m in memories:
             current, line = stored[m.current.id]
-            row = _memory_row(m, current, schema.unpack(line))
-            text = (row[15], row[16], row[4], row[5])  # summary, content, subject, tags
-            rowid, kept = self._fts_delete(m.memory_id, keep=text)
+            summary, content = memory_summary(m), indexed_content(m)
+            row = _memory_row(m, current, schema.unpack(line), summary, content)
+            rowid, kept = self._fts_delete(m.memory_id, keep=(summary, content, m.subject, row[5]))
             if rowid is not None:
-                conn.execute(
-                    "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
-                    "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
-                    "tombstoned=?, created_at=?, updated_at=?, versions=?, summary=?, content=?, "
-                    "current=?, extra=?, expires_at=? WHERE rowid = ?",
-                    (*row, rowid),
-                )
+                conn.execute(update, (*row, rowid))
             else:
-                cur = conn.execute(
-                    "INSERT INTO memories(memory_id, type, level, namespace, subject, tags, "
-                    "data_keys, importance, confidence, pinned, needs_review, tombstoned, "
-                    "created_at, updated_at, versions, summary, content, current, extra, "
-                    "expires_at) VALUES (" + ", ".join("?" * 20) + ")",
-                    row,
-                )
-                rowid = cur.lastrowid
+                rowid = conn.execute(insert, row).lastrowid
             if kept:
                 continue
             conn.execute(
                 "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-                (rowid, *fts_values(row[15], row[16], row[4], m.tags)),
+                (rowid, *fts_values(summary, content, m.subject, m.tags)),
             )
 
     def _fts_delete(self, memory_id: str,
@@ -854,8 +852,7 @@ class _Folded:
     def __init__(self, conn: Any, chunk: int = 5000) -> None:
         self.conn = conn
         self.chunk = chunk
-        self.columns = [c[1] for c in conn.execute("PRAGMA main.table_info(memories)")
-                        if c[1] != "rowid"]
+        self.columns = _MEMORY_COLUMNS
 
     def __enter__(self) -> Self:
         self.conn.execute("DROP TABLE IF EXISTS temp.folded")
@@ -886,8 +883,9 @@ class _Folded:
                 base = min((r.recorded_at, r.id) for r in recs
                            if r.op in ("create", "supersede"))
                 rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
-            row = _memory_row(m, rowid, line)
-            rows.append((*base, *fts_values(row[15], row[16], row[4], m.tags), *row))
+            summary, content = memory_summary(m), indexed_content(m)
+            rows.append((*base, *fts_values(summary, content, m.subject, m.tags),
+                         *_memory_row(m, rowid, line, summary, content)))
             if len(rows) == self.chunk:
                 self.conn.executemany(sql, rows)
                 rows = []
@@ -973,19 +971,22 @@ def _ref_of(r: Record) -> str:
 
 
 
-def _memory_row(m: Memory, current: int, line: str) -> tuple[Any, ...]:
-    """The ``memories`` row of a folded memory, without its rowid; ``current`` is the
-    ``records`` rowid of its current record and ``line`` that record's line as kept (unpacked).
-    The folded state is kept as what the columns and that line do not hold
-    (ynm.index.schema.state_extra)."""
+def _memory_row(m: Memory, current: int, line: str, summary: str,
+                content: str) -> tuple[Any, ...]:
+    """The stored ``memories`` row of a folded memory (:data:`_MEMORY_COLUMNS`, without its
+    rowid); ``current`` is the ``records`` rowid of its current record, ``line`` that
+    record's line as kept (unpacked), ``summary`` and ``content`` its :func:`memory_summary`
+    and :func:`indexed_content`. The folded state is kept as what the columns and that line
+    do not hold (ynm.index.schema.state_extra); the summary and update time as
+    ynm.index.schema.summary_head and updated_later keep them."""
     data = m.current.data
     return (
         m.memory_id, m.type, m.level, m.namespace, m.subject,
         json.dumps(m.tags, ensure_ascii=False),
         json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
-        m.created_at, m.updated_at, m.versions,
-        memory_summary(m), indexed_content(m),
+        m.created_at, schema.updated_later(m.created_at, m.updated_at), m.versions,
+        schema.summary_head(summary, content), content,
         current, schema.state_extra(m.to_obj(), line),
         m.expires_at_ms(),
     )

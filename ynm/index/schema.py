@@ -10,7 +10,8 @@ Tables:
   order refs were first met; a rebuild numbers them again), so ``records`` keeps a small
   integer where the ref's ~50 bytes of text, and its index, cost ~10 MB at 100k records.
 - ``records``: every valid record line, by record id, with its memory id and shard number
-  (``shard_refs.shard``). ``line`` is the line's bytes
+  (``shard_refs.shard``). ``memory_id`` is generated from ``memory_of``, which holds it only
+  where it is not the record's own id (:func:`memory_of`). ``line`` is the line's bytes
   compressed (:func:`pack`; read back with :func:`unpack`, or ``ynm_unpack(line)`` in SQL).
   ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
   instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
@@ -25,10 +26,14 @@ Tables:
   the state JSON from :func:`state_text` (``ynm_state(...)`` in SQL, :func:`state_sql`),
   byte for byte what folding the records gives.
   ``summary`` is the current record's, or derived from its content when the record has none
-  (ynm.model.text.summarize). ``expires_at``: when a working memory's ttl runs out, in
-  milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires), so reads leave
-  expired working memory out in SQL (ynm.index.search.filter_sql) before any sweep
-  tombstones it.
+  (ynm.model.text.summarize); it is generated from ``summary_head``, which holds its length
+  when the content starts with it, as it mostly does (:func:`summary_head`), and
+  ``updated_at`` from ``updated_later``, which holds it only where it is not ``created_at``
+  (:func:`updated_later`): generated columns are read like the others and cost no bytes (at
+  100k memories these three saved ~12 MB of 100). ``expires_at``: when a working memory's
+  ttl runs out, in milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires),
+  so reads leave expired working memory out in SQL (ynm.index.search.filter_sql) before any
+  sweep tombstones it.
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
   the ``memories`` rowid, fed through ``ynm.model.text.fts_text`` (each Han, kana or Hangul
   character set apart by spaces, so each is a token; ``memories`` keeps the text as written).
@@ -70,8 +75,9 @@ from ynm.model.text import fts_text
 
 # 8: record lines and folded states kept compressed (pack/unpack); 9: the folded state kept as
 # what the columns and the current record's line do not hold (state_text); 10: records keep
-# their shard as a number (shard_refs)
-SCHEMA_VERSION = 10
+# their shard as a number (shard_refs); 11: memory ids, update times and summaries that
+# repeat another column are generated from it
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
@@ -92,7 +98,8 @@ CREATE TABLE shards (
 CREATE TABLE shard_refs (shard INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE);
 CREATE TABLE records (
   id TEXT PRIMARY KEY,
-  memory_id TEXT NOT NULL,
+  memory_of TEXT,
+  memory_id TEXT GENERATED ALWAYS AS (coalesce(memory_of, id)) VIRTUAL,
   shard INTEGER NOT NULL,
   recorded_at TEXT NOT NULL,
   op TEXT NOT NULL,
@@ -115,9 +122,12 @@ CREATE TABLE memories (
   needs_review INTEGER NOT NULL,
   tombstoned INTEGER NOT NULL,
   created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
+  updated_later TEXT,
+  updated_at TEXT GENERATED ALWAYS AS (coalesce(updated_later, created_at)) VIRTUAL,
   versions INTEGER NOT NULL,
-  summary TEXT NOT NULL,
+  summary_head NOT NULL,
+  summary TEXT GENERATED ALWAYS AS (CASE typeof(summary_head) WHEN 'integer'
+    THEN substr(content, 1, summary_head) ELSE summary_head END) VIRTUAL,
   content TEXT NOT NULL,
   current INTEGER NOT NULL,
   extra BLOB,
@@ -323,6 +333,30 @@ def state_text(memory_id: str, line: bytes | str, type: str, level: str, namespa
     cur = (json.dumps(current, **_JSON) if current is not None
            else current_text(unpack(line)))  # type: ignore[arg-type]
     return f'{head},"current":{cur},{json.dumps(obj, **_JSON)[1:]}'
+
+
+def summary_head(summary: str, content: str) -> int | str:
+    """``memories.summary_head`` of a memory's summary and indexed content: the summary's
+    length in characters when the content starts with it (a summary remember derives is the
+    content's first sentence, ynm.model.text.summarize), else the summary itself; the
+    generated ``summary`` column gives the summary back either way. A summary holding NUL is
+    kept as it is (SQLite's ``substr`` stops at a NUL)."""
+    if content.startswith(summary) and "\x00" not in summary:
+        return len(summary)
+    return summary
+
+
+def updated_later(created_at: str, updated_at: str) -> str | None:
+    """``memories.updated_later``: ``updated_at`` when it is not ``created_at``, else None
+    (the generated ``updated_at`` column reads ``created_at`` then)."""
+    return None if updated_at == created_at else updated_at
+
+
+def memory_of(record_id: str, memory_id: str) -> str | None:
+    """``records.memory_of``: a record's memory id when it is not the record's own id (a
+    create record's memory id is its id), else None (the generated ``memory_id`` column
+    reads ``id`` then)."""
+    return None if memory_id == record_id else memory_id
 
 
 def fts_values(summary: str, content: str, subject: str | None,
