@@ -10,7 +10,7 @@ import sys
 from collections import defaultdict
 from functools import partialmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from ynm.index import schema
 from ynm.index.cache import MountCache, _Folded
 from ynm.model.jsonl import dumps_record
+from ynm.model.records import Level, MemoryType
 from ynm.model.shards import ShardKey
 from ynm.model.text import summarize
 
@@ -190,3 +191,27 @@ def test_repeated_values_are_kept_once_and_read_back_whole(log, cache, append):
     check()
     cache.rebuild(log)
     check()
+
+
+def test_types_and_levels_are_kept_as_codes_and_read_as_names(log, cache, append):
+    """Every memory type is kept as its place in schema.MEMORY_TYPES (the distributed level
+    as 0) and read back by name through the generated columns, filters included; a name
+    outside the tuples is kept as it is."""
+    assert set(schema.MEMORY_TYPES) == set(get_args(MemoryType))
+    assert set(schema.LEVELS) == set(get_args(Level))
+    space = {t: "session/s1" if t == "working" else "common" for t in schema.MEMORY_TYPES}
+    objs = {t: rec(type=t, namespace=space[t], content=f"{t} kinkajou")
+            for t in schema.MEMORY_TYPES}
+    for t, obj in objs.items():
+        append(obj, key=ShardKey("distributed", space[t], t, "2026-01"), own=False)
+    cache.rebuild(log)
+    rows = cache.conn.execute("SELECT memory_id, type_code, type, level_code, level "
+                              "FROM memories").fetchall()
+    assert sorted(rows) == sorted((o["id"], schema.MEMORY_TYPES.index(t), t, 0, "distributed")
+                                  for t, o in objs.items())
+    working = cache.conn.execute("SELECT memory_id FROM memories WHERE type = 'working'")
+    assert working.fetchall() == [(objs["working"]["id"],)]
+    assert cache.get_state(objs["reference"]["id"])["type"] == "reference"
+    assert schema.code("someday", schema.MEMORY_TYPES) == "someday"
+    named = f"SELECT {schema._named('x', schema.MEMORY_TYPES)} FROM (SELECT ? AS x)"
+    assert cache.conn.execute(named, ("someday",)).fetchone() == ("someday",)

@@ -186,7 +186,7 @@ def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, ca
     want = _indexes(fresh)
     fresh.close()
     assert [name for name, _ in want] == ["memories_expires", "memories_live_updated",
-                                          "memories_namespace", "memories_updated",
+                                          "memories_memory_id", "memories_updated",
                                           "problems_ref", "records_memory", "records_shard"]
     cache.rebuild(store)
     assert _indexes(cache) == want

@@ -37,7 +37,7 @@ _IN_SHARD = "shard = (SELECT shard FROM shard_refs WHERE ref = ?)"
 _INSERT_RECORD = ("INSERT OR IGNORE INTO records(id, memory_of, shard, recorded_at, op, line) "
                   "VALUES (?, ?, ?, ?, ?, ?)")
 # The stored columns of ``memories`` besides its rowid, in :func:`_memory_row`'s order.
-_MEMORY_COLUMNS = ("memory_id", "type", "level", "namespace", "subject", "tags", "data_keys",
+_MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject", "tags", "data_keys",
                    "importance", "confidence", "pinned", "needs_review", "tombstoned",
                    "created_at", "updated_later", "versions", "summary_head", "content",
                    "current", "extra", "expires_at")
@@ -915,10 +915,11 @@ class _Folded:
         conn.execute(f"INSERT INTO memories(rowid, {columns}) SELECT row_number() OVER "
                      f"(ORDER BY base_at, base_id), {columns} FROM temp.folded "
                      "ORDER BY base_at, base_id")
+        # the same rowids, numbered the same way (a base's (recordedAt, id) is unique)
         conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
-                     "SELECT m.rowid, f.fts_summary, f.fts_content, f.fts_subject, f.fts_tags "
-                     "FROM temp.folded AS f JOIN memories AS m ON m.memory_id = f.memory_id "
-                     "ORDER BY f.base_at, f.base_id")
+                     "SELECT row_number() OVER (ORDER BY base_at, base_id), fts_summary, "
+                     "fts_content, fts_subject, fts_tags FROM temp.folded "
+                     "ORDER BY base_at, base_id")
         return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
@@ -978,10 +979,12 @@ def _memory_row(m: Memory, current: int, line: str, summary: str,
     record's line as kept (unpacked), ``summary`` and ``content`` its :func:`memory_summary`
     and :func:`indexed_content`. The folded state is kept as what the columns and that line
     do not hold (ynm.index.schema.state_extra); the summary and update time as
-    ynm.index.schema.summary_head and updated_later keep them."""
+    ynm.index.schema.summary_head and updated_later keep them, type and level as codes
+    (ynm.index.schema.code)."""
     data = m.current.data
     return (
-        m.memory_id, m.type, m.level, m.namespace, m.subject,
+        m.memory_id, schema.code(m.type, schema.MEMORY_TYPES),
+        schema.code(m.level, schema.LEVELS), m.namespace, m.subject,
         json.dumps(m.tags, ensure_ascii=False),
         json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),

@@ -58,7 +58,7 @@ _TABLES = {
     "shards": "ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records",
     "records": "rowid, id, memory_of, ref, recorded_at, op, line",
     "problems": "ref, line, message",
-    "memories": "rowid, memory_id, type, level, namespace, subject, tags, data_keys, "
+    "memories": "rowid, memory_id, type_code, level_code, namespace, subject, tags, data_keys, "
                 "importance, confidence, pinned, needs_review, tombstoned, created_at, "
                 "updated_later, versions, summary_head, content, current, extra, expires_at",
 }
