@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from datetime import UTC, datetime
 from functools import partialmethod
 from pathlib import Path
 from typing import Any, get_args
 
+import sqlean as sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -215,3 +217,33 @@ def test_types_and_levels_are_kept_as_codes_and_read_as_names(log, cache, append
     assert schema.code("someday", schema.MEMORY_TYPES) == "someday"
     named = f"SELECT {schema._named('x', schema.MEMORY_TYPES)} FROM (SELECT ? AS x)"
     assert cache.conn.execute(named, ("someday",)).fetchone() == ("someday",)
+
+
+@given(st.integers(min_value=0, max_value=253_402_300_799_999))
+def test_an_instant_kept_as_milliseconds_reads_back_as_its_canonical_text(ms):
+    """Every millisecond from 1970 to the end of year 9999: instant() keeps the canonical
+    text as its milliseconds, and the generated column's SQL gives the same text back."""
+    text = (datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+            + f"{ms % 1000:03d}Z")
+    assert schema.instant(text) == ms
+    with sqlite3.connect(":memory:") as conn:
+        got = conn.execute(f"SELECT {schema._instant_sql('x')} FROM (SELECT ? AS x)", (ms,))
+        assert got.fetchone() == (text,)
+
+
+def test_instants_outside_the_millisecond_form_are_kept_as_text(log, cache, append):
+    """A time before 1970 is kept as text; record and creation times read back as folded."""
+    old = rec(content="old wombat", recordedAt="1969-07-20T20:17:40.000Z")
+    new = rec(content="new wombat")
+    append(old, new, own=False)
+    cache.rebuild(log)
+    kept = dict(cache.conn.execute("SELECT id, recorded_ms FROM records"))
+    assert kept == {old["id"]: old["recordedAt"], new["id"]: schema.instant(new["recordedAt"])}
+    assert isinstance(kept[new["id"]], int)
+    for obj in (old, new):
+        state = cache.get_state(obj["id"])
+        assert state["createdAt"] == obj["recordedAt"]
+        assert cache.conn.execute(
+            "SELECT r.recorded_at, m.created_at, m.updated_at FROM records r JOIN memories m "
+            "ON m.memory_id = r.memory_id WHERE r.id = ?", (obj["id"],)).fetchone() == (
+            obj["recordedAt"],) * 3

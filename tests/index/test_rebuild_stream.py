@@ -18,7 +18,7 @@ from ynm.index.cache import (
     indexed_content,
     memory_summary,
 )
-from ynm.index.schema import fts_values, memory_of, pack, state_sql
+from ynm.index.schema import fts_values, instant, memory_of, pack, state_sql
 from ynm.model.fold import fold
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.shards import ShardKey
@@ -111,10 +111,10 @@ def _whole_store_fold(log, path) -> MountCache:
                               [(i, ref) for ref, i in shards.items()])
     for i, (r, text, ref) in enumerate(zip(records, lines, refs), 1):
         stored[r.id] = (i, text)
-        expected.conn.execute("INSERT INTO records(rowid, id, memory_of, shard, recorded_at, op, "
+        expected.conn.execute("INSERT INTO records(rowid, id, memory_of, shard, recorded_ms, op, "
                               "line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (i, r.id, memory_of(r.id, r.memory_id), shards[ref], r.recorded_at,
-                               r.op, pack(text)))
+                              (i, r.id, memory_of(r.id, r.memory_id), shards[ref],
+                               instant(r.recorded_at), r.op, pack(text)))
     for i, m in enumerate(fold(records).memories.values(), 1):
         summary, content = memory_summary(m), indexed_content(m)
         row = _memory_row(m, *stored[m.current.id], summary, content)

@@ -25,7 +25,7 @@ from typing import Any, Protocol, Self
 import sqlean as sqlite3
 
 from ynm.index import schema
-from ynm.index.schema import fts_values, memory_of
+from ynm.index.schema import fts_values, instant, memory_of
 from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
@@ -34,12 +34,12 @@ from ynm.model.text import summarize
 Progress = Callable[[str, int, int], None]
 # The records of one shard, its ref the statement's parameter.
 _IN_SHARD = "shard = (SELECT shard FROM shard_refs WHERE ref = ?)"
-_INSERT_RECORD = ("INSERT OR IGNORE INTO records(id, memory_of, shard, recorded_at, op, line) "
+_INSERT_RECORD = ("INSERT OR IGNORE INTO records(id, memory_of, shard, recorded_ms, op, line) "
                   "VALUES (?, ?, ?, ?, ?, ?)")
 # The stored columns of ``memories`` besides its rowid, in :func:`_memory_row`'s order.
 _MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject", "tags", "data_keys",
                    "importance", "confidence", "pinned", "needs_review", "tombstoned",
-                   "created_at", "updated_later", "versions", "summary_head", "content",
+                   "created_ms", "updated_later", "versions", "summary_head", "content",
                    "current", "extra", "expires_at")
 
 
@@ -312,7 +312,8 @@ class MountCache:
                 last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
                     _INSERT_RECORD,
-                    ((r.id, memory_of(r.id, r.memory_id), shard, r.recorded_at, r.op, pack(line))
+                    ((r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
+                      pack(line))
                      for r, line in zip(parsed.records, lines)))
                 # The rowids of this shard's records, in one statement (the rows after the
                 # last one before it); a record id an earlier shard holds is not among them and
@@ -522,7 +523,7 @@ class MountCache:
             shards = {ref: self._shard_number(ref) for _, _, ref in batch.added.values()}
             conn.executemany(
                 _INSERT_RECORD,
-                [(r.id, memory_of(r.id, r.memory_id), shards[ref], r.recorded_at, r.op,
+                [(r.id, memory_of(r.id, r.memory_id), shards[ref], instant(r.recorded_at), r.op,
                   schema.pack(line)) for r, line, ref in batch.added.values()],
             )
         if not batch.touched:
@@ -980,7 +981,7 @@ def _memory_row(m: Memory, current: int, line: str, summary: str,
     and :func:`indexed_content`. The folded state is kept as what the columns and that line
     do not hold (ynm.index.schema.state_extra); the summary and update time as
     ynm.index.schema.summary_head and updated_later keep them, type and level as codes
-    (ynm.index.schema.code)."""
+    (ynm.index.schema.code), the creation time as milliseconds (ynm.index.schema.instant)."""
     data = m.current.data
     return (
         m.memory_id, schema.code(m.type, schema.MEMORY_TYPES),
@@ -988,7 +989,7 @@ def _memory_row(m: Memory, current: int, line: str, summary: str,
         json.dumps(m.tags, ensure_ascii=False),
         json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
-        m.created_at, schema.updated_later(m.created_at, m.updated_at), m.versions,
+        instant(m.created_at), schema.updated_later(m.created_at, m.updated_at), m.versions,
         schema.summary_head(summary, content), content,
         current, schema.state_extra(m.to_obj(), line),
         m.expires_at_ms(),

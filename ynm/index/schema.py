@@ -16,7 +16,9 @@ Tables:
   ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
   instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
   offset a line was written with, so comparing them as text (the ``since``/``until`` filters,
-  ``ORDER BY updated_at``) compares instants.
+  ``ORDER BY updated_at``) compares instants; ``recorded_at`` and ``created_at`` are
+  generated from ``recorded_ms``/``created_ms``, which hold them as milliseconds
+  (:func:`instant`).
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, ``current`` (the ``records`` rowid of its current record) and ``extra``:
@@ -66,6 +68,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +80,8 @@ from ynm.model.text import fts_text
 # what the columns and the current record's line do not hold (state_text); 10: records keep
 # their shard as a number (shard_refs); 11: memory ids, update times and summaries that
 # repeat another column are generated from it; 12: memory types and levels kept as codes,
-# no namespace index
-SCHEMA_VERSION = 12
+# no namespace index; 13: record and creation times kept as milliseconds
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
@@ -90,12 +93,39 @@ DAMAGED_CODES = (11, 26)
 # changes what a code means: bump SCHEMA_VERSION with them.
 MEMORY_TYPES = ("semantic", "episodic", "procedural", "working", "reflective", "reference")
 LEVELS = ("distributed", "personal")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
 
 
 def code(value: str, names: tuple[str, ...]) -> int | str:
     """``value``'s place in ``names`` (:data:`MEMORY_TYPES`, :data:`LEVELS`), or ``value``
     itself when it is none of them (the generated column reads it as it is then)."""
     return names.index(value) if value in names else value
+
+
+def instant(text: str) -> int | str:
+    """A canonical UTC instant (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.
+    normalize_datetime) as ``records.recorded_ms``/``memories.created_ms`` keep it: whole
+    milliseconds since the epoch (6 bytes where the text takes 24), or the text itself when
+    it is before 1970 or not in that form; the generated ``recorded_at``/``created_at``
+    columns read the text back either way (:func:`_instant_sql`)."""
+    if len(text) == 24 and text[23] == "Z" and text[10] == "T" and text[19] == "." and \
+            text[4] == text[7] == "-" and text[13] == text[16] == ":":
+        try:  # the canonical form: exactly the instant, in whole milliseconds
+            ms = (datetime.fromisoformat(text) - _EPOCH) // _MS
+        except ValueError:
+            return text
+        if ms >= 0:
+            return ms
+    return text
+
+
+def _instant_sql(column: str) -> str:
+    """SQL for the instant text a column of :func:`instant` values stands for (integer
+    arithmetic only, so every millisecond reads back exactly)."""
+    return (f"CASE typeof({column}) WHEN 'integer' THEN strftime('%Y-%m-%dT%H:%M:%S', "
+            f"{column} / 1000, 'unixepoch') || printf('.%03dZ', {column} % 1000) "
+            f"ELSE {column} END")
 
 
 def _named(column: str, names: tuple[str, ...]) -> str:
@@ -122,7 +152,8 @@ CREATE TABLE records (
   memory_of TEXT,
   memory_id TEXT GENERATED ALWAYS AS (coalesce(memory_of, id)) VIRTUAL,
   shard INTEGER NOT NULL,
-  recorded_at TEXT NOT NULL,
+  recorded_ms NOT NULL,
+  recorded_at TEXT GENERATED ALWAYS AS ({_instant_sql("recorded_ms")}) VIRTUAL,
   op TEXT NOT NULL,
   line BLOB NOT NULL
 );
@@ -144,7 +175,8 @@ CREATE TABLE memories (
   pinned INTEGER NOT NULL,
   needs_review INTEGER NOT NULL,
   tombstoned INTEGER NOT NULL,
-  created_at TEXT NOT NULL,
+  created_ms NOT NULL,
+  created_at TEXT GENERATED ALWAYS AS ({_instant_sql("created_ms")}) VIRTUAL,
   updated_later TEXT,
   updated_at TEXT GENERATED ALWAYS AS (coalesce(updated_later, created_at)) VIRTUAL,
   versions INTEGER NOT NULL,

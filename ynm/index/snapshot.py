@@ -56,10 +56,10 @@ ZSTD_WINDOW_LOG = 25
 # state.bin is a third of the size, for one pack per row when loaded.
 _TABLES = {
     "shards": "ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records",
-    "records": "rowid, id, memory_of, ref, recorded_at, op, line",
+    "records": "rowid, id, memory_of, ref, recorded_ms, op, line",
     "problems": "ref, line, message",
     "memories": "rowid, memory_id, type_code, level_code, namespace, subject, tags, data_keys, "
-                "importance, confidence, pinned, needs_review, tombstoned, created_at, "
+                "importance, confidence, pinned, needs_review, tombstoned, created_ms, "
                 "updated_later, versions, summary_head, content, current, extra, expires_at",
 }
 _PACKED = ("line", "extra")  # the packed columns (ynm.index.schema.pack)
