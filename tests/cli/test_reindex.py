@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from contextlib import closing
+
+import sqlean
 
 from .conftest import make_record
 
@@ -48,17 +51,21 @@ def test_rebuilds_a_deleted_cache(project, cli_run, run_json, load, ynm_home):
 
 def test_rebuilds_a_cache_damaged_behind_a_valid_header(project, cli_run, run_json, load,
                                                          ynm_home):
-    # pages overwritten after the first (the header and schema page stay valid): SQLite opens
-    # the file and reports SQLITE_CORRUPT only when the damaged pages are read
+    # pages overwritten but the schema's (the header and the schema stay valid; the schema
+    # takes more than the first page): SQLite opens the file and reports SQLITE_CORRUPT only
+    # when the damaged pages are read
     records = [make_record(content=f"ledger deploys {n} " + "filler " * 60) for n in range(150)]
     load(*records)
     before = {h["memoryId"] for h in run_json("recall", "ledger", "--limit", "200")}
     assert len(before) == 150
     path = ynm_home / "index" / "ynm-cache" / "personal.sqlite"
     run_json("status")  # the WAL checkpointed into the file on close
+    with closing(sqlean.connect(str(path))) as conn:  # 1-based page numbers
+        schema_pages = {r[0] - 1 for r in conn.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'")}
     data = bytearray(path.read_bytes())
     assert len(data) > 8 * 4096
-    for page in range(1, len(data) // 4096):
+    for page in set(range(1, len(data) // 4096)) - schema_pages:
         data[page * 4096 + 100: page * 4096 + 900] = b"\xa5" * 800
     path.write_bytes(bytes(data))
     damaged = cli_run("list")

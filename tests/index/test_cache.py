@@ -291,7 +291,8 @@ def test_rebuild_matches_incremental_state(log, cache, cache_path, append, git, 
         rows = (f"SELECT memory_id, {schema.state_sql()}, summary, content, tags, pinned "
                 "FROM memories ORDER BY 1")
         assert cache.conn.execute(rows).fetchall() == other.conn.execute(rows).fetchall()
-        recs = "SELECT id, memory_id, ref, line FROM records ORDER BY 1"
+        recs = ("SELECT id, memory_id, s.ref, line FROM records AS r "
+                "JOIN shard_refs AS s ON s.shard = r.shard ORDER BY 1")
         assert cache.conn.execute(recs).fetchall() == other.conn.execute(recs).fetchall()
     finally:
         other.close()

@@ -8,17 +8,21 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from datetime import UTC, datetime
 from functools import partialmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+import sqlean as sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ynm.index import schema
 from ynm.index.cache import MountCache, _Folded
 from ynm.model.jsonl import dumps_record
+from ynm.model.records import Level, MemoryType
 from ynm.model.shards import ShardKey
+from ynm.model.text import summarize
 
 from .conftest import KEY, line, rec
 from .test_cache import find, porcelain_append
@@ -139,3 +143,107 @@ def test_cache_file_stays_within_three_times_the_raw_jsonl(log, cache):
     size = Path(cache.path).stat().st_size
     assert cache.counts()["memories"] == 2000
     assert size <= 3.0 * raw, (size, raw, size / raw)
+
+
+def _derived(cache: MountCache) -> dict[str, tuple[Any, ...]]:
+    """memory id -> (summary_head, summary, updated_later, updated_at, created_at) as kept."""
+    return {r[0]: r[1:] for r in cache.conn.execute(
+        "SELECT memory_id, summary_head, summary, updated_later, updated_at, created_at "
+        "FROM memories")}
+
+
+def test_repeated_values_are_kept_once_and_read_back_whole(log, cache, append):
+    """A summary the content starts with is kept as its length in characters (any other
+    summary as text), an update time equal to the creation time and a memory id equal to
+    the record's id as NULL; the generated columns read what folding the records gives, on
+    a rebuild and on the cache's own writes alike."""
+    prefix = rec(content="Café ☕ déjà vu 🐙 opens here. Then more.",
+                 summary="Café ☕ déjà vu 🐙 opens here.")
+    other = rec(content="The gateway uses mTLS everywhere.", summary="Gateway: mTLS")
+    derived = rec(content="no summary of its own. It is derived.", summary=None)
+    append(prefix, other, derived, own=False)
+    edit = rec(memoryId=other["id"], op="supersede", content="The gateway dropped mTLS.",
+               summary="The gateway dropped mTLS.", recordedAt="2026-01-02T00:00:00.000Z",
+               links=[{"rel": "supersedes", "to": other["id"]}])
+
+    def check():
+        got = _derived(cache)
+        assert got[prefix["id"]][:2] == (len("Café ☕ déjà vu 🐙 opens here."), prefix["summary"])
+        auto = summarize(derived["content"])
+        assert got[derived["id"]][:2] == (len(auto), auto) and derived["content"].startswith(auto)
+        for memory_id, (_, summary, later, updated, created) in got.items():
+            state = cache.get_state(memory_id)
+            assert (created, updated) == (state["createdAt"], state["updatedAt"])
+            assert later == (None if updated == created else updated)
+            assert find(cache, summary.split()[0].strip(":")) != []
+        ids = dict(cache.conn.execute("SELECT id, memory_of FROM records"))
+        assert ids == {prefix["id"]: None, other["id"]: None, derived["id"]: None,
+                       **({edit["id"]: other["id"]} if edit["id"] in ids else {})}
+        by_memory = cache.conn.execute("SELECT id FROM records WHERE memory_id = ? ORDER BY id",
+                                       (other["id"],)).fetchall()
+        assert [r[0] for r in by_memory] == sorted({other["id"], edit["id"]} & set(ids))
+
+    cache.rebuild(log)
+    assert _derived(cache)[other["id"]][:2] == ("Gateway: mTLS", "Gateway: mTLS")
+    check()
+    append(edit)  # the own write: refolded, its row updated in place
+    assert _derived(cache)[other["id"]] == (len(edit["summary"]), edit["summary"],
+                                            edit["recordedAt"], edit["recordedAt"],
+                                            other["recordedAt"])
+    check()
+    cache.rebuild(log)
+    check()
+
+
+def test_types_and_levels_are_kept_as_codes_and_read_as_names(log, cache, append):
+    """Every memory type is kept as its place in schema.MEMORY_TYPES (the distributed level
+    as 0) and read back by name through the generated columns, filters included; a name
+    outside the tuples is kept as it is."""
+    assert set(schema.MEMORY_TYPES) == set(get_args(MemoryType))
+    assert set(schema.LEVELS) == set(get_args(Level))
+    space = {t: "session/s1" if t == "working" else "common" for t in schema.MEMORY_TYPES}
+    objs = {t: rec(type=t, namespace=space[t], content=f"{t} kinkajou")
+            for t in schema.MEMORY_TYPES}
+    for t, obj in objs.items():
+        append(obj, key=ShardKey("distributed", space[t], t, "2026-01"), own=False)
+    cache.rebuild(log)
+    rows = cache.conn.execute("SELECT memory_id, type_code, type, level_code, level "
+                              "FROM memories").fetchall()
+    assert sorted(rows) == sorted((o["id"], schema.MEMORY_TYPES.index(t), t, 0, "distributed")
+                                  for t, o in objs.items())
+    working = cache.conn.execute("SELECT memory_id FROM memories WHERE type = 'working'")
+    assert working.fetchall() == [(objs["working"]["id"],)]
+    assert cache.get_state(objs["reference"]["id"])["type"] == "reference"
+    assert schema.code("someday", schema.MEMORY_TYPES) == "someday"
+    named = f"SELECT {schema._named('x', schema.MEMORY_TYPES)} FROM (SELECT ? AS x)"
+    assert cache.conn.execute(named, ("someday",)).fetchone() == ("someday",)
+
+
+@given(st.integers(min_value=0, max_value=253_402_300_799_999))
+def test_an_instant_kept_as_milliseconds_reads_back_as_its_canonical_text(ms):
+    """Every millisecond from 1970 to the end of year 9999: instant() keeps the canonical
+    text as its milliseconds, and the generated column's SQL gives the same text back."""
+    text = (datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+            + f"{ms % 1000:03d}Z")
+    assert schema.instant(text) == ms
+    with sqlite3.connect(":memory:") as conn:
+        got = conn.execute(f"SELECT {schema._instant_sql('x')} FROM (SELECT ? AS x)", (ms,))
+        assert got.fetchone() == (text,)
+
+
+def test_instants_outside_the_millisecond_form_are_kept_as_text(log, cache, append):
+    """A time before 1970 is kept as text; record and creation times read back as folded."""
+    old = rec(content="old wombat", recordedAt="1969-07-20T20:17:40.000Z")
+    new = rec(content="new wombat")
+    append(old, new, own=False)
+    cache.rebuild(log)
+    kept = dict(cache.conn.execute("SELECT id, recorded_ms FROM records"))
+    assert kept == {old["id"]: old["recordedAt"], new["id"]: schema.instant(new["recordedAt"])}
+    assert isinstance(kept[new["id"]], int)
+    for obj in (old, new):
+        state = cache.get_state(obj["id"])
+        assert state["createdAt"] == obj["recordedAt"]
+        assert cache.conn.execute(
+            "SELECT r.recorded_at, m.created_at, m.updated_at FROM records r JOIN memories m "
+            "ON m.memory_id = r.memory_id WHERE r.id = ?", (obj["id"],)).fetchone() == (
+            obj["recordedAt"],) * 3

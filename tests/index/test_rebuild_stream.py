@@ -10,8 +10,15 @@ from functools import partialmethod
 
 import pytest
 
-from ynm.index.cache import MountCache, _Folded, _memory_row
-from ynm.index.schema import fts_values, pack, state_sql
+from ynm.index.cache import (
+    _MEMORY_COLUMNS,
+    MountCache,
+    _Folded,
+    _memory_row,
+    indexed_content,
+    memory_summary,
+)
+from ynm.index.schema import fts_values, instant, memory_of, pack, state_sql
 from ynm.model.fold import fold
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.shards import ShardKey
@@ -98,18 +105,24 @@ def _whole_store_fold(log, path) -> MountCache:
         refs.extend(ref for _ in parsed.records)
     expected = MountCache(path, "project")
     # records rowids 1, 2, ... in read order, a record id read once (the first shard's)
-    stored = {}
+    # shards numbered 1, 2, ... in ref order
+    stored, shards = {}, {ref: i for i, ref in enumerate(sorted(log.tips()), 1)}
+    expected.conn.executemany("INSERT INTO shard_refs(shard, ref) VALUES (?, ?)",
+                              [(i, ref) for ref, i in shards.items()])
     for i, (r, text, ref) in enumerate(zip(records, lines, refs), 1):
         stored[r.id] = (i, text)
-        expected.conn.execute("INSERT INTO records(rowid, id, memory_id, ref, recorded_at, op, "
+        expected.conn.execute("INSERT INTO records(rowid, id, memory_of, shard, recorded_ms, op, "
                               "line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (i, r.id, r.memory_id, ref, r.recorded_at, r.op, pack(text)))
+                              (i, r.id, memory_of(r.id, r.memory_id), shards[ref],
+                               instant(r.recorded_at), r.op, pack(text)))
     for i, m in enumerate(fold(records).memories.values(), 1):
-        row = _memory_row(m, *stored[m.current.id])
-        expected.conn.execute(f"INSERT INTO memories VALUES ({', '.join('?' * 21)})", (i, *row))
+        summary, content = memory_summary(m), indexed_content(m)
+        row = _memory_row(m, *stored[m.current.id], summary, content)
+        expected.conn.execute(f"INSERT INTO memories(rowid, {', '.join(_MEMORY_COLUMNS)}) "
+                              f"VALUES ({', '.join('?' * 21)})", (i, *row))
         expected.conn.execute(
             "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-            (i, *fts_values(row[15], row[16], row[4], m.tags)))
+            (i, *fts_values(summary, content, m.subject, m.tags)))
     return expected
 
 
@@ -128,8 +141,9 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     want_rows = expected.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
     assert len(want_rows) == 42  # 40 memories and two wombats; none for the orphans
     assert got_rows == want_rows
-    records = "SELECT rowid, * FROM records ORDER BY rowid"
-    assert cache.conn.execute(records).fetchall() == expected.conn.execute(records).fetchall()
+    for table in ("records", "shard_refs"):
+        rows = f"SELECT rowid, * FROM {table} ORDER BY rowid"
+        assert cache.conn.execute(rows).fetchall() == expected.conn.execute(rows).fetchall()
     assert report.memories_folded == 42
     for match in WORDS + ["wombat", "later OR early", "superseded", "note"]:
         assert _ranked(cache, match) == _ranked(expected, match), match
@@ -140,7 +154,7 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     ids = {r[0] for r in cache.conn.execute("SELECT memory_id FROM memories")}
     spread = cache.conn.execute(
         "SELECT count(*) FROM (SELECT memory_id FROM records GROUP BY memory_id "
-        "HAVING count(DISTINCT ref) > 1)").fetchone()[0]
+        "HAVING count(DISTINCT shard) > 1)").fetchone()[0]
     assert spread > 10 and len(ids) == 42  # the corpus does spread memories over shards
     tags = {json.loads(r[0])["current"]["content"]: json.loads(r[0])["tags"] for r in
             cache.conn.execute(f"SELECT {state_sql()} FROM memories")}
@@ -172,8 +186,8 @@ def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, ca
     want = _indexes(fresh)
     fresh.close()
     assert [name for name, _ in want] == ["memories_expires", "memories_live_updated",
-                                          "memories_namespace", "memories_updated",
-                                          "problems_ref", "records_memory", "records_ref"]
+                                          "memories_memory_id", "memories_updated",
+                                          "problems_ref", "records_memory", "records_shard"]
     cache.rebuild(store)
     assert _indexes(cache) == want
     plan = " ".join(str(r) for r in cache.conn.execute(

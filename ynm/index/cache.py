@@ -30,7 +30,7 @@ from typing import Any, Protocol, Self
 import sqlean as sqlite3
 
 from ynm.index import schema
-from ynm.index.schema import fts_values
+from ynm.index.schema import fts_values, instant, memory_of
 from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
@@ -38,6 +38,15 @@ from ynm.model.text import summarize
 from ynm.store.objects import LooseMark, mark_loose, read_appended_loose
 
 Progress = Callable[[str, int, int], None]
+# The records of one shard, its ref the statement's parameter.
+_IN_SHARD = "shard = (SELECT shard FROM shard_refs WHERE ref = ?)"
+_INSERT_RECORD = ("INSERT OR IGNORE INTO records(id, memory_of, shard, recorded_ms, op, line) "
+                  "VALUES (?, ?, ?, ?, ?, ?)")
+# The stored columns of ``memories`` besides its rowid, in :func:`_memory_row`'s order.
+_MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject", "tags", "data_keys",
+                   "importance", "confidence", "pinned", "needs_review", "tombstoned",
+                   "created_ms", "updated_later", "versions", "summary_head", "content",
+                   "current", "extra", "expires_at")
 
 
 class ShardLog(Protocol):
@@ -311,7 +320,7 @@ class MountCache:
         conn = self.conn
         for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
             conn.execute(f"DROP INDEX {name}")  # created again below, once the rows are in
-        for table in ("shards", "records", "problems", "memories"):
+        for table in ("shards", "shard_refs", "records", "problems", "memories"):
             conn.execute(f"DELETE FROM {table}")
         conn.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
         if self.has_vectors:  # emptied by re-creation: a DELETE would run the sum's trigger per row
@@ -332,10 +341,12 @@ class MountCache:
                 parsed = parse_jsonl(data)
                 self._store_problems(ref, parsed.problems, replace=False)
                 lines = [line.strip() for line in parsed.lines]
+                shard = self._shard_number(ref)
                 last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                 conn.executemany(
-                    "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                    ((r.id, r.memory_id, ref, r.recorded_at, r.op, pack(line))
+                    _INSERT_RECORD,
+                    ((r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
+                      pack(line))
                      for r, line in zip(parsed.records, lines)))
                 # The rowids of this shard's records, in one statement (the rows after the
                 # last one before it); a record id an earlier shard holds is not among them and
@@ -450,7 +461,8 @@ class MountCache:
         parsed = parse_jsonl(data)
         self._store_problems(ref, parsed.problems, replace=True)
         have = dict(
-            self.conn.execute("SELECT id, memory_id FROM records WHERE ref = ?", (ref,)).fetchall()
+            self.conn.execute(f"SELECT id, memory_id FROM records WHERE {_IN_SHARD}",
+                              (ref,)).fetchall()
         )
         new_ids = set()
         for r, line in zip(parsed.records, parsed.lines):
@@ -465,7 +477,7 @@ class MountCache:
 
     def _drop_shard(self, ref: str, batch: _Batch) -> None:
         for record_id, memory_id in self.conn.execute(
-            "SELECT id, memory_id FROM records WHERE ref = ?", (ref,)
+            f"SELECT id, memory_id FROM records WHERE {_IN_SHARD}", (ref,)
         ).fetchall():
             batch.removed.add(record_id)
             batch.touched.add(memory_id)
@@ -497,10 +509,17 @@ class MountCache:
 
     def _recount(self, refs: Iterable[str]) -> None:
         self.conn.executemany(
-            "UPDATE shards SET records = (SELECT count(*) FROM records WHERE records.ref = ?) "
+            f"UPDATE shards SET records = (SELECT count(*) FROM records WHERE {_IN_SHARD}) "
             "WHERE ref = ?",
             [(ref, ref) for ref in refs],
         )
+
+    def _shard_number(self, ref: str) -> int:
+        """The number ``records.shard`` holds for the shard ``ref`` (``shard_refs``), given
+        the first time the ref is met (inside the caller's transaction)."""
+        self.conn.execute("INSERT OR IGNORE INTO shard_refs(ref) VALUES (?)", (ref,))
+        return self.conn.execute(
+            "SELECT shard FROM shard_refs WHERE ref = ?", (ref,)).fetchone()[0]
 
     def _store_problems(self, ref: str, problems: Sequence[Problem], *, replace: bool) -> None:
         if replace:
@@ -570,10 +589,11 @@ class MountCache:
         if batch.removed:
             conn.executemany("DELETE FROM records WHERE id = ?", [(i,) for i in batch.removed])
         if batch.added:
+            shards = {ref: self._shard_number(ref) for _, _, ref in batch.added.values()}
             conn.executemany(
-                "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.id, r.memory_id, ref, r.recorded_at, r.op, schema.pack(line))
-                 for r, line, ref in batch.added.values()],
+                _INSERT_RECORD,
+                [(r.id, memory_of(r.id, r.memory_id), shards[ref], instant(r.recorded_at), r.op,
+                  schema.pack(line)) for r, line, ref in batch.added.values()],
             )
         if not batch.touched:
             return 0
@@ -611,33 +631,24 @@ class MountCache:
         """Insert or update the rows of folded ``memories`` and their FTS rows; ``stored``
         holds each current record's ``(records rowid, packed line)`` by record id."""
         conn = self.conn
+        update = (f"UPDATE memories SET {', '.join(f'{c} = ?' for c in _MEMORY_COLUMNS)} "
+                  "WHERE rowid = ?")
+        insert = (f"INSERT INTO memories({', '.join(_MEMORY_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' * len(_MEMORY_COLUMNS))})")
         for m in memories:
             current, line = stored[m.current.id]
-            row = _memory_row(m, current, schema.unpack(line))
-            text = (row[15], row[16], row[4], row[5])  # summary, content, subject, tags
-            rowid, kept = self._fts_delete(m.memory_id, keep=text)
+            summary, content = memory_summary(m), indexed_content(m)
+            row = _memory_row(m, current, schema.unpack(line), summary, content)
+            rowid, kept = self._fts_delete(m.memory_id, keep=(summary, content, m.subject, row[5]))
             if rowid is not None:
-                conn.execute(
-                    "UPDATE memories SET memory_id=?, type=?, level=?, namespace=?, subject=?, "
-                    "tags=?, data_keys=?, importance=?, confidence=?, pinned=?, needs_review=?, "
-                    "tombstoned=?, created_at=?, updated_at=?, versions=?, summary=?, content=?, "
-                    "current=?, extra=?, expires_at=? WHERE rowid = ?",
-                    (*row, rowid),
-                )
+                conn.execute(update, (*row, rowid))
             else:
-                cur = conn.execute(
-                    "INSERT INTO memories(memory_id, type, level, namespace, subject, tags, "
-                    "data_keys, importance, confidence, pinned, needs_review, tombstoned, "
-                    "created_at, updated_at, versions, summary, content, current, extra, "
-                    "expires_at) VALUES (" + ", ".join("?" * 20) + ")",
-                    row,
-                )
-                rowid = cur.lastrowid
+                rowid = conn.execute(insert, row).lastrowid
             if kept:
                 continue
             conn.execute(
                 "INSERT INTO fts(rowid, summary, content, subject, tags) VALUES (?, ?, ?, ?, ?)",
-                (rowid, *fts_values(row[15], row[16], row[4], m.tags)),
+                (rowid, *fts_values(summary, content, m.subject, m.tags)),
             )
 
     def _fts_delete(self, memory_id: str,
@@ -911,8 +922,7 @@ class _Folded:
     def __init__(self, conn: Any, chunk: int = 5000) -> None:
         self.conn = conn
         self.chunk = chunk
-        self.columns = [c[1] for c in conn.execute("PRAGMA main.table_info(memories)")
-                        if c[1] != "rowid"]
+        self.columns = _MEMORY_COLUMNS
 
     def __enter__(self) -> Self:
         self.conn.execute("DROP TABLE IF EXISTS temp.folded")
@@ -943,8 +953,9 @@ class _Folded:
                 base = min((r.recorded_at, r.id) for r in recs
                            if r.op in ("create", "supersede"))
                 rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
-            row = _memory_row(m, rowid, line)
-            rows.append((*base, *fts_values(row[15], row[16], row[4], m.tags), *row))
+            summary, content = memory_summary(m), indexed_content(m)
+            rows.append((*base, *fts_values(summary, content, m.subject, m.tags),
+                         *_memory_row(m, rowid, line, summary, content)))
             if len(rows) == self.chunk:
                 self.conn.executemany(sql, rows)
                 rows = []
@@ -956,7 +967,7 @@ class _Folded:
         one shard (its rows from single shards are dropped first)."""
         conn = self.conn
         conn.execute("CREATE TEMP TABLE spread AS SELECT memory_id FROM records "
-                     "GROUP BY memory_id HAVING min(ref) <> max(ref)")
+                     "GROUP BY memory_id HAVING min(shard) <> max(shard)")
         conn.execute("DELETE FROM temp.folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
         rows = conn.execute("SELECT r.memory_id, r.rowid, r.line FROM temp.spread AS s "
                             "JOIN records AS r ON r.memory_id = s.memory_id ORDER BY s.rowid")
@@ -974,10 +985,11 @@ class _Folded:
         conn.execute(f"INSERT INTO memories(rowid, {columns}) SELECT row_number() OVER "
                      f"(ORDER BY base_at, base_id), {columns} FROM temp.folded "
                      "ORDER BY base_at, base_id")
+        # the same rowids, numbered the same way (a base's (recordedAt, id) is unique)
         conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
-                     "SELECT m.rowid, f.fts_summary, f.fts_content, f.fts_subject, f.fts_tags "
-                     "FROM temp.folded AS f JOIN memories AS m ON m.memory_id = f.memory_id "
-                     "ORDER BY f.base_at, f.base_id")
+                     "SELECT row_number() OVER (ORDER BY base_at, base_id), fts_summary, "
+                     "fts_content, fts_subject, fts_tags FROM temp.folded "
+                     "ORDER BY base_at, base_id")
         return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
@@ -1037,19 +1049,24 @@ def _ref_of(r: Record) -> str:
 
 
 
-def _memory_row(m: Memory, current: int, line: str) -> tuple[Any, ...]:
-    """The ``memories`` row of a folded memory, without its rowid; ``current`` is the
-    ``records`` rowid of its current record and ``line`` that record's line as kept (unpacked).
-    The folded state is kept as what the columns and that line do not hold
-    (ynm.index.schema.state_extra)."""
+def _memory_row(m: Memory, current: int, line: str, summary: str,
+                content: str) -> tuple[Any, ...]:
+    """The stored ``memories`` row of a folded memory (:data:`_MEMORY_COLUMNS`, without its
+    rowid); ``current`` is the ``records`` rowid of its current record, ``line`` that
+    record's line as kept (unpacked), ``summary`` and ``content`` its :func:`memory_summary`
+    and :func:`indexed_content`. The folded state is kept as what the columns and that line
+    do not hold (ynm.index.schema.state_extra); the summary and update time as
+    ynm.index.schema.summary_head and updated_later keep them, type and level as codes
+    (ynm.index.schema.code), the creation time as milliseconds (ynm.index.schema.instant)."""
     data = m.current.data
     return (
-        m.memory_id, m.type, m.level, m.namespace, m.subject,
+        m.memory_id, schema.code(m.type, schema.MEMORY_TYPES),
+        schema.code(m.level, schema.LEVELS), m.namespace, m.subject,
         json.dumps(m.tags, ensure_ascii=False),
         json.dumps(list(data.keys()) if data else [], ensure_ascii=False),
         m.importance, m.confidence, int(m.pinned), int(m.needs_review), int(m.tombstoned),
-        m.created_at, m.updated_at, m.versions,
-        memory_summary(m), indexed_content(m),
+        instant(m.created_at), schema.updated_later(m.created_at, m.updated_at), m.versions,
+        schema.summary_head(summary, content), content,
         current, schema.state_extra(m.to_obj(), line),
         m.expires_at_ms(),
     )

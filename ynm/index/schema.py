@@ -10,13 +10,19 @@ Tables:
   the length and CRC-32 of its deflated content in that file, the content's Adler-32 and its
   last 32 KiB, so an appended version is read by inflating the appended part alone
   (ynm.store.objects.read_appended_loose).
-- ``records``: every valid record line, by record id, with its memory id and shard ref.
-  ``line`` is the line's bytes
+- ``shard_refs``: a number per shard ref the records came from (``shard``, from 1 in the
+  order refs were first met; a rebuild numbers them again), so ``records`` keeps a small
+  integer where the ref's ~50 bytes of text, and its index, cost ~10 MB at 100k records.
+- ``records``: every valid record line, by record id, with its memory id and shard number
+  (``shard_refs.shard``). ``memory_id`` is generated from ``memory_of``, which holds it only
+  where it is not the record's own id (:func:`memory_of`). ``line`` is the line's bytes
   compressed (:func:`pack`; read back with :func:`unpack`, or ``ynm_unpack(line)`` in SQL).
   ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
   instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
   offset a line was written with, so comparing them as text (the ``since``/``until`` filters,
-  ``ORDER BY updated_at``) compares instants.
+  ``ORDER BY updated_at``) compares instants; ``recorded_at`` and ``created_at`` are
+  generated from ``recorded_ms``/``created_ms``, which hold them as milliseconds
+  (:func:`instant`).
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, ``current`` (the ``records`` rowid of its current record) and ``extra``:
@@ -26,10 +32,14 @@ Tables:
   the state JSON from :func:`state_text` (``ynm_state(...)`` in SQL, :func:`state_sql`),
   byte for byte what folding the records gives.
   ``summary`` is the current record's, or derived from its content when the record has none
-  (ynm.model.text.summarize). ``expires_at``: when a working memory's ttl runs out, in
-  milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires), so reads leave
-  expired working memory out in SQL (ynm.index.search.filter_sql) before any sweep
-  tombstones it.
+  (ynm.model.text.summarize); it is generated from ``summary_head``, which holds its length
+  when the content starts with it, as it mostly does (:func:`summary_head`), and
+  ``updated_at`` from ``updated_later``, which holds it only where it is not ``created_at``
+  (:func:`updated_later`): generated columns are read like the others and cost no bytes (at
+  100k memories these three saved ~12 MB of 100). ``expires_at``: when a working memory's
+  ttl runs out, in milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires),
+  so reads leave expired working memory out in SQL (ynm.index.search.filter_sql) before any
+  sweep tombstones it.
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
   the ``memories`` rowid, fed through ``ynm.model.text.fts_text`` (each Han, kana or Hangul
   character set apart by spaces, so each is a token; ``memories`` keeps the text as written).
@@ -62,6 +72,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +81,65 @@ import sqlean as sqlite3
 from ynm.model.text import fts_text
 
 # 8: record lines and folded states kept compressed (pack/unpack); 9: the folded state kept as
-# what the columns and the current record's line do not hold (state_text); 10: the shards'
+# what the columns and the current record's line do not hold (state_text); 10: records keep
+# their shard as a number (shard_refs); 11: memory ids, update times and summaries that
+# repeat another column are generated from it; 12: memory types and levels kept as codes,
+# no namespace index; 13: record and creation times kept as milliseconds; 14: the shards'
 # loose-file marks (deflated, deflated_crc, adler, window)
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 14
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
 DAMAGED_CODES = (11, 26)
 
-DDL = """
+# The memory types and levels (ynm.model.records.MemoryType, Level) that ``memories`` keeps
+# as their place in these tuples (``type_code``, ``level_code``: 0 or 1 byte where the name
+# took 6 to 11); the generated ``type`` and ``level`` columns read the names. Changing them
+# changes what a code means: bump SCHEMA_VERSION with them.
+MEMORY_TYPES = ("semantic", "episodic", "procedural", "working", "reflective", "reference")
+LEVELS = ("distributed", "personal")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def code(value: str, names: tuple[str, ...]) -> int | str:
+    """``value``'s place in ``names`` (:data:`MEMORY_TYPES`, :data:`LEVELS`), or ``value``
+    itself when it is none of them (the generated column reads it as it is then)."""
+    return names.index(value) if value in names else value
+
+
+def instant(text: str) -> int | str:
+    """A canonical UTC instant (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.
+    normalize_datetime) as ``records.recorded_ms``/``memories.created_ms`` keep it: whole
+    milliseconds since the epoch (6 bytes where the text takes 24), or the text itself when
+    it is before 1970 or not in that form; the generated ``recorded_at``/``created_at``
+    columns read the text back either way (:func:`_instant_sql`)."""
+    if len(text) == 24 and text[23] == "Z" and text[10] == "T" and text[19] == "." and \
+            text[4] == text[7] == "-" and text[13] == text[16] == ":":
+        try:  # the canonical form: exactly the instant, in whole milliseconds
+            ms = (datetime.fromisoformat(text) - _EPOCH) // _MS
+        except ValueError:
+            return text
+        if ms >= 0:
+            return ms
+    return text
+
+
+def _instant_sql(column: str) -> str:
+    """SQL for the instant text a column of :func:`instant` values stands for (integer
+    arithmetic only, so every millisecond reads back exactly)."""
+    return (f"CASE typeof({column}) WHEN 'integer' THEN strftime('%Y-%m-%dT%H:%M:%S', "
+            f"{column} / 1000, 'unixepoch') || printf('.%03dZ', {column} % 1000) "
+            f"ELSE {column} END")
+
+
+def _named(column: str, names: tuple[str, ...]) -> str:
+    """SQL for the name a code column (:func:`code`) stands for."""
+    cases = " ".join(f"WHEN {i} THEN '{name}'" for i, name in enumerate(names))
+    return f"CASE {column} {cases} ELSE {column} END"
+
+
+DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE shards (
   ref TEXT PRIMARY KEY,
@@ -94,11 +155,14 @@ CREATE TABLE shards (
   adler INTEGER,
   window BLOB
 );
+CREATE TABLE shard_refs (shard INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE);
 CREATE TABLE records (
   id TEXT PRIMARY KEY,
-  memory_id TEXT NOT NULL,
-  ref TEXT NOT NULL,
-  recorded_at TEXT NOT NULL,
+  memory_of TEXT,
+  memory_id TEXT GENERATED ALWAYS AS (coalesce(memory_of, id)) VIRTUAL,
+  shard INTEGER NOT NULL,
+  recorded_ms NOT NULL,
+  recorded_at TEXT GENERATED ALWAYS AS ({_instant_sql("recorded_ms")}) VIRTUAL,
   op TEXT NOT NULL,
   line BLOB NOT NULL
 );
@@ -106,9 +170,11 @@ CREATE TABLE problems (ref TEXT NOT NULL, line INTEGER NOT NULL, message TEXT NO
 CREATE INDEX problems_ref ON problems(ref);
 CREATE TABLE memories (
   rowid INTEGER PRIMARY KEY,
-  memory_id TEXT NOT NULL UNIQUE,
-  type TEXT NOT NULL,
-  level TEXT NOT NULL,
+  memory_id TEXT NOT NULL,
+  type_code NOT NULL,
+  type TEXT GENERATED ALWAYS AS ({_named("type_code", MEMORY_TYPES)}) VIRTUAL,
+  level_code NOT NULL,
+  level TEXT GENERATED ALWAYS AS ({_named("level_code", LEVELS)}) VIRTUAL,
   namespace TEXT NOT NULL,
   subject TEXT,
   tags TEXT NOT NULL,
@@ -118,10 +184,14 @@ CREATE TABLE memories (
   pinned INTEGER NOT NULL,
   needs_review INTEGER NOT NULL,
   tombstoned INTEGER NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
+  created_ms NOT NULL,
+  created_at TEXT GENERATED ALWAYS AS ({_instant_sql("created_ms")}) VIRTUAL,
+  updated_later TEXT,
+  updated_at TEXT GENERATED ALWAYS AS (coalesce(updated_later, created_at)) VIRTUAL,
   versions INTEGER NOT NULL,
-  summary TEXT NOT NULL,
+  summary_head NOT NULL,
+  summary TEXT GENERATED ALWAYS AS (CASE typeof(summary_head) WHEN 'integer'
+    THEN substr(content, 1, summary_head) ELSE summary_head END) VIRTUAL,
   content TEXT NOT NULL,
   current INTEGER NOT NULL,
   extra BLOB,
@@ -142,13 +212,16 @@ CREATE TABLE embeddings (
 
 # The indexes of ``records`` and ``memories`` (besides their keys), by name: created with the
 # tables, and dropped by a full rebuild, which creates each again once its rows are in
-# (ynm.index.cache): built from sorted keys it costs less than grown a row at a time.
+# (ynm.index.cache): built from sorted keys it costs less than grown a row at a time, and its
+# pages are full (the memory ids come in base order, not id order: grown with the rows, its
+# index took ~15% more pages). No index on ``namespace``: its filter (``namespace = ? OR
+# namespace LIKE ?``, ynm.index.search.filter_sql) cannot use one (LIKE is case-blind).
 RECORD_INDEXES = {
     "records_memory": "CREATE INDEX records_memory ON records(memory_id)",
-    "records_ref": "CREATE INDEX records_ref ON records(ref)",
+    "records_shard": "CREATE INDEX records_shard ON records(shard)",
 }
 MEMORY_INDEXES = {
-    "memories_namespace": "CREATE INDEX memories_namespace ON memories(namespace)",
+    "memories_memory_id": "CREATE UNIQUE INDEX memories_memory_id ON memories(memory_id)",
     "memories_updated": "CREATE INDEX memories_updated ON memories(updated_at)",
     "memories_live_updated": "CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at)",
     "memories_expires": "CREATE INDEX memories_expires ON memories(expires_at) "
@@ -327,6 +400,30 @@ def state_text(memory_id: str, line: bytes | str, type: str, level: str, namespa
     cur = (json.dumps(current, **_JSON) if current is not None
            else current_text(unpack(line)))  # type: ignore[arg-type]
     return f'{head},"current":{cur},{json.dumps(obj, **_JSON)[1:]}'
+
+
+def summary_head(summary: str, content: str) -> int | str:
+    """``memories.summary_head`` of a memory's summary and indexed content: the summary's
+    length in characters when the content starts with it (a summary remember derives is the
+    content's first sentence, ynm.model.text.summarize), else the summary itself; the
+    generated ``summary`` column gives the summary back either way. A summary holding NUL is
+    kept as it is (SQLite's ``substr`` stops at a NUL)."""
+    if content.startswith(summary) and "\x00" not in summary:
+        return len(summary)
+    return summary
+
+
+def updated_later(created_at: str, updated_at: str) -> str | None:
+    """``memories.updated_later``: ``updated_at`` when it is not ``created_at``, else None
+    (the generated ``updated_at`` column reads ``created_at`` then)."""
+    return None if updated_at == created_at else updated_at
+
+
+def memory_of(record_id: str, memory_id: str) -> str | None:
+    """``records.memory_of``: a record's memory id when it is not the record's own id (a
+    create record's memory id is its id), else None (the generated ``memory_id`` column
+    reads ``id`` then)."""
+    return None if memory_id == record_id else memory_id
 
 
 def fts_values(summary: str, content: str, subject: str | None,

@@ -5,7 +5,8 @@ rows as they stood at the shard commits listed in ``meta.json``:
 
 - ``shards``: per shard the notes commit, note blob, byte length, line count, CRC-32 and
   record count the state was built from;
-- ``records``: every valid record line (packed as the cache packs them), so the orphans
+- ``records``: every valid record line (packed as the cache packs them) with its shard ref
+  (the cache keeps a number for it, ynm.index.schema ``shard_refs``), so the orphans
   (records whose memory has no base yet) travel too, and any memory can be folded again from
   all its records, across shards;
 - ``problems``: the bad lines;
@@ -58,21 +59,45 @@ ZSTD_WINDOW_LOG = 25
 # again when it next reads a shard whole.
 _TABLES = {
     "shards": "ref, commit_id, blob_id, bytes, lines, ends_nl, crc, records",
-    "records": "rowid, id, memory_id, ref, recorded_at, op, line",
+    "records": "rowid, id, memory_of, ref, recorded_ms, op, line",
     "problems": "ref, line, message",
-    "memories": "rowid, memory_id, type, level, namespace, subject, tags, data_keys, "
-                "importance, confidence, pinned, needs_review, tombstoned, created_at, "
-                "updated_at, versions, summary, content, current, extra, expires_at",
+    "memories": "rowid, memory_id, type_code, level_code, namespace, subject, tags, data_keys, "
+                "importance, confidence, pinned, needs_review, tombstoned, created_ms, "
+                "updated_later, versions, summary_head, content, current, extra, expires_at",
 }
 _PACKED = ("line", "extra")  # the packed columns (ynm.index.schema.pack)
+# ``records.ref`` of a snapshot is ``records.shard`` of the cache: how each side reads it.
+_DUMP_REF = "(SELECT ref FROM main.shard_refs AS s WHERE s.shard = records.shard)"
+_LOAD_SHARD = "(SELECT shard FROM main.shard_refs AS s WHERE s.ref = records.ref)"
 
 
-def _select(table: str, func: str) -> str:
-    """The column list of ``table`` with each packed column passed through ``func``."""
-    cols = [c.strip() for c in _TABLES[table].split(",")]
+def _columns(table: str) -> list[str]:
+    return [c.strip() for c in _TABLES[table].split(",")]
+
+
+def _select(table: str, func: str, ref: str = "ref") -> str:
+    """The column list of ``table`` with each packed column passed through ``func`` and, in
+    ``records``, the ref read as ``ref``."""
+    cols = _columns(table)
     if table == "problems":
         return ", ".join(cols)
+    if table == "records":
+        cols = [ref if c == "ref" else c for c in cols]
     return ", ".join(f"{func}({c}) AS {c}" if c in _PACKED else c for c in cols)
+
+
+def _dump_sql(table: str) -> str:
+    """The statement copying ``table`` from the cache into the snapshot being written."""
+    return (f"CREATE TABLE snap.{table} AS SELECT "
+            f"{_select(table, 'ynm_unpack', f'{_DUMP_REF} AS ref')} FROM main.{table}")
+
+
+def _load_sql(table: str) -> str:
+    """The statement copying ``table`` from the attached snapshot into the cache."""
+    columns = ", ".join("shard" if c == "ref" and table == "records" else c
+                        for c in _columns(table))
+    return (f"INSERT INTO main.{table}({columns}) SELECT "
+            f"{_select(table, 'ynm_pack', _LOAD_SHARD)} FROM snap.{table} AS {table}")
 
 
 class SnapshotUnusable(Exception):
@@ -99,7 +124,8 @@ def covered_shards(conn: Any) -> dict[str, dict[str, Any]]:
     """Per shard the cache was built from: ``{"commit", "records", "last"}`` (the last record
     in fold order, ``{"recordedAt", "id"}``, or None for a shard with no valid record)."""
     last = dict(conn.execute(
-        "SELECT ref, max(recorded_at || ' ' || id) FROM records GROUP BY ref").fetchall())
+        "SELECT s.ref, max(r.recorded_at || ' ' || r.id) FROM records AS r "
+        "JOIN shard_refs AS s ON s.shard = r.shard GROUP BY r.shard").fetchall())
     out = {}
     for ref, commit, count in conn.execute(
             "SELECT ref, commit_id, records FROM shards ORDER BY ref").fetchall():
@@ -133,8 +159,7 @@ def dump(conn: Any, *, anchor: str, level: str, embedder: Any = None) -> DumpedS
             conn.execute("BEGIN")
             try:
                 for table in _TABLES:
-                    conn.execute(f"CREATE TABLE snap.{table} AS SELECT "
-                                 f"{_select(table, 'ynm_unpack')} FROM main.{table}")
+                    conn.execute(_dump_sql(table))
                 conn.execute("CREATE TABLE snap.embeddings (hash TEXT PRIMARY KEY, "
                              "vector BLOB NOT NULL) WITHOUT ROWID")
                 key = None
@@ -253,9 +278,10 @@ def load_into(conn: Any, meta: dict[str, Any]) -> int:
 
     conn.create_function("ynm_pack", 1, _pack_text, deterministic=True)
     try:
-        for table, columns in _TABLES.items():
-            conn.execute(f"INSERT INTO main.{table}({columns}) SELECT "
-                         f"{_select(table, 'ynm_pack')} FROM snap.{table}")
+        conn.execute("INSERT INTO main.shard_refs(ref) SELECT DISTINCT ref FROM snap.records "
+                     "ORDER BY ref")
+        for table in _TABLES:
+            conn.execute(_load_sql(table))
         model = meta.get("embedder")
         if isinstance(model, str):
             conn.execute("INSERT OR IGNORE INTO main.embeddings(model, hash, vector) "

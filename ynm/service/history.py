@@ -64,7 +64,8 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
     for mount in mounts:
         cache = mount.fresh_cache()
         for ref, line in cache.conn.execute(
-                "SELECT ref, ynm_unpack(line) FROM records WHERE memory_id = ?", (memory_id,)):
+                "SELECT s.ref, ynm_unpack(r.line) FROM records AS r JOIN shard_refs AS s "
+                "ON s.shard = r.shard WHERE r.memory_id = ?", (memory_id,)):
             found.append((parse_line(line), mount.id, ref))
     if not found:
         raise UnknownMemory(memory_id)

@@ -686,7 +686,8 @@ class Ynm:
             raise
         self._check_writable(mount)
         refs = [row[0] for row in mount.cache.conn.execute(
-            "SELECT DISTINCT ref FROM records WHERE memory_id = ?", (inp.memory_id,))]
+            "SELECT ref FROM shard_refs WHERE shard IN "
+            "(SELECT shard FROM records WHERE memory_id = ?)", (inp.memory_id,))]
         had_snapshot = _has_snapshot(mount)
         removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
         reason = inp.reason + (" (history dropped)" if inp.forget_history else "")
@@ -973,7 +974,8 @@ class Ynm:
             "AND memory_id IN (SELECT memory_id FROM records WHERE op != 'purge-marker')")]
         for memory_id in back:
             refs = [row[0] for row in cache.conn.execute(
-                "SELECT DISTINCT ref FROM records WHERE memory_id = ? AND op != 'purge-marker'",
+                "SELECT ref FROM shard_refs WHERE shard IN (SELECT shard FROM records "
+                "WHERE memory_id = ? AND op != 'purge-marker')",
                 (memory_id,))]
             try:
                 mount.log.purge_locked(memory_id, refs)
