@@ -30,7 +30,8 @@ def state(cache: MountCache) -> dict[str, Any]:
     return {
         "shards": c.execute("SELECT * FROM shards ORDER BY ref").fetchall(),
         "records": [(*r[:-1], schema.unpack(r[-1])) for r in c.execute(
-            "SELECT id, memory_id, ref, recorded_at, op, line FROM records ORDER BY id")],
+            "SELECT r.id, r.memory_id, s.ref, r.recorded_at, r.op, r.line FROM records r "
+            "JOIN shard_refs s USING (shard) ORDER BY r.id")],
         "problems": c.execute("SELECT * FROM problems ORDER BY ref, line").fetchall(),
         "memories": {m: cache.get_state(m) for (m,) in c.execute(
             "SELECT memory_id FROM memories")},
