@@ -4,6 +4,7 @@ line with a hint to set ``YNM_DEBUG`` (which then shows the traceback)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -62,6 +63,32 @@ def test_without_the_vector_extra_status_names_it_and_recall_still_answers(proje
     assert recall.returncode == 0, recall.stderr
     assert "otters hold hands" in recall.stdout
     assert "Traceback" not in recall.stderr
+
+
+# The vector extra's own packages (numpy is a dependency of ynm itself: the dream passes need it).
+VECTOR_ONLY = ["onnxruntime", "tokenizers", "sqlite_vec", "torch", "sentence_transformers"]
+
+
+def test_dream_without_the_vector_extra_finds_duplicates_by_their_words(project):
+    env = {**os.environ, "YNM_EMBEDDER": "auto"}
+    ids = []
+    for text in ("Deploys go out on Tuesdays after the release review",
+                 "Deploys go out on Tuesdays after release review",
+                 "The ledger service pages the payments team"):
+        stored = run_without(VECTOR_ONLY, "remember", "--type", "semantic", "--level",
+                             "distributed", "--content", text, "--json", cwd=project, env=env)
+        assert stored.returncode == 0, stored.stderr
+        ids.append(json.loads(stored.stdout)["memoryId"])
+    dry = run_without(VECTOR_ONLY, "dream", "--dry-run", "--judge", "--json", cwd=project,
+                      env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert "Traceback" not in dry.stderr
+    assert "word overlap" in dry.stderr  # the warning says which judge stands in
+    dedupe = json.loads(dry.stdout)["full"]["passes"]["dedupe"]
+    assert sorted(dedupe["flagged"]) == sorted(ids[:2])  # the two deploy notes only
+    done = run_without(VECTOR_ONLY, "dream", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("blocked, embedder, said", [
