@@ -615,6 +615,7 @@ def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pa
     assert check["ok"] is False and check["level"] == "error"
     assert line(human, "cache project").startswith("FAIL  cache project: ")
     assert check["detail"].startswith(f"{cache}: damaged (")
+    assert "\n" not in check["detail"] and "***" not in check["detail"]
     assert check["detail"].endswith("); recall may miss memories until it is rebuilt "
                                     "(memories live in git notes: nothing is lost)")
     assert check["fix"] == "ynm reindex --mount project"

@@ -83,7 +83,10 @@ def inspect_cache(path: Path | str, verify: bool = False) -> CacheFacts:
         _read(conn, facts)
         if verify:
             found = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-            facts.damaged = None if found == "ok" else found
+            # one line: SQLite heads its report "*** in database main ***" on a line of its own
+            facts.damaged = None if found == "ok" else "; ".join(
+                part.strip() for part in found.splitlines()
+                if part.strip() and not part.startswith("***"))
     except sqlite3.Error as err:
         if verify and getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES:
             facts.damaged = str(err)
