@@ -114,7 +114,9 @@ def test_same_message_as_the_cli(mcp_call, cli_run):
     got = err(call_tool(mcp_call, "memory_remember", {"type": "working", "content": "x"}))
     cli = cli_run("remember", "--type", "working", "--content", "x")
     assert cli.exit_code == 2
-    assert cli.stderr.strip() == f"Error: {got}"
+    first, hint = cli.stderr.strip().split("\n")  # the CLI adds what to do on a line of its own
+    assert first == f"Error: {got}"
+    assert hint.startswith("hint: give the session with --session <id>")
 
 
 def test_remember_refuses_a_secret_with_the_cli_message(mcp_call, cli_run):
