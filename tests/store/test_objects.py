@@ -29,12 +29,17 @@ from ynm.store.objects import (
 )
 
 
-def test_blob_id_and_content_match_git(tmp_path: Path) -> None:
+def _repo(tmp_path: Path) -> tuple[Path, pygit2.Repository, Path]:
+    """A new repository made by the real ``git init``: its folder, itself, its objects folder."""
     repo_path = tmp_path / "r"
     subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
+    return repo_path, pygit2.Repository(str(repo_path)), repo_path / ".git" / "objects"
+
+
+def test_blob_id_and_content_match_git(tmp_path: Path) -> None:
+    repo_path, repo, objects = _repo(tmp_path)
     data = ("{\"v\":1}\n" * 5000 + "é\n").encode()
-    oid = write_blob(repo, repo_path / ".git" / "objects", data)
+    oid = write_blob(repo, objects, data)
     expected = subprocess.run(["git", "hash-object", "--stdin"], input=data, check=True,
                               capture_output=True).stdout.decode().strip()
     assert str(oid) == expected
@@ -43,7 +48,7 @@ def test_blob_id_and_content_match_git(tmp_path: Path) -> None:
     assert shown == data
     assert repo[oid].data == data
     # writing it again leaves the object alone and gives the same id
-    assert write_blob(repo, repo_path / ".git" / "objects", data) == oid
+    assert write_blob(repo, objects, data) == oid
     fsck = subprocess.run(["git", "-C", str(repo_path), "fsck", "--strict"], capture_output=True)
     assert fsck.returncode == 0, fsck.stderr
 
@@ -95,10 +100,7 @@ def _lines(rng: random.Random, n: int) -> bytes:
 def test_appended_blobs_are_the_objects_git_itself_would_store(tmp_path: Path) -> None:
     """Cold start, small and large appends (past the 32 KiB window), a separator byte: every
     object has git's id, git and libgit2 read the exact bytes, and fsck --strict passes."""
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
-    objects = repo_path / ".git" / "objects"
+    repo_path, repo, objects = _repo(tmp_path)
     rng = random.Random(7)
     content = _lines(rng, 300)
     oid, deflated = write_appended_blob(repo, objects, content, None)
@@ -133,21 +135,16 @@ def test_appended_blobs_are_the_objects_git_itself_would_store(tmp_path: Path) -
 
 
 def test_prefix_longer_than_the_blob_is_refused(tmp_path: Path) -> None:
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
+    _, repo, objects = _repo(tmp_path)
     base = deflate_content(b"abc\n" * 10)
     with pytest.raises(ValueError):
-        write_appended_blob(repo, repo_path / ".git" / "objects", b"abc\n", base)
+        write_appended_blob(repo, objects, b"abc\n", base)
 
 
 def test_a_new_process_recovers_the_deflated_prefix_from_the_loose_file(tmp_path: Path) -> None:
     """Only a loose object in ynm's stitched layout is reused; git's own loose object, a
     packed object, a missing one and a file whose id does not match give None."""
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
-    objects = repo_path / ".git" / "objects"
+    repo_path, repo, objects = _repo(tmp_path)
     rng = random.Random(3)
     content = _lines(rng, 200)
     oid, _ = write_appended_blob(repo, objects, content, None)
@@ -199,10 +196,7 @@ def test_appended_parts_are_read_from_the_loose_file_alone(tmp_path: Path) -> No
     """Blobs of 40 KiB and more (past the 32 KiB window), extended once and then twice
     between two reads: each read gives exactly the bytes appended, and a mark equal to the one
     taken from the whole content."""
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
-    objects = repo_path / ".git" / "objects"
+    _, repo, objects = _repo(tmp_path)
     rng = random.Random(5)
     content = _lines(rng, 400)
     assert len(content) > WINDOW
@@ -222,10 +216,7 @@ def test_appended_parts_are_read_from_the_loose_file_alone(tmp_path: Path) -> No
 
 
 def test_a_small_first_blob_is_its_own_window(tmp_path: Path) -> None:
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
-    objects = repo_path / ".git" / "objects"
+    _, repo, objects = _repo(tmp_path)
     content = b'{"a":1}\n'
     oid, deflated = write_appended_blob(repo, objects, content, None)
     mark = mark_loose(_loose(objects, oid), content)
@@ -238,10 +229,7 @@ def test_a_small_first_blob_is_its_own_window(tmp_path: Path) -> None:
 def test_anything_but_an_append_of_the_same_deflated_bytes_is_refused(tmp_path: Path) -> None:
     """git's own loose object, the same content deflated whole, a wrong window, a wrong
     length or CRC of the old deflated bytes, and a mark of other content all give None."""
-    repo_path = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", str(repo_path)], check=True)
-    repo = pygit2.Repository(str(repo_path))
-    objects = repo_path / ".git" / "objects"
+    repo_path, repo, objects = _repo(tmp_path)
     rng = random.Random(9)
     content = _lines(rng, 300)
     oid, deflated = write_appended_blob(repo, objects, content, None)
