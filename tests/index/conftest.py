@@ -49,6 +49,32 @@ def record(obj: dict[str, Any]) -> Record:
     return parse_obj(obj)
 
 
+def cache_over(root: Path, objs: list[dict[str, Any]]) -> MountCache:
+    """A cache under ``root`` built from the records ``objs``, appended by shard (the
+    ``KEY`` month) to a new repository ``root/repo`` made by the real ``git``; for
+    module-scoped stores that tests only read. The caller closes it."""
+    import subprocess
+
+    repo = root / "repo"
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "root"],
+                   check=True, env=env)
+    anchor = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"],
+                            check=True, env=env, capture_output=True, text=True).stdout.strip()
+    log = GitNotesLog(repo, level="distributed", anchor=anchor, mount_id="project")
+    groups: dict[ShardKey, list[Record]] = {}
+    for obj in objs:
+        r = record(obj)
+        groups.setdefault(ShardKey(r.level, r.namespace, r.type, KEY.bucket), []).append(r)
+    log.append({k: ("".join(dumps_record(r) + "\n" for r in rs).encode(), len(rs))
+                for k, rs in groups.items()})
+    cache = MountCache(root / "cache.sqlite", "project")
+    cache.refresh(log)
+    return cache
+
+
 @pytest.fixture
 def anchor(git_repo: Path, git) -> str:
     return git(git_repo, "rev-list", "--max-parents=0", "HEAD")

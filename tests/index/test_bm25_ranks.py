@@ -12,11 +12,9 @@ import pytest
 
 from ynm.index import search as search_mod
 from ynm.index.search import SearchQuery, phrase_counts, phrase_hits, search_sql
-from ynm.model.jsonl import dumps_record
-from ynm.model.shards import ShardKey
 from ynm.model.text import query_phrases
 
-from .conftest import KEY, rec, record
+from .conftest import cache_over, rec
 
 COMMON = ["on", "call", "the", "deploy", "service"]  # in most memories
 MIDDLE = ["ledger", "rotation", "payments", "flags", "feature", "queue"]
@@ -53,29 +51,7 @@ def memories(n: int = 900, seed: int = 5) -> list[dict]:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """A cache over :func:`memories` in a real repository (module scope: built once)."""
-    import subprocess
-
-    from ynm.index.cache import MountCache
-    from ynm.store.gitnotes import GitNotesLog
-
-    root = tmp_path_factory.mktemp("bm25")
-    repo = root / "repo"
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "root"],
-                   check=True, env=env)
-    anchor = subprocess.run(["git", "-C", str(repo), "rev-list", "--max-parents=0", "HEAD"],
-                            check=True, env=env, capture_output=True, text=True).stdout.strip()
-    log = GitNotesLog(repo, level="distributed", anchor=anchor, mount_id="project")
-    groups: dict[ShardKey, list] = {}
-    for obj in memories():
-        r = record(obj)
-        groups.setdefault(ShardKey(r.level, r.namespace, r.type, KEY.bucket), []).append(r)
-    log.append({k: ("".join(dumps_record(r) + "\n" for r in rs).encode(), len(rs))
-                for k, rs in groups.items()})
-    cache = MountCache(root / "cache.sqlite", "project")
-    cache.refresh(log)
+    cache = cache_over(tmp_path_factory.mktemp("bm25"), memories())
     yield cache
     cache.close()
 
