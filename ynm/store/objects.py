@@ -142,8 +142,10 @@ def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, Deflat
         raw = path.read_bytes()
     except OSError:
         return None
-    if raw[:2] != _ZLIB_HEADER or raw[-6:-4] != _FINAL_EMPTY_BLOCK:
+    split = _split_loose(raw)
+    if split is None:
         return None
+    header, start = split
     inflater = zlib.decompressobj()
     try:
         full = inflater.decompress(raw)
@@ -151,16 +153,11 @@ def read_deflated_loose(objects_dir: Path, blob_hex: str) -> tuple[bytes, Deflat
         return None
     if not inflater.eof or inflater.unused_data or inflater.unconsumed_tail:
         return None
-    nul = full.find(b"\0", 0, 32)
-    if nul < 0 or not full.startswith(b"blob "):
-        return None
-    header, content = full[:nul + 1], full[nul + 1:]
+    content = full[len(header):]
     if header != b"blob %d\0" % len(content):
         return None
-    head_piece = _deflate_piece(header)
-    start = 2 + len(head_piece)
     body = raw[start:-6]
-    if raw[2:start] != head_piece or not body.endswith(_SYNC_MARK):
+    if not body.endswith(_SYNC_MARK):
         return None
     if hashlib.sha1(full).hexdigest() != blob_hex:
         return None
