@@ -151,9 +151,8 @@ def main() -> None:
 def _damaged_cache(err: BaseException) -> bool:
     """Whether ``err`` is SQLite's report of a cache file damaged inside (SQLITE_CORRUPT,
     SQLITE_NOTADB: ynm.index.schema.DAMAGED_CODES), which ``ynm reindex`` repairs."""
-    code = getattr(err, "sqlite_errorcode", None)
-    if code is None:
-        return False
-    from ynm.index.schema import DAMAGED_CODES
+    if getattr(err, "sqlite_errorcode", None) is None:
+        return False  # not SQLite's: the cache modules need not be imported to say so
+    from ynm.index.schema import is_damaged
 
-    return code in DAMAGED_CODES
+    return is_damaged(err)

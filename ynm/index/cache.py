@@ -296,7 +296,7 @@ class MountCache:
         try:
             return self._rebuild(log, progress)
         except sqlite3.DatabaseError as err:
-            if getattr(err, "sqlite_errorcode", None) not in schema.DAMAGED_CODES:
+            if not schema.is_damaged(err):
                 raise
         self.conn.close()
         schema.remove(self.path)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import sqlean as sqlite3
 
-from ynm.index.schema import DAMAGED_CODES, SCHEMA_VERSION
+from ynm.index.schema import SCHEMA_VERSION, is_damaged
 
 
 @dataclass
@@ -88,7 +88,7 @@ def inspect_cache(path: Path | str, verify: bool = False) -> CacheFacts:
                 part.strip() for part in found.splitlines()
                 if part.strip() and not part.startswith("***"))
     except sqlite3.Error as err:
-        if verify and getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES:
+        if verify and is_damaged(err):
             facts.damaged = str(err)
         facts.error = f"cannot read: {err}"
     finally:

@@ -552,6 +552,12 @@ def _create(conn: sqlite3.Connection) -> None:
         raise
 
 
+def is_damaged(err: BaseException) -> bool:
+    """Whether ``err`` is SQLite's report of a file damaged inside or not a database
+    (:data:`DAMAGED_CODES`): a cache that gives it is rebuilt by ``ynm reindex``."""
+    return getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES
+
+
 def rollback(conn: sqlite3.Connection) -> None:
     """Roll back the open transaction, if one is still open. An error or a Ctrl-C inside a
     statement (a COMMIT among them) may have ended it already, and a failing ``ROLLBACK``
