@@ -448,8 +448,9 @@ def append_rows(repo: Path, env: dict[str, str], size: int, samples: int,
 def serve_writers_rows(repo: Path, env: dict[str, str], size: int, writers: int = 8,
                        per_writer: int = 50) -> list[tuple[str, str, str, str]]:
     """``writers`` concurrent tasks each sending ``per_writer`` remembers through ynm serve's
-    MemoryService (its one worker thread and write queue); remembers per second, and every
-    record read back from git exactly once, in each writer's order."""
+    MemoryService (its one worker thread and write queue), after one warm-up remember into the
+    same shard; remembers per second, and every record read back from git exactly once, in each
+    writer's order."""
     import asyncio
 
     from ynm.server.app import MemoryService
@@ -465,16 +466,23 @@ def serve_writers_rows(repo: Path, env: dict[str, str], size: int, writers: int 
     service = MemoryService(repo, personal=False, env=env)
     service.open()
 
+    async def remember(content: str) -> None:
+        inp = RememberInput(type=key.type, level="distributed", namespace=key.namespace,
+                            content=content)
+        if grouped is not None:  # the MCP tool's path: group commit of queued remembers
+            await service.call_grouped(grouped, inp)
+        else:
+            await service.call(lambda ynm: ynm.remember(inp), write=True)
+
     async def writer(w: int) -> None:
         for n in range(per_writer):
-            inp = RememberInput(type=key.type, level="distributed", namespace=key.namespace,
-                                content=f"{tag} writer {w} item {n}")
-            if grouped is not None:  # the MCP tool's path: group commit of queued remembers
-                await service.call_grouped(grouped, inp)
-            else:
-                await service.call(lambda ynm, inp=inp: ynm.remember(inp), write=True)
+            await remember(f"{tag} writer {w} item {n}")
 
     async def everyone() -> float:
+        # one remember before the clock starts: the service's first write into a shard whose
+        # blob git has packed reads and rewrites that blob whole (later appends add to its
+        # loose object, ynm.store.objects), a one-time cost that is not the sustained rate
+        await remember(f"{tag} warm-up")
         t = time.perf_counter()
         await asyncio.gather(*(writer(w) for w in range(writers)))
         return time.perf_counter() - t
@@ -486,15 +494,16 @@ def serve_writers_rows(repo: Path, env: dict[str, str], size: int, writers: int 
     with Ynm.open(repo, env=env) as y:
         records = [r for b in y.mount("project").log.read_all().values()
                    for r in parse_jsonl(b.data).records
-                   if r.content and r.content.startswith(tag)]
+                   if r.content and r.content.startswith(f"{tag} writer ")]
     seen = [r.content for r in records]
     assert len(seen) == len(set(seen)) == writers * per_writer, "every record exactly once"
     for w in range(writers):
         mine = [c for c in seen if c.startswith(f"{tag} writer {w} ")]
         assert mine == [f"{tag} writer {w} item {n}" for n in range(per_writer)], "order kept"
     total = writers * per_writer
-    return [(f"{writers} writers via ynm serve@{size}", f"{seconds * 1000 / total:.1f}", "",
-             f"{total / seconds:.0f} remembers/s; {total} records each landed once")]
+    note = (f"{total / seconds:.0f} remembers/s after one warm-up remember; "
+            f"{total} records each landed once")
+    return [(f"{writers} writers via ynm serve@{size}", f"{seconds * 1000 / total:.1f}", "", note)]
 
 
 def long_paragraph(y: Ynm, chars: int = 2000) -> str:
