@@ -52,7 +52,7 @@ def _path_without_ynm() -> str:
 
 def test_cli_outage_loses_nothing_and_one_flush_delivers_in_order(project, tmp_path,
                                                                   monkeypatch):
-    n = 50
+    n = 12  # each delivery is a `ynm remember` process (~1 s here); order shows at 12 as at 50
     store = SQLQueueStore(tmp_path / "queue.sqlite")
     path = os.environ["PATH"]
     monkeypatch.setenv("PATH", _path_without_ynm())
