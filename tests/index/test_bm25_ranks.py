@@ -9,8 +9,11 @@ from __future__ import annotations
 import random
 
 import pytest
+import sqlean
 
 from ynm.index import search as search_mod
+from ynm.index.cache import MountCache
+from ynm.index.schema import BUSY_TIMEOUT_MS
 from ynm.index.search import SearchQuery, phrase_counts, phrase_hits, search_sql
 from ynm.model.text import query_phrases
 
@@ -143,8 +146,52 @@ def test_phrase_counts_are_the_counts_and_go_stale_with_the_index(cache, append)
     conn = cache.conn
     phrases = ['"ledger"', '"on call"', '"absent"']
     assert phrase_counts(conn, phrases) == {'"ledger"': 2, '"on call"': 1, '"absent"': 0}
-    # kept by the connection: the second answer comes from its temp table
-    conn.execute("UPDATE temp.ynm_phrase_hits SET hits = hits + 100")
+    # kept in the cache file: the second answer comes from its table
+    conn.execute("UPDATE main.ynm_phrase_hits SET hits = hits + 100")
     assert phrase_counts(conn, phrases)['"ledger"'] == 102
     append(rec(content="ledger again"))  # the memories changed: the counts are taken again
     assert phrase_counts(conn, phrases) == {'"ledger"': 3, '"on call"': 1, '"absent"': 0}
+
+
+def test_phrase_counts_kept_in_the_cache_file_serve_the_next_connection(cache, append,
+                                                                         cache_path):
+    append(rec(content="ledger on call"), rec(content="ledger rota"))
+    phrases = ['"ledger"', '"on call"']
+    assert phrase_counts(cache.conn, phrases) == {'"ledger"': 2, '"on call"': 1}
+    cache.conn.execute("UPDATE ynm_phrase_hits SET hits = hits + 100")
+    other = MountCache(cache_path, "project")  # a new process's connection
+    try:
+        assert phrase_counts(other.conn, phrases) == {'"ledger"': 102, '"on call"': 101}
+        append(rec(content="ledger again"))  # a change through the first connection
+        assert phrase_counts(other.conn, phrases) == {'"ledger"': 3, '"on call"': 1}
+    finally:
+        other.close()
+
+
+def test_phrase_counts_wait_for_no_writer_and_stay_with_the_connection(cache, append,
+                                                                        cache_path):
+    append(rec(content="ledger on call"), rec(content="ledger rota"))
+    writer = sqlean.connect(str(cache_path), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process holds the file's write lock
+    try:
+        assert phrase_counts(cache.conn, ['"ledger"']) == {'"ledger"': 2}
+        assert cache.conn.execute(
+            "SELECT phrase, hits FROM temp.ynm_phrase_hits").fetchall() == [('"ledger"', 2)]
+        assert cache.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'ynm_phrase_hits'").fetchone() is None
+        # the connection waits for locks as before
+        assert cache.conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    cache.conn.execute("UPDATE temp.ynm_phrase_hits SET hits = 7")
+    assert phrase_counts(cache.conn, ['"ledger"']) == {'"ledger"': 7}
+
+
+def test_the_cache_file_keeps_the_newest_phrases_only(cache, append, monkeypatch):
+    append(rec(content="ledger on call rota"))
+    monkeypatch.setattr(search_mod, "HITS_KEPT", 2)
+    phrase_counts(cache.conn, ['"ledger"', '"on"', '"call"'])
+    phrase_counts(cache.conn, ['"rota"'])
+    assert cache.conn.execute("SELECT phrase FROM ynm_phrase_hits ORDER BY rowid").fetchall(
+        ) == [('"call"',), ('"rota"',)]

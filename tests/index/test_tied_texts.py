@@ -185,8 +185,8 @@ def test_the_holders_of_a_rare_phrase_are_kept_and_go_stale_with_the_index(
     append(*first)
     assert sorted(search_mod.phrase_holders(conn, '"on call"')) == holding(first)
     assert search_mod.phrase_holders(conn, '"absent"') == []
-    # kept by the connection with the count: the second answer comes from its temp table
-    conn.execute("UPDATE temp.ynm_phrase_hits SET holders = '[1, 2, 3]' "
+    # kept with the count: the second answer comes from the cache file's table
+    conn.execute("UPDATE ynm_phrase_hits SET holders = '[1, 2, 3]' "
                  "WHERE phrase = '\"on call\"'")
     assert search_mod.phrase_holders(conn, '"on call"') == [1, 2, 3]
     more = [rec(content="on call again")]

@@ -449,27 +449,35 @@ def phrase_hits(conn: sqlite3.Connection, phrase: str) -> int:
 
 
 _HITS_TABLE = "ynm_phrase_hits"
+# The cache file keeps the entries of at most this many phrases, the newest taken: an entry
+# holds up to PRUNE_MAX_SCORED rowids (about 50 KB), most hold a count alone.
+HITS_KEPT = 1000
 
 
 def phrase_counts(conn: sqlite3.Connection, phrases: Sequence[str]) -> dict[str, int]:
     """phrase -> how many memories of the mount hold it (:func:`phrase_hits`), for each of
-    ``phrases``, remembered by the connection until the mount's memories change.
+    ``phrases``, kept in the cache file until the mount's memories change.
 
     A common phrase costs a walk of its whole doclist (at 1M memories, 74 ms for "on call",
     36 ms for "on"), and recall needs each count twice (BM25's bounds, :func:`coverage`);
-    questions of one store share their common words. The counts are kept in a table of the
-    connection's ``temp`` schema (the cache file is never written) under a stamp of the
-    index: the cache's ``memories_version`` (bumped by every change to the memories and their
-    FTS rows, ynm.index.cache) and the FTS5 averages record (row and token totals), so a
-    change made through any connection makes them stale. The same walk keeps the rowids of
-    a phrase held by at most :data:`PRUNE_MAX_SCORED` memories (:func:`phrase_holders`)."""
+    questions of one store share their common words, and so do the processes that ask them:
+    each ``ynm recall`` is a new process with a new connection. The counts are kept in the
+    table ``ynm_phrase_hits`` of the cache file (derived data like the rest of it; at most
+    :data:`HITS_KEPT` phrases) under a stamp of the index: the cache's ``memories_version``
+    (bumped by every change to the memories and their FTS rows, ynm.index.cache) and the FTS5
+    averages record (row and token totals), so a change made through any connection makes
+    them stale. Where the file cannot take them at once (a read-only file, another writer
+    holding it, which is not waited for, or a transaction of the caller's open), the
+    connection keeps them in its ``temp`` schema instead (:func:`_keep_entries`). The same
+    walk keeps the rowids of a phrase held by at most :data:`PRUNE_MAX_SCORED` memories
+    (:func:`phrase_holders`)."""
     return {p: n for p, (n, _) in _phrase_entries(conn, phrases).items()}
 
 
 def phrase_holders(conn: sqlite3.Connection, phrase: str) -> list[int] | None:
     """The rowids of the memories holding ``phrase`` (a quoted FTS5 phrase), in no order,
-    when at most :data:`PRUNE_MAX_SCORED` do (forgotten ones included), else None; kept by
-    the connection with its count (:func:`phrase_counts`).
+    when at most :data:`PRUNE_MAX_SCORED` do (forgotten ones included), else None; kept
+    with its count (:func:`phrase_counts`).
 
     :func:`_pruned` scores the holders of a question's rarest phrases, and a rare pair of
     common words is slow to find: "flags on" (2,433 memories at 1M) walks the doclist of
@@ -482,35 +490,77 @@ def _phrase_entries(conn: sqlite3.Connection, phrases: Sequence[str]
                     ) -> dict[str, tuple[int, str | None]]:
     """phrase -> ``(memories holding it, their rowids as a JSON array or None)`` for each of
     ``phrases``: the rowids when at most :data:`PRUNE_MAX_SCORED` hold it. Read from the
-    connection's ``temp`` table where its stamp is current (see :func:`phrase_counts`), else
-    taken from the index and kept there."""
+    kept entries whose stamp is current (see :func:`phrase_counts`), else taken from the
+    index and kept."""
     if not phrases:
         return {}
     version = conn.execute("SELECT value FROM meta WHERE key = 'memories_version'").fetchone()
     stamp = json_dumps([version[0] if version else None, _averages(conn)])
-    conn.execute(f"CREATE TABLE IF NOT EXISTS temp.{_HITS_TABLE} (phrase TEXT PRIMARY KEY, "
-                 "hits INTEGER NOT NULL, holders TEXT, stamp TEXT NOT NULL)")
-    out = {p: (n, holders) for p, n, holders in conn.execute(
-        f"SELECT phrase, hits, holders FROM temp.{_HITS_TABLE} "
-        "WHERE stamp = ? AND phrase IN (SELECT value FROM json_each(?))",
-        (stamp, json_dumps(list(phrases))))}
+    asked = json_dumps(list(phrases))
+    out: dict[str, tuple[int, str | None]] = {}
+    for where in _hits_schemas(conn):
+        out.update((p, (n, holders)) for p, n, holders in conn.execute(
+            f"SELECT phrase, hits, holders FROM {where}.{_HITS_TABLE} "
+            "WHERE stamp = ? AND phrase IN (SELECT value FROM json_each(?))", (stamp, asked)))
     missing = [p for p in dict.fromkeys(phrases) if p not in out]
+    for p in missing:
+        # the first PRUNE_MAX_SCORED + 1 holders, then the whole count only past them
+        n, holders = conn.execute(
+            "SELECT count(*), json_group_array(rowid) FROM "
+            "(SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
+            (p, PRUNE_MAX_SCORED + 1)).fetchone()
+        out[p] = (n, holders) if n <= PRUNE_MAX_SCORED else (phrase_hits(conn, p), None)
     if missing:
-        for p in missing:
-            # the first PRUNE_MAX_SCORED + 1 holders, then the whole count only past them
-            n, holders = conn.execute(
-                "SELECT count(*), json_group_array(rowid) FROM "
-                "(SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)",
-                (p, PRUNE_MAX_SCORED + 1)).fetchone()
-            out[p] = (n, holders) if n <= PRUNE_MAX_SCORED else (phrase_hits(conn, p), None)
-        conn.execute("SAVEPOINT ynm_phrase_hits")
-        try:
-            conn.execute(f"DELETE FROM temp.{_HITS_TABLE} WHERE stamp != ?", (stamp,))
-            conn.executemany(f"INSERT OR REPLACE INTO temp.{_HITS_TABLE} VALUES (?, ?, ?, ?)",
-                             [(p, *out[p], stamp) for p in missing])
-        finally:
-            conn.execute("RELEASE ynm_phrase_hits")
+        _keep_entries(conn, [(p, *out[p], stamp) for p in missing])
     return out
+
+
+def _hits_schemas(conn: sqlite3.Connection) -> list[str]:
+    """The schemas of ``conn`` that hold a ``ynm_phrase_hits`` table: ``temp`` (this
+    connection's own), then ``main`` (the cache file)."""
+    return [where for where in ("temp", "main") if conn.execute(
+        f"SELECT 1 FROM {where}.sqlite_master WHERE type = 'table' AND name = ?",
+        (_HITS_TABLE,)).fetchone()]
+
+
+def _keep_entries(conn: sqlite3.Connection, rows: Sequence[tuple[str, int, str | None, str]]
+                  ) -> None:
+    """Keep ``rows`` ``(phrase, hits, holders, stamp)`` in the cache file, in a transaction
+    of their own that waits for no lock, dropping the entries of other stamps and all but the
+    newest :data:`HITS_KEPT`. When the file cannot take them (read-only, another writer
+    holds it) or the caller has a transaction open (the rows would join it), they go to the
+    connection's ``temp`` schema, which lasts as long as the connection."""
+    if not conn.in_transaction:
+        waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            _write_entries(conn, "main", rows)
+            conn.execute("COMMIT")
+            return
+        except sqlite3.OperationalError:  # SQLITE_BUSY, SQLITE_READONLY and kin
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(waited)}")
+    conn.execute("SAVEPOINT ynm_phrase_hits")  # nests in a caller's transaction
+    try:
+        _write_entries(conn, "temp", rows)
+    finally:
+        conn.execute("RELEASE ynm_phrase_hits")
+
+
+def _write_entries(conn: sqlite3.Connection, where: str,
+                   rows: Sequence[tuple[str, int, str | None, str]]) -> None:
+    """Write ``rows`` to ``<where>.ynm_phrase_hits`` (created if missing) as described in
+    :func:`_keep_entries`; a phrase written again moves to the newest rowid."""
+    table = f"{where}.{_HITS_TABLE}"
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (phrase TEXT PRIMARY KEY, "
+                 "hits INTEGER NOT NULL, holders TEXT, stamp TEXT NOT NULL)")
+    conn.execute(f"DELETE FROM {table} WHERE stamp != ?", (rows[0][3],))
+    conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)", rows)
+    conn.execute(f"DELETE FROM {table} WHERE rowid <= (SELECT max(rowid) FROM {table}) - ?",
+                 (HITS_KEPT,))
 
 
 def unheld(conn: sqlite3.Connection, phrases: Sequence[str]) -> set[str]:
