@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from tests.support.serve import free_port, serve_http
+from ynm.errors import pip_install
 
 TOKEN = "hosted-s3cret-7f1d2c9a"
 OTHER_TOKEN = "another-s3cret-0b4e"
@@ -474,7 +475,7 @@ def test_a_handshake_era_store_without_the_server_extra_names_what_to_install(
     assert lid in result.stdout and "Traceback" not in result.stderr
     assert result.stderr == (
         f"shared memory left out: team ({url}): a hosted (mcp) mount needs the server extra: "
-        "pip install 'ynm[server]' (mcp is not installed)\n")
+        f"{pip_install('server')} (mcp is not installed)\n")
 
 
 def test_without_the_mcp_client_an_unreachable_store_is_named(project, ynm_home, cli_run):

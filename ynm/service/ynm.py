@@ -1730,12 +1730,14 @@ def _missing_vector_extra() -> str | None:
     """Which packages of the ``vector`` extra are missing, as a status reason, or None."""
     import importlib.util
 
+    from ynm.errors import pip_install
+
     missing = [m for m in ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
                if importlib.util.find_spec(m) is None]
     if not missing:
         return None
     return (f"{', '.join(missing)} not installed: full-text recall only "
-            "(pip install 'ynm[vector]')")
+            f"({pip_install('vector')})")
 
 
 def _session_id(raw: str) -> str:
