@@ -1583,7 +1583,13 @@ class Ynm:
         such remote, ``unmerged: <n>`` when n shards were fetched but not merged
         (:meth:`unmerged`), ``anchorProblem`` when the mount's anchor is no commit of its
         repository (:attr:`Mount.anchor_problem`, then what to do), and ``problems`` as
-        ``<ref>:<line> <message>``)."""
+        ``<ref>:<line> <message>``).
+
+        ``index[].fresh`` says whether the cache was in step with the notes when status
+        started (``reason`` says why not); status then brings it up to date, so ``indexed``
+        counts what it holds now. A cache never built for a mount with no shards is fresh:
+        there is nothing to index (the reference says stale, ``never built``, right after
+        ``ynm init``)."""
         from ynm.index.schema import get_meta
         from ynm.store.sync import config_value
 
@@ -1594,6 +1600,8 @@ class Ynm:
         vectors = self.vector_status()
         for m in self.mounts:
             reason = m.cache.stale_reason(m.log)
+            if reason == "never built" and not m.log.tips():
+                reason = None  # nothing to index yet: an empty cache is the whole truth
             cache = m.fresh_cache()
             counts = cache.counts()
             entry_m: dict[str, Any] = {"id": m.id, "level": m.level, "provider": m.provider,
