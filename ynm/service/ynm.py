@@ -104,6 +104,10 @@ class Ynm:
         # Hosted stores the last read could not include (ynm.service.remote.LeftOut): the CLI
         # names each on stderr, the MCP tools in the guidance, context's JSON as ``leftOut``.
         self.left_out: list[Any] = []
+        # The last recall's question words and those no memory holds
+        # (ynm.service.recall.QuestionWords; None before a recall with words): the CLI says
+        # from them why a recall found nothing.
+        self.recall_words: Any = None
         self._embedder: Any = None
         self._embedder_opened = False
         self.embedder_problem: str | None = None
@@ -1011,7 +1015,9 @@ class Ynm:
 
         Hosted (mcp) mounts are asked too (:func:`ynm.service.remote.hosted_recall`; their
         hits ranked on the same scale, :func:`ynm.service.remote.hosted_hits`); the ones that
-        could not answer are in :attr:`left_out`. ``hosted=False`` asks none: the lookup for
+        could not answer are in :attr:`left_out`. The question's words, and those no memory of
+        the mounts searched holds, are in :attr:`recall_words`
+        (:class:`ynm.service.recall.QuestionWords`). ``hosted=False`` asks none: the lookup for
         similar memories after a local write does not wait on the network (the reference's
         does, algorithms.md §8.32).
         """
@@ -1030,9 +1036,10 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        report: dict[str, float] = {}
+        report: dict[str, Any] = {}
         ranked = self._ranked_across(searches, q.text, weigh_words,
                                      outside=[e for _, _, e in found_hosted], report=report)
+        self.recall_words = report.get("words") if searches else None
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
@@ -1057,7 +1064,7 @@ class Ynm:
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
                        weigh_words: bool = True, outside: list[float | None] | None = None,
-                       report: dict[str, float] | None = None
+                       report: dict[str, Any] | None = None
                        ) -> list[tuple[Any, dict[str, Any], str]]:
         """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
         :func:`ynm.service.recall.ranked_across`)."""
