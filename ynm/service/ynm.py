@@ -244,6 +244,33 @@ class Ynm:
                     self.warnings.remove(m.anchor_warning)
                 m.check_writable()
 
+    def _route(self, level: str, mount_id: str | None = None) -> Mount:
+        """:func:`ynm.service.mounts.route`, whose ``no distributed mount`` (the reference's
+        text) gains a hint when the repository around cwd has no project mount: ynm init was
+        never run in this clone, or its ``.ynm/config.json`` was never committed.
+
+        Raises:
+            UnknownMount, MountLevelMismatch, NoMount: as route."""
+        from ynm.errors import NoMount
+
+        try:
+            return route(self.mounts, level, mount_id)
+        except NoMount as err:
+            err.hint = self._no_project_hint()
+            raise
+
+    def _no_project_hint(self) -> str | None:
+        """What to do when a distributed record has no mount to go to, in a repository with
+        no project mount; None outside one, or when the project's config exists (its mount
+        then failed to open, and the warning about it says why)."""
+        from ynm.service.config import project_config_path
+
+        repo = self.loaded.repo
+        if repo is None or self.loaded.bare or project_config_path(repo).exists():
+            return None
+        return (f"{repo} has no .ynm/config.json: run `ynm init` there (a clone gets it only "
+                "when it is committed where ynm init ran)")
+
     def _with_warnings(self, result: dict[str, Any], mark: int) -> dict[str, Any]:
         """``result`` plus ``warnings``: what went wrong after ``mark`` (an index into
         :attr:`warnings`) without failing the write; the key is left out when nothing did
@@ -360,7 +387,7 @@ class Ynm:
         hosted = hosted_target(self.mounts, self.remotes, level, inp.mount)
         if hosted is not None:  # a hosted store stamps, gates and writes it
             return remember_hosted(hosted, inp, level, namespace)
-        mount = route(self.mounts, level, inp.mount)
+        mount = self._route(level, inp.mount)
         self._check_writable(mount)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
         fields: dict[str, Any] = {
@@ -629,7 +656,7 @@ class Ynm:
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = route(self.mounts, "distributed", mount_id)
+        target = self._route("distributed", mount_id)
         self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
@@ -1491,13 +1518,30 @@ class Ynm:
         written and :class:`BatchRefused` is raised at the end. Parts already appended stay
         appended if a later part raises something else.
 
+        A refusal that depends only on a record's level (no mount of that level, ``--mount``
+        of another level, a mount whose anchor is unusable) is one problem, on the first line
+        it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
+        line. In a repository with no distributed mount (ynm init never run in this clone,
+        or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
+        before reading any line: records of such a repository's export could go nowhere.
+
         Raises:
             UnknownMount, BatchRefused: as :meth:`import_jsonl`.
+            NoMount: in a repository with no distributed mount, without ``mount_id``; with
+                the hint of :meth:`_route`.
+            Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
+                many records they held and how far the input was read.
         """
-        from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
+        from ynm.errors import Interrupted, MountLevelMismatch, NoMount, UnknownMount
 
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        hint = self._no_project_hint()
+        if (mount_id is None and hint is not None
+                and not any(m.level == "distributed" for m in self.mounts)):
+            self._route("distributed")  # raises NoMount with the hint
+        routes: dict[str, Mount | YnmError] = {}  # level -> its mount, or why none takes it
+        refused: dict[str, tuple[int, list[int]]] = {}  # level -> (its problem's index, lines)
         problems: list[tuple[int, str]] = []
         first_refusal: YnmError | None = None
         routed = valid = False
@@ -1505,38 +1549,62 @@ class Ynm:
         imported = 0
         line_no = 1
         mark = len(self.warnings)
-        for i, text in enumerate(chunks):
-            if isinstance(text, bytes):
-                text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
-            text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
-            parsed = parse_jsonl(text, first_line=line_no, seen=seen)
-            line_no += text.count("\n")
-            problems.extend((p.line, p.message) for p in parsed.problems)
-            valid = valid or bool(parsed.records)
-            by_mount: dict[str, list[Record]] = {}
-            targets: dict[str, Mount] = {}
-            for line, r in zip(parsed.numbers, parsed.records):
-                try:
-                    problem = write_namespace_problem(r.namespace)
-                    if problem:
-                        raise InvalidInput(f"namespace: {problem}")
-                    mount = route(self.mounts, r.level, mount_id)
-                    self._check_writable(mount)
-                    self._gate(r)
-                except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
-                    problems.append((line, str(err)))
-                    first_refusal = first_refusal or err
-                    continue
-                targets[mount.id] = mount
-                by_mount.setdefault(mount.id, []).append(r)
-            del parsed
-            for mid, records in by_mount.items():
-                routed = True
-                mount = targets[mid]
-                new = mount.fresh_cache().missing(records)
-                if new:
-                    self._append(mount, new, progress or self._progress)
-                imported += len(new)
+        try:
+            for i, text in enumerate(chunks):
+                if isinstance(text, bytes):
+                    text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
+                text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
+                parsed = parse_jsonl(text, first_line=line_no, seen=seen)
+                line_no += text.count("\n")
+                problems.extend((p.line, p.message) for p in parsed.problems)
+                valid = valid or bool(parsed.records)
+                by_mount: dict[str, list[Record]] = {}
+                targets: dict[str, Mount] = {}
+                for line, r in zip(parsed.numbers, parsed.records):
+                    if r.level not in routes:
+                        try:
+                            routes[r.level] = self._route(r.level, mount_id)
+                            self._check_writable(routes[r.level])
+                        except (InvalidInput, MountLevelMismatch, NoMount) as err:
+                            routes[r.level] = err
+                    try:
+                        problem = write_namespace_problem(r.namespace)
+                        if problem:
+                            raise InvalidInput(f"namespace: {problem}")
+                        mount = routes[r.level]
+                        if isinstance(mount, YnmError):
+                            if r.level in refused:  # said once, on the first line it met
+                                refused[r.level][1].append(line)
+                                continue
+                            refused[r.level] = (len(problems), [])
+                            raise mount
+                        self._gate(r)
+                    except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
+                        problems.append((line, str(err)))
+                        first_refusal = first_refusal or err
+                        continue
+                    targets[mount.id] = mount
+                    by_mount.setdefault(mount.id, []).append(r)
+                del parsed
+                for mid, records in by_mount.items():
+                    routed = True
+                    mount = targets[mid]
+                    new = mount.fresh_cache().missing(records)
+                    if new:
+                        self._append(mount, new, progress or self._progress)
+                    imported += len(new)
+        except KeyboardInterrupt:
+            # every append is one atomic ref update: what landed before Ctrl-C stays
+            kept = (f"{imported} record(s) were imported and are kept" if imported
+                    else "no record was imported yet")
+            raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
+                              "run the import again to add the rest (records already there "
+                              "are skipped)") from None
+        for level, (at, more) in refused.items():
+            if more:
+                line, message = problems[at]
+                message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
+                problems[at] = (line, message)
         problems.sort(key=lambda p: p[0])
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
         if first_refusal is not None and not routed:
