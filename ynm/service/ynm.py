@@ -872,7 +872,10 @@ class Ynm:
                 ``max_pairs`` < 1; ``YNM_TOKEN_BUDGET`` not a whole number >= 0 (checked at
                 the start of every run: ynm.dream.budget.check_token_budget).
             JudgeNotConfigured: the configured judge cannot be built and a pass needs it
-                (ynm.dream.resolve.resolve_for)."""
+                (ynm.dream.resolve.resolve_for).
+            Interrupted: Ctrl-C; what was written before it stays, and the marks of a full
+                run are written last (ynm.dream.engine.mark_dreamed), so a run again judges
+                what this one did not mark."""
         import os
 
         from ynm.dream.budget import check_token_budget
@@ -888,7 +891,17 @@ class Ynm:
             resolved = resolve_for(self, mount, passes=inp.passes,
                                    judging=not dry_run or judge)
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
-        return run_dream(self, inp, judge_model, writer)
+        try:
+            return run_dream(self, inp, judge_model, writer)
+        except KeyboardInterrupt:
+            from ynm.errors import Interrupted
+
+            if dry_run:
+                raise Interrupted("nothing was written (dry run)",
+                                  "run the dry run again for its report") from None
+            raise Interrupted("the changes written before it are kept (each is its own "
+                              "record)", "run `ynm dream` again to finish: the memories this "
+                              "run did not mark as dreamed are judged again") from None
 
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:
@@ -942,6 +955,8 @@ class Ynm:
         Raises:
             Refused: ``--mount personal`` without a remote.
             StoreError: a git failure other than a rejected push.
+            Interrupted: Ctrl-C; it names the mounts synced before it and says what the one
+                it stopped in kept.
         """
         from ynm.model.people import PEOPLE_DOCUMENT, merge_people_text
         from ynm.store.sync import sync_log
@@ -955,15 +970,30 @@ class Ynm:
             mounts = [m for m in self.mounts if m.level == "distributed"]
         self._check_writable(*mounts)  # before any mount moves
         out: dict[str, Any] = {}
-        for i, mount in enumerate(mounts):
-            if self._progress:
-                self._progress("sync", i, len(mounts))
-            name = remote or mount.remote or self.config.remote
-            out[mount.id] = sync_log(
-                mount.log, name, push=push, pull=pull, dry_run=dry_run,
-                after_merge=lambda m=mount: self._reapply_purges(m),
-                merge_documents={PEOPLE_DOCUMENT: merge_people_text},
-            ).to_obj()
+        mount = None
+        try:
+            for i, mount in enumerate(mounts):
+                if self._progress:
+                    self._progress("sync", i, len(mounts))
+                name = remote or mount.remote or self.config.remote
+                out[mount.id] = sync_log(
+                    mount.log, name, push=push, pull=pull, dry_run=dry_run,
+                    after_merge=lambda m=mount: self._reapply_purges(m),
+                    merge_documents={PEOPLE_DOCUMENT: merge_people_text},
+                ).to_obj()
+        except KeyboardInterrupt:
+            from ynm.errors import Interrupted
+
+            done = f"synced: {', '.join(out)}; " if out else ""
+            if dry_run:
+                kept = "nothing was changed (dry run)"
+            elif mount is None:
+                kept = "nothing was changed"
+            else:
+                kept = (f"{done}{mount.id} stopped part way: what it fetched and merged is "
+                        "kept (each shard moves with one ref update), and a push that did not "
+                        "finish leaves the remote as it was or partly updated")
+            raise Interrupted(kept, "run `ynm sync` again to finish") from None
         if mounts and not dry_run:
             self._people = None  # a sync may have brought another copy of the document
         if self._progress and mounts:
@@ -1620,13 +1650,32 @@ class Ynm:
     def reindex(self, mount_id: str | None = None,
                 progress: Progress | None = None) -> dict[str, int]:
         """Rebuild each selected mount's cache from a full read of its log.
-        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``."""
+        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``.
+
+        Raises:
+            Interrupted: Ctrl-C; it names the caches rebuilt before it and the state of the
+                one it stopped in (a rebuild is one transaction: stopped in it, the cache is
+                as it was; stopped while embedding, the cache is rebuilt and the next recall
+                embeds the rest)."""
+        from ynm.errors import Interrupted
+
         out = {}
         progress = progress or self._progress
-        for mount in self._select(mount_id):
-            mount.cache.rebuild(mount.log, progress)
-            self._vectors_current(mount, None, progress)  # a failure is a warning
-            out[mount.id] = mount.cache.counts()["memories"]
+        mount, embedding = None, False
+        try:
+            for mount in self._select(mount_id):
+                embedding = False
+                mount.cache.rebuild(mount.log, progress)
+                embedding = True
+                self._vectors_current(mount, None, progress)  # a failure is a warning
+                out[mount.id] = mount.cache.counts()["memories"]
+        except KeyboardInterrupt:
+            done = f"rebuilt: {', '.join(out)}; " if out else ""
+            left = (f"{mount.id}'s cache is rebuilt, the next recall embeds what is left"
+                    if embedding else f"{mount.id}'s cache is as it was before")
+            raise Interrupted(f"{done}{left}" if mount is not None else "nothing changed",
+                              "run `ynm reindex` again, or let the next command catch up "
+                              "(memories live in git notes: nothing is lost)") from None
         return out
 
     def compact(self, mount_id: str | None = None) -> list[dict[str, Any]]:
@@ -1638,18 +1687,28 @@ class Ynm:
             UnknownMount: ``mount_id`` names no local mount.
             StoreConflict: another process replaced a snapshot meanwhile.
             StoreError: a git failure.
+            Interrupted: Ctrl-C; it names the mounts whose snapshot was written before it (a
+                snapshot is one ref update: the one it stopped in was not written).
         """
         from ynm.compact import compact_mount
+        from ynm.errors import Interrupted
 
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
         out = []
-        for mount in self._select(mount_id):
-            mount.fresh_cache(self._progress)
-            embedder = None
-            if self._vectors_current(mount, None) is not None:  # a failure is a warning
-                embedder = self.embedder
-            out.append(compact_mount(mount, embedder).to_obj())
+        mount = None
+        try:
+            for mount in self._select(mount_id):
+                mount.fresh_cache(self._progress)
+                embedder = None
+                if self._vectors_current(mount, None) is not None:  # a failure is a warning
+                    embedder = self.embedder
+                out.append(compact_mount(mount, embedder).to_obj())
+        except KeyboardInterrupt:
+            done = "".join(f"{r['mount']}'s snapshot is done; " for r in out)
+            stopped = f"{mount.id}'s was not written" if mount is not None else "nothing changed"
+            raise Interrupted(f"{done}{stopped} (the notes are never changed by compact)",
+                              "run `ynm compact` again to write the rest") from None
         return out
 
     def status(self) -> dict[str, Any]:
