@@ -256,10 +256,10 @@ class Ynm:
         try:
             return route(self.mounts, level, mount_id)
         except NoMount as err:
-            err.hint = self._no_project_hint()
+            err.hint = self.no_project_hint()
             raise
 
-    def _no_project_hint(self) -> str | None:
+    def no_project_hint(self) -> str | None:
         """What to do when a distributed record has no mount to go to, in a repository with
         no project mount; None outside one, or when the project's config exists (its mount
         then failed to open, and the warning about it says why)."""
@@ -911,13 +911,17 @@ class Ynm:
 
         One memory that cannot be tombstoned (a git or cache failure) does not stop the pass:
         it is left for the next run, reported in ``failed`` as ``{"memoryId", "error"}`` when a
-        list is given, and as a warning. Source: reference/algorithms.md §4.6."""
+        list is given, and as a warning: ``expire: <id> not forgotten: <error>``, or one
+        warning for the memories that failed with the same error, ``expire: <n> memories not
+        forgotten: <error> (<id>, <id>, <id>, ...; left for the next run)``, not one each.
+        Source: reference/algorithms.md §4.6."""
         from ynm.index.search import SearchQuery, filter_sql
 
         if not dry_run:
             self._check_writable(*self.mounts)
         now = self._now_ms()
         out = []
+        errors: dict[str, list[str]] = {}  # error text -> the memories it left live
         for mount in self.mounts:
             cache = mount.fresh_cache()
             cond, args = filter_sql(SearchQuery(types=["working"], namespace=namespace))
@@ -931,7 +935,7 @@ class Ynm:
                     try:
                         self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
                     except YnmError as err:
-                        self.warnings.append(f"expire: {memory_id} not forgotten: {err}")
+                        errors.setdefault(str(err), []).append(memory_id)
                         if failed is not None:
                             failed.append({"memoryId": memory_id, "error": str(err)})
                         continue
@@ -939,6 +943,13 @@ class Ynm:
                         if self._progress:
                             self._progress("expire", k + 1, len(due))
                 out.append(memory_id)
+        for error, ids in errors.items():
+            if len(ids) == 1:
+                self.warnings.append(f"expire: {ids[0]} not forgotten: {error}")
+            else:
+                shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+                self.warnings.append(f"expire: {len(ids)} memories not forgotten: {error} "
+                                     f"({shown}; left for the next run)")
         return out
 
     # -- sync (reference/storage.md §4, cli.md §4.26) --------------------------------------
@@ -1566,7 +1577,7 @@ class Ynm:
 
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
-        hint = self._no_project_hint()
+        hint = self.no_project_hint()
         if (mount_id is None and hint is not None
                 and not any(m.level == "distributed" for m in self.mounts)):
             self._route("distributed")  # raises NoMount with the hint
