@@ -168,6 +168,12 @@ def test_recall_returns_local_and_hosted_hits_together(team, hosted_repo, server
     # human output names the hosted mount in its column
     result = cli_run("recall", "deploys", "helm")
     assert result.exit_code == 0 and " team " in result.stdout
+    # a recall that finds nothing names the words no local memory holds (the hosted store's
+    # words are not known here)
+    hits, stderr = recall_json(cli_run, "zebra", "crossing")
+    assert hits == []
+    assert stderr == ('hint: no local memory holds "zebra", "crossing"; ask in the words your '
+                      "memories use\n")
 
 
 FILLERS = ("Lunch is at noon on Fridays", "The wiki lives in Confluence",

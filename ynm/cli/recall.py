@@ -31,7 +31,7 @@ FILTER_FLAGS = (("type", "--type"), ("level", "--level"), ("namespace", "--names
                 ("mount", "--mount"))
 
 
-def no_match_hint(asked: Any, q: Any) -> str | None:
+def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
     """Why a recall with words found nothing, for a ``hint:`` line on stderr, from what the
     recall already knows: ``asked`` (ynm.service.recall.QuestionWords: the question's words
     and those no memory holds) and the query ``q`` (a RecallQuery). None without words.
@@ -44,7 +44,8 @@ def no_match_hint(asked: Any, q: Any) -> str | None:
       of the question's words (function words aside): ask without "banana", or in the words
       your memories use``.
     - With ``--level`` or ``--mount``, the words were looked up in the mounts they select
-      only: ``no memory of the mounts --level selected holds ...``.
+      only: ``no memory of the mounts --level selected holds ...``; with hosted stores
+      configured (``hosted``), whose words are not known here, ``no local memory holds ...``.
     - Otherwise (every word held somewhere, or the unheld ones left out of the share): what
       else left the memories holding them out: ``... but none that holds half of them
       (function words aside), passes --type, or is not forgotten (add
@@ -59,7 +60,7 @@ def no_match_hint(asked: Any, q: Any) -> str | None:
     scope = [flag for field, flag in FILTER_FLAGS if field in ("level", "mount")
              and getattr(q, field)]
     nobody = (f"no memory of the mounts {' and '.join(scope)} selected" if scope
-              else "no memory")
+              else "no local memory" if hosted else "no memory")
     missing = ", ".join(f'"{w}"' for w in shown)
     if len(shown) == len(asked.words):
         return f"{nobody} holds {missing}; ask in the words your memories use"
@@ -157,6 +158,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         note_unmerged(ynm)
         left_out = list(ynm.left_out)
         asked = ynm.recall_words
+        hosted = bool(ynm.remotes)
     from ynm.model.text import has_no_search_words, no_search_words_reason
 
     if has_no_search_words(q.text):
@@ -167,7 +169,8 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
             "shared memory was left out (below)")
     else:
         emit(hits, as_json, format_hits)
-    hint = None if hits else no_match_hint(asked, q)
+    # no hint for an answer already said to be incomplete: the stores left out may hold them
+    hint = None if hits or left_out else no_match_hint(asked, q, hosted)
     if hint is not None:
         say(f"hint: {hint}", err=True)
     note_left_out(left_out)
