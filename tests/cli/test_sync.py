@@ -606,8 +606,10 @@ def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
     net.remember(a, "Run the linter before pushing", "procedural")
     net.sync(a)
     note = "note: 2 shards fetched but not merged into project: run `ynm sync`\n"
-    for args in (("list",), ("recall", "deploys"), ("list", "--json")):
+    for args in (("list",), ("list", "--json")):
         assert net.ok(b, *args).stderr == "", args  # nothing fetched yet
+    assert net.ok(b, "recall", "deploys").stderr == (
+        'hint: no memory holds "deploys"; ask in the words your memories use\n')
     git(b.path, "fetch", "-q", "origin")  # the refspec ynm init added brings the shards
     listed = net.ok(b, "list")
     assert listed.stderr == note and "Tuesdays" not in listed.stdout

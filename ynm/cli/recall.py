@@ -155,7 +155,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount, hosted=True)
         hits = ynm.recall(q)
-        note_unmerged(ynm)
+        unmerged = note_unmerged(ynm)
         left_out = list(ynm.left_out)
         asked = ynm.recall_words
         hosted = bool(ynm.remotes)
@@ -169,8 +169,9 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
             "shared memory was left out (below)")
     else:
         emit(hits, as_json, format_hits)
-    # no hint for an answer already said to be incomplete: the stores left out may hold them
-    hint = None if hits or left_out else no_match_hint(asked, q, hosted)
+    # no hint for an answer already said to be incomplete: the stores left out (or the shards
+    # fetched but not merged) may hold the words
+    hint = None if hits or left_out or unmerged else no_match_hint(asked, q, hosted)
     if hint is not None:
         say(f"hint: {hint}", err=True)
     note_left_out(left_out)
