@@ -17,7 +17,8 @@ YnmError (exit 1)                      anything that ran and failed
 ├── ConfigError (exit 1)               a configuration file or variable that cannot be used
 │   └── InvalidConfig (exit 2)         one that fails validation: ``invalid input: <where>: ...``
 │       └── AnchorNotCommit (exit 2)   a write to a mount whose anchor is no commit of its repo
-└── MissingExtra (exit 1)              an optional dependency is not installed: names the extra
+├── MissingExtra (exit 1)              an optional dependency is not installed: names the extra
+└── Interrupted (exit 130)             Ctrl-C part way: says what was kept and what to do
 ```
 
 Messages follow reference/cli.md §2 exactly, so scripts written against either implementation
@@ -157,15 +158,40 @@ class BatchRefused(YnmError):
         self.result = result
 
 
+def pip_install(extra: str | None = None) -> str:
+    """How to install ynm's ``extra`` (None: ynm itself, for a missing required package), in
+    one form for an installed ynm and a source checkout alike: ``pip install 'ynm[vector]' (or
+    pip install -e '.[vector]' in a checkout)``. Every message that tells the user to install
+    something of ynm's says it through this, so none drifts from the README (whose Install
+    section works from a checkout: ``.venv/bin/pip install -e '.[vector]'``)."""
+    if extra is None:
+        return "pip install ynm (or pip install -e . in a checkout)"
+    return f"pip install 'ynm[{extra}]' (or pip install -e '.[{extra}]' in a checkout)"
+
+
 class MissingExtra(YnmError):
-    """An optional dependency is not installed. Message: ``<what> needs the <extra> extra: pip
-    install 'ynm[<extra>]' (<module> is not installed)``, one line, exit 1."""
+    """An optional dependency is not installed. Message: ``<what> needs the <extra> extra:
+    <pip_install(extra)> (<module> is not installed)``, one line, exit 1."""
 
     def __init__(self, what: str, extra: str, module: str | None = None) -> None:
         missing = f" ({module} is not installed)" if module else ""
-        super().__init__(f"{what} needs the {extra} extra: pip install 'ynm[{extra}]'{missing}")
+        super().__init__(f"{what} needs the {extra} extra: {pip_install(extra)}{missing}")
         self.extra = extra
         self.module = module
+
+
+class Interrupted(YnmError):
+    """Ctrl-C stopped an operation part way. Message: ``interrupted; <what was kept>; <what
+    to do>`` (``interrupted; 1200 record(s) were imported and are kept; run the import again
+    to add the rest (records already there are skipped)``), exit 130 (128 + SIGINT, as a
+    shell reports it). Every write commits with one atomic ref update, so what landed before
+    Ctrl-C stays; the operations that run long say so through this (docs/cli.md, exit codes).
+    """
+
+    exit_code = 130
+
+    def __init__(self, kept: str, todo: str) -> None:
+        super().__init__(f"interrupted; {kept}; {todo}")
 
 
 def missing_extra(err: ImportError, what: str, extra: str) -> MissingExtra:

@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from tests.support.serve import free_port, serve_http
+from ynm.errors import pip_install
 
 TOKEN = "hosted-s3cret-7f1d2c9a"
 OTHER_TOKEN = "another-s3cret-0b4e"
@@ -167,6 +168,12 @@ def test_recall_returns_local_and_hosted_hits_together(team, hosted_repo, server
     # human output names the hosted mount in its column
     result = cli_run("recall", "deploys", "helm")
     assert result.exit_code == 0 and " team " in result.stdout
+    # a recall that finds nothing names the words no local memory holds (the hosted store's
+    # words are not known here)
+    hits, stderr = recall_json(cli_run, "zebra", "crossing")
+    assert hits == []
+    assert stderr == ('hint: no local memory holds "zebra", "crossing"; ask in the words your '
+                      "memories use\n")
 
 
 FILLERS = ("Lunch is at noon on Fridays", "The wiki lives in Confluence",
@@ -474,7 +481,7 @@ def test_a_handshake_era_store_without_the_server_extra_names_what_to_install(
     assert lid in result.stdout and "Traceback" not in result.stderr
     assert result.stderr == (
         f"shared memory left out: team ({url}): a hosted (mcp) mount needs the server extra: "
-        "pip install 'ynm[server]' (mcp is not installed)\n")
+        f"{pip_install('server')} (mcp is not installed)\n")
 
 
 def test_without_the_mcp_client_an_unreachable_store_is_named(project, ynm_home, cli_run):

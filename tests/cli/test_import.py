@@ -134,13 +134,48 @@ def test_unknown_mount(project, cli_run, dump):
     assert result.stderr.strip() == 'Error: no mount "nope" (have: personal, project)'
 
 
+NO_PROJECT = ("Error: no distributed mount: run `ynm init` in the project (or configure a "
+              "mount)\nhint: {repo} has no .ynm/config.json: run `ynm init` there (a clone "
+              "gets it only when it is committed where ynm init ran)\n")
+
+
 def test_distributed_without_init(git_repo, cli_run, dump, monkeypatch):
     monkeypatch.chdir(git_repo)
     b = make_record(level="distributed", namespace="common")
     result = cli_run("import", dump(jsonl(b)))
     assert result.exit_code == 1
-    assert result.stderr.strip() == (
-        "Error: no distributed mount: run `ynm init` in the project (or configure a mount)")
+    assert result.stderr == NO_PROJECT.format(repo=git_repo)
+
+
+def test_a_clone_without_the_config_fails_once_before_reading(git_repo, cli_run, monkeypatch,
+                                                              git, tmp_path):
+    """A clone of a repository whose .ynm/config.json was never committed: one error, exit 1,
+    before a line is read (standard input that fails when read shows it), not one problem
+    per line; ``--mount personal`` takes the personal records and names the others once."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(git_repo), str(clone))
+    monkeypatch.chdir(clone)
+
+    class Unread:
+        def __iter__(self):
+            raise AssertionError("read before the store was checked")
+
+    monkeypatch.setattr("sys.stdin", type("In", (), {"buffer": Unread()})())
+    result = cli_run("import")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == NO_PROJECT.format(repo=clone)
+    assert cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
+                   "x").stderr == NO_PROJECT.format(repo=clone)
+    mine = make_record()
+    shared = [make_record(level="distributed", namespace="common") for _ in range(4)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(jsonl(shared[0], mine, *shared[1:]))
+    result = cli_run("import", path, "--mount", "personal", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"imported": 1, "problems": [
+        ('line 1: mount "personal" is personal; cannot take a distributed record (and 3 more '
+        "distributed record(s), the last on line 5)")]}
 
 
 def test_redaction_refuses_records_not_the_batch(project, cli_run, dump, git):
@@ -178,19 +213,21 @@ def test_colliding_namespaces_reported_per_record(project, cli_run, dump):
     assert sorted(export_ids(cli_run)) == sorted([parent["id"], fine["id"]])
 
 
-def test_records_no_mount_can_take_are_reported_per_record(git_repo, cli_run, dump,
-                                                           monkeypatch):
-    """Without a project store a distributed record has nowhere to go: reported, and the
-    personal records beside it are imported."""
-    monkeypatch.chdir(git_repo)
+def test_records_no_mount_can_take_are_reported_once(tmp_path, cli_run, dump, monkeypatch):
+    """Outside a repository a distributed record has nowhere to go: the first is reported,
+    with how many more there were, and the personal records beside them are imported."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
     a, c = make_record(), make_record()
-    b = make_record(level="distributed", namespace="common")
-    result = cli_run("import", dump(jsonl(a, b, c)), "--json")
+    b, d, e = (make_record(level="distributed", namespace="common") for _ in range(3))
+    result = cli_run("import", dump(jsonl(a, b, c, d, e)), "--json")
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["imported"] == 2
-    assert out["problems"] == ["line 2: no distributed mount: run `ynm init` in the project "
-                               "(or configure a mount)"]
+    assert out["problems"] == [("line 2: no distributed mount: run `ynm init` in the project "
+                               "(or configure a mount) (and 2 more distributed record(s), the "
+                               "last on line 5)")]
 
 
 def test_redaction_not_applied_to_personal_records(project, cli_run, dump):
@@ -199,10 +236,60 @@ def test_redaction_not_applied_to_personal_records(project, cli_run, dump):
     assert export_ids(cli_run) == [a["id"]]
 
 
-def test_empty_input(project, cli_run, dump):
-    result = cli_run("import", dump(""))
-    assert result.exit_code == 0
-    assert result.stdout == "imported 0 record(s)\n"
+@pytest.mark.parametrize("text, why", [("", "empty"), ("\n \n\n", "only blank lines"),
+                                       ("\ufeff", "only a byte order mark"),
+                                       ("\ufeff\n\n", "only blank lines")])
+def test_an_input_with_no_line_to_read_says_so(project, cli_run, dump, text, why):
+    """Nothing to import is no failure (the reference's import of an empty text reports
+    ``{imported: 0, problems: []}``), but it is said on stderr; stdout keeps the report."""
+    path = dump(text)
+    for args, out in (((), "imported 0 record(s)\n"),
+                      (("--json",), '{\n  "imported": 0,\n  "problems": []\n}\n')):
+        result = cli_run("import", path, *args)
+        assert result.exit_code == 0
+        assert result.stdout == out
+        assert result.stderr == f"nothing to import ({path}: {why})\n"
+    result = cli_run("import", input=text)
+    assert result.stderr == f"nothing to import (standard input: {why})\n"
+
+
+def test_a_binary_input_is_named_as_not_text(project, cli_run, tmp_path):
+    path = tmp_path / "picture.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+    result = cli_run("import", path)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: invalid input: input: no valid record in it (")
+    assert result.stderr.splitlines()[1] == (
+        f"hint: {path} is not UTF-8 text (invalid start byte at byte 0); ynm imports the "
+        "JSONL ynm export writes")
+
+
+def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, monkeypatch):
+    """The parts appended before Ctrl-C stay; the message says how many records and what to
+    do, exit 130; a second import adds the rest only."""
+    from ynm.cli import import_
+
+    recs = [make_record() for _ in range(5)]
+    path = dump(jsonl(*recs))
+    whole = import_.line_chunks
+
+    def stopped(stream, lines):
+        parts = whole(stream, lines)
+        yield next(parts)
+        yield next(parts)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
+    monkeypatch.setattr(import_, "line_chunks", stopped)
+    result = cli_run("import", path)
+    assert result.exit_code == 130
+    assert result.stdout == ""
+    assert result.stderr == ("Error: interrupted; 4 record(s) were imported and are kept (the "
+                             "input was read to line 4); run the import again to add the rest "
+                             "(records already there are skipped)\n")
+    assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs[:4])
+    monkeypatch.setattr(import_, "line_chunks", whole)
+    assert cli_run("import", path).stdout == "imported 1 record(s)\n"
 
 
 def test_missing_file(project, tmp_path):

@@ -10,9 +10,10 @@ import os
 import pytest
 
 from tests.support.blocked import run_without
+from ynm.errors import pip_install
 from ynm.service.ynm import Ynm
 
-SERVER_HINT = "ynm serve needs the server extra: pip install 'ynm[server]'"
+SERVER_HINT = f"ynm serve needs the server extra: {pip_install('server')}"
 
 
 def _one_error_line(stderr: str) -> str:
@@ -43,7 +44,7 @@ def test_ui_without_the_server_extra_names_itself(project, blocked):
                          cwd=project)
     assert result.returncode == 1
     assert _one_error_line(result.stderr) == (
-        f"Error: ynm ui needs the server extra: pip install 'ynm[server]' ({blocked} is not "
+        f"Error: ynm ui needs the server extra: {pip_install('server')} ({blocked} is not "
         "installed)")
     assert result.stdout == ""
 
@@ -58,7 +59,7 @@ def test_without_the_vector_extra_status_names_it_and_recall_still_answers(proje
     status = run_without([blocked], "status", cwd=project, env=env)
     assert status.returncode == 0, status.stderr
     vectors = [line for line in status.stdout.splitlines() if line.startswith("vectors:")]
-    assert "pip install 'ynm[vector]'" in vectors[0]
+    assert pip_install("vector") in vectors[0]
     recall = run_without([blocked], "recall", "otters", cwd=project, env=env)
     assert recall.returncode == 0, recall.stderr
     assert "otters hold hands" in recall.stdout
@@ -93,9 +94,9 @@ def test_dream_without_the_vector_extra_finds_duplicates_by_their_words(project)
 
 @pytest.mark.parametrize("blocked, embedder, said", [
     ("sentence_transformers", "sentence-transformers:paraphrase-MiniLM-L3-v2",
-     "sentence-transformers is not installed (pip install 'ynm[vector]')"),
+     f"sentence-transformers is not installed ({pip_install('vector')})"),
     ("torch", "sentence-transformers:{model}",
-     "torch/transformers are not installed to do it (pip install 'ynm[vector]')"),
+     f"torch/transformers are not installed to do it ({pip_install('vector')})"),
 ])
 def test_model_packages_of_the_vector_extra_are_named(project, tmp_path, blocked, embedder,
                                                       said):

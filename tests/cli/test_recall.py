@@ -81,6 +81,65 @@ def test_no_matches(project, cli_run):
     assert result.stdout == "[]\n"
 
 
+HALF_RULE = ("a memory answers only when it holds half of the question's words (function "
+             "words aside)")
+
+
+def test_a_recall_that_finds_nothing_names_the_words_no_memory_holds(project, cli_run, load):
+    """stdout stays the reference's (``no matches``, ``[]``); stderr says why, naming the
+    words no memory holds, in the question's order."""
+    load(proc("Release train leaves on Thursdays"))
+    for args, out in ((("release", "banana"), "no matches\n"),
+                      (("release", "banana", "--json"), "[]\n")):
+        result = cli_run("recall", *args)
+        assert result.exit_code == 0
+        assert result.stdout == out
+        assert result.stderr == (f'hint: no memory holds "banana"; {HALF_RULE}: ask without '
+                                 "it, or in the words your memories use\n")
+    result = cli_run("recall", "kiwi", "release", "banana")
+    assert result.stderr == (f'hint: no memory holds "kiwi", "banana"; {HALF_RULE}: ask '
+                             "without them, or in the words your memories use\n")
+    result = cli_run("recall", "zzzqqq")
+    assert result.stderr == 'hint: no memory holds "zzzqqq"; ask in the words your memories use\n'
+    # a word no memory holds but fewer than the held ones is left out: the memory answers
+    result = cli_run("recall", "release", "train", "banana")
+    assert "Release train" in result.stdout and result.stderr == ""
+
+
+def test_a_recall_whose_words_are_all_held_names_what_else_left_them_out(project, cli_run,
+                                                                          load):
+    load(proc("Release train leaves on Thursdays"),
+         make_record(type="semantic", content="The ledger closes at noon"))
+    result = cli_run("recall", "release", "--type", "episodic", "--namespace", "team")
+    assert result.stdout == "no matches\n"
+    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
+                             "passes --type, --namespace, or is not forgotten (add "
+                             "--include-tombstoned)\n")
+    # three words, each held by another memory: none holds half of them
+    load(make_record(type="semantic", content="Rota for the weekend"))
+    result = cli_run("recall", "release", "ledger", "rota")
+    assert result.stdout == "no matches\n"
+    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
+                             "holds half of them (function words aside), or is not forgotten "
+                             "(add --include-tombstoned)\n")
+    memory = cli_run("recall", "release", "--json").stdout
+    forgotten = json.loads(memory)[0]["memoryId"]
+    assert cli_run("forget", forgotten).exit_code == 0
+    result = cli_run("recall", "release", "--include-tombstoned", "--type", "episodic")
+    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
+                             "passes --type\n")
+    # the words are looked up in the mounts searched: personal holds none of them here
+    result = cli_run("recall", "ledger", "--level", "distributed")
+    assert result.stderr == ('hint: no memory of the mounts --level selected holds "ledger"; '
+                             "ask in the words your memories use\n")
+
+
+def test_a_recall_with_hits_or_without_words_gives_no_hint(project, cli_run, load):
+    load(proc("Release train leaves on Thursdays"))
+    assert cli_run("recall", "release").stderr == ""
+    assert cli_run("recall", "--type", "episodic").stderr == ""
+
+
 def test_chinese_japanese_and_korean_are_found_by_a_part(project, cli_run):
     """A memory written without spaces is found by two or more of its characters side by
     side; the output shows it as written."""

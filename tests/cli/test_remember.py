@@ -361,9 +361,10 @@ def test_distributed_without_init(git_repo, cli_run, monkeypatch):
     monkeypatch.chdir(git_repo)
     result = cli_run("remember", "--type", "semantic", "--level", "distributed", "--content", "x")
     assert result.exit_code == 1
-    assert err(result) == (
-        "Error: no distributed mount: run `ynm init` in the project (or configure a mount)"
-    )
+    assert result.stderr == (
+        "Error: no distributed mount: run `ynm init` in the project (or configure a mount)\n"
+        f"hint: {git_repo} has no .ynm/config.json: run `ynm init` there (a clone gets it only "
+        "when it is committed where ynm init ran)\n")
 
 
 def test_distributed_redaction_refused(project, cli_run, git):

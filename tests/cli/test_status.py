@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -136,3 +137,36 @@ def test_mount_columns_widen_for_a_long_mount_id():
                            "problems": []}).splitlines()
     assert lines[2] == "  project" + " " * 15 + "distributed  git-notes  1 shard(s)  /project"
     assert lines[3].index("distributed") == lines[2].index("distributed")
+
+
+def test_a_new_store_is_fresh_from_the_first_status(project, cli_run, ynm_home):
+    """Right after ``ynm init`` no cache was ever built, and none is needed: nothing to
+    index. The first status says fresh (0), in JSON and in the human line."""
+    assert not (project / ".ynm" / "index" / "ynm-cache" / "project.sqlite").exists()
+    first = json.loads(cli_run("status", "--json").stdout)["index"]
+    assert first == [{"mount": "personal", "fresh": True, "indexed": 0},
+                     {"mount": "project", "fresh": True, "indexed": 0}]
+    for folder in (project / ".ynm" / "index", ynm_home / "index"):
+        shutil.rmtree(folder)  # never built again, for the human line
+    rows = [line for line in cli_run("status").stdout.splitlines() if "shard(s)" in line]
+    assert [" index fresh (0) " in row for row in rows] == [True, True]
+
+
+def test_a_stale_cache_says_status_caught_it_up(project, cli_run, load, git):
+    """After a foreign append the human line names the reason and that status caught up;
+    after a remember and after a reindex it is fresh."""
+    load(make_record(level="distributed", namespace="common"))
+    assert "index fresh (1)" in cli_run("status").stdout
+    ref = git(project, "for-each-ref", "--format=%(refname)", "refs/notes/ynm").splitlines()[0]
+    anchor = git(project, "rev-list", "--max-parents=0", "HEAD")
+    c = make_record(level="distributed", namespace="common")
+    git(project, "notes", f"--ref={ref}", "append", "-m",
+        json.dumps(c, separators=(",", ":")), anchor)
+    shard = ref.removeprefix("refs/notes/ynm/")
+    row = next(line for line in cli_run("status").stdout.splitlines() if "distributed" in line)
+    assert f" index stale (2), caught up now (shard {shard} changed) " in row
+    assert cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
+                   "release train leaves on Thursdays").exit_code == 0
+    assert "index fresh (3)" in cli_run("status").stdout
+    assert cli_run("reindex").exit_code == 0
+    assert "index fresh (3)" in cli_run("status").stdout

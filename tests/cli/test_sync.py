@@ -292,12 +292,23 @@ def test_missing_remote_is_skipped_not_a_conflict(project, cli_run):
     assert quiet.exit_code == 1 and quiet.stdout == f"project: skipped: {reason}\n"
 
 
-def test_no_replicating_mount(git_repo, cli_run):
+def test_no_replicating_mount(git_repo, cli_run, tmp_path, monkeypatch):
+    """In a repository where ynm init never ran (or whose config is not committed) the
+    report stays the reference's, and a hint says why there is nothing to sync."""
+    hint = (f"hint: {git_repo} has no .ynm/config.json: run `ynm init` there (a clone gets it "
+            "only when it is committed where ynm init ran)\n")
     result = cli_run("sync", "--cwd", git_repo)
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "nothing to sync (no replicating distributed mount)\n"
+    assert result.stderr == hint
     result = cli_run("sync", "--json", "--cwd", git_repo)
     assert result.exit_code == 0 and json.loads(result.stdout) == {}
+    assert result.stderr == hint
+    assert cli_run("sync", "--quiet", "--cwd", git_repo).stderr == ""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    assert cli_run("sync").stderr == ""  # outside a repository there is nothing to init
 
 
 def test_a_named_remote_that_does_not_exist(net):
@@ -595,8 +606,10 @@ def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
     net.remember(a, "Run the linter before pushing", "procedural")
     net.sync(a)
     note = "note: 2 shards fetched but not merged into project: run `ynm sync`\n"
-    for args in (("list",), ("recall", "deploys"), ("list", "--json")):
+    for args in (("list",), ("list", "--json")):
         assert net.ok(b, *args).stderr == "", args  # nothing fetched yet
+    assert net.ok(b, "recall", "deploys").stderr == (
+        'hint: no memory holds "deploys"; ask in the words your memories use\n')
     git(b.path, "fetch", "-q", "origin")  # the refspec ynm init added brings the shards
     listed = net.ok(b, "list")
     assert listed.stderr == note and "Tuesdays" not in listed.stdout

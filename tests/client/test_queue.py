@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -581,11 +582,11 @@ def test_a_missing_driver_names_the_extra_that_brings_it(monkeypatch):
     import tomllib
 
     from ynm.client.stores import _DRIVER_EXTRAS, StoreUnusable
-    from ynm.errors import MissingExtra
+    from ynm.errors import MissingExtra, pip_install
 
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(MissingExtra, match=r"needs the client extra: pip install 'ynm\[client\]' "
-                       r"\(psycopg is not installed\)"):
+    with pytest.raises(MissingExtra, match=re.escape(
+            f"needs the client extra: {pip_install('client')} (psycopg is not installed)")):
         SQLQueueStore("postgresql+psycopg://u@h/db")
     monkeypatch.setitem(sys.modules, "pg8000", None)
     with pytest.raises(StoreUnusable, match="its driver pg8000 is not installed and no ynm "

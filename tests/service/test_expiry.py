@@ -283,3 +283,24 @@ def _export_all() -> Any:
     from ynm.model.inputs import ExportQuery
 
     return ExportQuery()
+
+
+def test_memories_that_fail_alike_are_one_warning(env, monkeypatch):
+    """A failure every tombstone meets (a store that cannot be written) is one warning
+    naming how many memories it left, not one warning per memory."""
+    from ynm.errors import StoreError
+
+    y, _clock = env
+    notes = [working(NOW - 2 * HOUR, s, f"{s} note") for s in ("a", "b", "c", "d", "e")]
+    load(y, *notes)
+
+    def broken(inp):
+        raise StoreError("cannot append: disk full")
+
+    monkeypatch.setattr(y, "forget", broken)
+    out = y.consolidate(["expire"])["passes"]["expire"]
+    assert out["changed"] == [] and len(out["failed"]) == 5
+    ids = sorted(n["id"] for n in notes)
+    assert [w for w in y.warnings if w.startswith("expire:")] == [
+        (f"expire: 5 memories not forgotten: cannot append: disk full ({ids[0]}, {ids[1]}, "
+         f"{ids[2]}, ...; left for the next run)")]

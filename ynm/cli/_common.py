@@ -111,16 +111,17 @@ def print_warnings(ynm: Ynm) -> None:
     ynm.warnings.clear()
 
 
-def note_unmerged(ynm: Ynm) -> None:
+def note_unmerged(ynm: Ynm) -> bool:
     """When ``git fetch`` brought teammates' shards that ``ynm sync`` has not merged (a fresh
     clone looks empty until then), say so on stderr after the output:
     ``note: <n> shard(s) fetched but not merged into <mount>: run `ynm sync```. Counted now,
-    while the service is open; printed when the command ends."""
+    while the service is open; printed when the command ends. Returns whether it said so."""
     lines = [f"note: {n} shard{'' if n == 1 else 's'} fetched but not merged into {mount}: "
              "run `ynm sync`" for mount, n in ynm.unmerged().items()]
     ctx = click.get_current_context(silent=True)
     if lines and ctx is not None:
         ctx.call_on_close(lambda: [say(line, err=True) for line in lines])
+    return bool(lines)
 
 
 def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:

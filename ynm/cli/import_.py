@@ -42,29 +42,90 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     (redaction, a namespace that would collide with another's shard refs, no mount of its
     level), is skipped and reported with its line number; the rest are imported. When every
     record is refused, nothing is written and the command fails with the first refusal.
+    An input with no line to read (empty, blank lines, a byte order mark) imports nothing and
+    says so on stderr; one with lines but no record in them fails (exit 2). Ctrl-C keeps what
+    was imported and says how much (exit 130); running the import again adds the rest.
 
     \b
     Example:
       ynm import team.jsonl
       ynm export | ssh other-host ynm import
     """
-    from ynm.cli._common import not_utf8_problem
-    from ynm.errors import BatchRefused, InvalidInput
+    from ynm.cli._common import say
+    from ynm.errors import BatchRefused
 
-    with (file.open("rb") if file is not None else nullcontext(sys.stdin.buffer)) as stream:
-        chunks = line_chunks(stream, CHUNK_LINES)
-        first = next(chunks, b"")
-        if first[:4].startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
-            # UTF-16/32 would read as one bad line of mojibake: say what the file is instead
-            raise InvalidInput(f"input: {not_utf8_problem(first, str(file or 'standard input'))}")
-        with open_ynm(cwd) as ynm:
-            try:
-                result = ynm.import_chunks(itertools.chain([first], chunks), mount)
-            except BatchRefused as err:
-                # Nothing was written: print what was skipped, then fail with the first refusal.
-                emit(err.result, as_json, format_import)
-                raise
+    where = str(file or "standard input")
+    # opened before a line is read: a store that cannot take the records fails first
+    with open_ynm(cwd) as ynm, (file.open("rb") if file is not None
+                                else nullcontext(sys.stdin.buffer)) as stream:
+        seen = SeenInput(where)
+        try:
+            result = ynm.import_chunks(seen.chunks(line_chunks(stream, CHUNK_LINES)), mount)
+        except BatchRefused as err:
+            # Nothing was written: print what was skipped, then fail with the first refusal.
+            emit(err.result, as_json, format_import)
+            seen.name_binary(err)
+            raise
     emit(result, as_json, format_import)
+    if seen.nothing is not None:
+        say(f"nothing to import ({where}: {seen.nothing})", err=True)
+
+
+class SeenInput:
+    """What an import's input held, seen as its parts pass to the service: it refuses UTF-16
+    and UTF-32 text before the first part is parsed, tells an input with no line to read
+    from one whose lines held no record, and names an input that is not text at all.
+    ``where``: the file's path, or ``standard input``."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.size = 0  # bytes read
+        self.text = False  # whether any byte other than a BOM and whitespace was read
+        self.first = b""  # the first part's first 4 KiB, to name a binary input
+
+    def chunks(self, parts: Iterator[bytes]) -> Iterator[bytes]:
+        """``parts``, unchanged, noting what they hold.
+
+        Raises:
+            InvalidInput: (exit 2) the input starts with a UTF-16 or UTF-32 byte order mark:
+                it would read as one bad line of mojibake, so say what it is instead."""
+        from ynm.cli._common import not_utf8_problem
+        from ynm.errors import InvalidInput
+
+        for part in parts:
+            if not self.size:
+                self.first = part[:4096]
+                if part[:4].startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+                    raise InvalidInput(f"input: {not_utf8_problem(part, self.where)}")
+            self.size += len(part)
+            self.text = self.text or bool(part.replace(BOM_BYTES, b"").strip())
+            yield part
+
+    @property
+    def nothing(self) -> str | None:
+        """Why there was nothing to import (``empty``, ``only a byte order mark``, ``only
+        blank lines``), or None when the input had something other than blank lines."""
+        if self.text:
+            return None
+        if not self.size:
+            return "empty"
+        if not self.first.replace(BOM_BYTES, b""):
+            return "only a byte order mark"
+        return "only blank lines"
+
+    def name_binary(self, err: Any) -> None:
+        """Give the refusal ``err`` (BatchRefused) of an input with no valid record the hint
+        that the input is not UTF-8 text, when its start says so (a binary file reads as
+        lines of invalid JSON): ``<file> is not UTF-8 text (invalid start byte at byte 24);
+        ynm imports the JSONL ynm export writes``."""
+        from ynm.cli._common import not_utf8_problem
+
+        problem = not_utf8_problem(self.first, self.where)
+        if problem is not None and str(err).startswith("invalid input: input: no valid record"):
+            err.hint = f"{problem}; ynm imports the JSONL ynm export writes"
+
+
+BOM_BYTES = "\ufeff".encode()
 
 
 def line_chunks(stream: BinaryIO, lines: int) -> Iterator[bytes]:

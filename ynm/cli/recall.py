@@ -24,6 +24,62 @@ from ynm.cli._common import (
 NO_SEARCH_WORDS_HINT = "give words of the subject, or filters without a query"
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
+# RecallQuery field -> the flag that set it, named by the hint of a recall that found nothing
+FILTER_FLAGS = (("type", "--type"), ("level", "--level"), ("namespace", "--namespace"),
+                ("subject", "--subject"), ("tags", "--tags"), ("data_key", "--data-key"),
+                ("since", "--since"), ("until", "--until"), ("pinned_only", "--pinned-only"),
+                ("mount", "--mount"))
+
+
+def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
+    """Why a recall with words found nothing, for a ``hint:`` line on stderr, from what the
+    recall already knows: ``asked`` (ynm.service.recall.QuestionWords: the question's words
+    and those no memory holds) and the query ``q`` (a RecallQuery). None without words.
+
+    - No word of the question held: ``no memory holds "banana"; ask in the words your
+      memories use``.
+    - Words no memory holds that count as missing (as many as the held ones, or more: the
+      question is about something the store does not know, ynm.service.recall.MIN_SHARE and
+      unknown_words): ``no memory holds "banana"; a memory answers only when it holds half
+      of the question's words (function words aside): ask without "banana", or in the words
+      your memories use``.
+    - With ``--level`` or ``--mount``, the words were looked up in the mounts they select
+      only: ``no memory of the mounts --level selected holds ...``; with hosted stores
+      configured (``hosted``), whose words are not known here, ``no local memory holds ...``.
+    - Otherwise (every word held somewhere, or the unheld ones left out of the share): what
+      else left the memories holding them out: ``... but none that holds half of them
+      (function words aside), passes --type, or is not forgotten (add
+      --include-tombstoned)``, naming only the filters given (the first only for a question
+      of two words or more)."""
+    from ynm.model.text import phrase_words
+
+    if asked is None or not asked.words:
+        return None
+    shown = [" ".join(phrase_words(p)) for p in asked.words if p in asked.unheld]
+    # the words were looked up in the mounts searched only
+    scope = [flag for field, flag in FILTER_FLAGS if field in ("level", "mount")
+             and getattr(q, field)]
+    nobody = (f"no memory of the mounts {' and '.join(scope)} selected" if scope
+              else "no local memory" if hosted else "no memory")
+    missing = ", ".join(f'"{w}"' for w in shown)
+    if len(shown) == len(asked.words):
+        return f"{nobody} holds {missing}; ask in the words your memories use"
+    if asked.counted:
+        return (f"{nobody} holds {missing}; a memory answers only when it holds half of the "
+                "question's words (function words aside): ask without "
+                f"{'it' if len(shown) == 1 else 'them'}, or in the words your memories use")
+    head = f"{nobody} holds {missing} (left out); " if shown else ""
+    filters = [flag for field, flag in FILTER_FLAGS if getattr(q, field)]
+    ways = ["holds half of them (function words aside)"] if len(asked.words) > 1 else []
+    if filters:
+        ways.append("passes " + ", ".join(filters))
+    if not q.include_tombstoned:
+        ways.append("is not forgotten (add --include-tombstoned)")
+    if not ways:  # one word, held, no filter: nothing else to name
+        return None
+    ways[-1] = ("or " if len(ways) > 1 else "") + ways[-1]
+    return (f"{head}some memory holds each {'other ' if shown else ''}word of the question, "
+            f"but none that {', '.join(ways)}")
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:
@@ -99,8 +155,10 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, q.mount, hosted=True)
         hits = ynm.recall(q)
-        note_unmerged(ynm)
+        unmerged = note_unmerged(ynm)
         left_out = list(ynm.left_out)
+        asked = ynm.recall_words
+        hosted = bool(ynm.remotes)
     from ynm.model.text import has_no_search_words, no_search_words_reason
 
     if has_no_search_words(q.text):
@@ -111,4 +169,9 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
             "shared memory was left out (below)")
     else:
         emit(hits, as_json, format_hits)
+    # no hint for an answer already said to be incomplete: the stores left out (or the shards
+    # fetched but not merged) may hold the words
+    hint = None if hits or left_out or unmerged else no_match_hint(asked, q, hosted)
+    if hint is not None:
+        say(f"hint: {hint}", err=True)
     note_left_out(left_out)

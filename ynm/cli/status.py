@@ -12,7 +12,9 @@ from ynm.cli._common import common_options, emit, open_ynm
 
 def format_status(s: dict[str, Any]) -> str:
     """The human block of cli.md §4.24 (mount columns as wide as their longest value), then
-    ``vectors: on (<model>)`` or ``vectors: off (<why>)``, then any bad lines, one per line."""
+    ``vectors: on (<model>)`` or ``vectors: off (<why>)``, then any bad lines, one per line.
+    A cache that was stale reads ``index stale (<n>), caught up now (<reason>)``: status
+    brought it up to date (Ynm.status), which the reference's bare ``stale`` leaves unsaid."""
     lines = [f"ynm {s['version']}", f"config: {', '.join(s['config']) or 'defaults'}"]
     index = {e["mount"]: e for e in s["index"]}
     if not s["mounts"]:
@@ -31,7 +33,8 @@ def format_status(s: dict[str, Any]) -> str:
         cols = [f"{m['shards']} shard(s)"]
         e = index.get(m["id"])
         if e is not None:
-            cols.append(f"index {'fresh' if e['fresh'] else 'stale'} ({e['indexed']})")
+            cols.append(f"index fresh ({e['indexed']})" if e["fresh"] else
+                        f"index stale ({e['indexed']}), caught up now ({e.get('reason')})")
         cols.append(m["location"])
         if m["provider"] == "mcp":
             cols.append("signed in" if m.get("signedIn") else "not signed in")

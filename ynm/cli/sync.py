@@ -95,6 +95,8 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
         results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
+        # a clone without the project's config has no mount to sync: say why, not only that
+        hint = None if results else ynm.no_project_hint()
     bad = failed(results, remote)
     if not (quiet and not bad):
         for r in results.values():
@@ -104,5 +106,7 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
         say("dry run: nothing was changed; would move:")
     if not (quiet and not bad):
         emit(results, as_json, format_sync)
+        if hint is not None:
+            say(f"hint: {hint}", err=True)
     if bad:
         sys.exit(1)

@@ -291,8 +291,10 @@ class YnmHTTP:
         except (Rejected, Unavailable):
             raise
         except ImportError as err:
-            raise Unavailable(f"the mcp package is missing ({err.name}): pip install "
-                              "'ynm[server]'") from None
+            from ynm.errors import pip_install
+
+            raise Unavailable(f"the mcp package is missing ({err.name}): "
+                              f"{pip_install('server')}") from None
         except TimeoutError:
             raise Unavailable(f"{self.endpoint}: no answer within {self.timeout:g} s") from None
         except BaseException as err:

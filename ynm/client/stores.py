@@ -91,7 +91,7 @@ def store_url(target: str | os.PathLike[str] | None) -> str:
 def _missing_driver(err: ImportError, url: str) -> Exception:
     """The error for a database driver (or SQLAlchemy) that is not installed, naming the extra
     that brings it, or saying that none does."""
-    from ynm.errors import MissingExtra
+    from ynm.errors import MissingExtra, pip_install
 
     module = (err.name or "").split(".")[0] or "a driver"
     extra = _DRIVER_EXTRAS.get(module)
@@ -99,7 +99,7 @@ def _missing_driver(err: ImportError, url: str) -> Exception:
         return MissingExtra("a queue store", extra, module)
     return StoreUnusable(f"cannot open {url}: its driver {module} is not installed and no ynm "
                          "extra brings it; use postgresql+psycopg://user@host/db (psycopg "
-                         "comes with pip install 'ynm[client]')")
+                         f"comes with {pip_install('client')})")
 
 
 def _check_sqlite_file(path: Path, create: bool, default: bool) -> None:

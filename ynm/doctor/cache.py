@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ynm.doctor import Check, check
 from ynm.doctor.mounts import StoreFacts
+from ynm.errors import pip_install
 from ynm.index.inspect import stale_reason
 from ynm.index.schema import SCHEMA_VERSION
 
@@ -130,7 +131,7 @@ def vector_model(spec: str, home: Path, env: Mapping[str, str]) -> Check:
         return check(name, True, f"{embedders.model_name(spec)} at {spec.partition('@')[2]}: "
                      "not called (doctor works offline)")
     missing = [p for p in VECTOR_PACKAGES if importlib.util.find_spec(p) is None]
-    install = "pip install 'ynm[vector]'"
+    install = pip_install("vector")
     if missing:
         detail = f"{', '.join(missing)} not installed: full-text recall only"
         if spec == "auto":

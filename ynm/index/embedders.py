@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ynm.errors import pip_install
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
 BATCH = 64
@@ -131,7 +133,7 @@ def _model_dir(model: str) -> Path:
     except ImportError as err:
         raise EmbedderUnavailable(
             f"model {model} is not available offline and sentence-transformers is not "
-            "installed (pip install 'ynm[vector]')") from err
+            f"installed ({pip_install('vector')})") from err
     name = model if "/" in model else f"sentence-transformers/{model}"
     print(f"ynm: fetching model {name} once", file=sys.stderr)
     with quiet_third_party():
@@ -154,7 +156,7 @@ class LocalEmbedder(Embedder):
             from tokenizers import Tokenizer
         except ImportError as err:
             raise EmbedderUnavailable(
-                f"{err.name} is not installed; install the vector extra: pip install 'ynm[vector]'"
+                f"{err.name} is not installed; install the vector extra: {pip_install('vector')}"
             ) from err
         self.model = model
         self.name = f"sentence-transformers:{Path(model).name if Path(model).is_dir() else model}"
@@ -243,7 +245,7 @@ def _export_onnx(model_dir: Path, folder: Path) -> None:
     except ImportError as err:
         raise EmbedderUnavailable(
             "the model has not been exported to ONNX yet and torch/transformers are not "
-            "installed to do it (pip install 'ynm[vector]')") from err
+            f"installed to do it ({pip_install('vector')})") from err
     print(f"ynm: exporting {model_dir.name} to ONNX once (kept in {folder})", file=sys.stderr)
     folder.mkdir(parents=True, exist_ok=True)
     with quiet_third_party():
@@ -290,7 +292,7 @@ class OpenAICompatibleEmbedder(Embedder):
             import numpy  # noqa: F401
         except ImportError as err:
             raise EmbedderUnavailable(
-                "numpy is not installed; install the vector extra: pip install 'ynm[vector]'"
+                f"numpy is not installed; install the vector extra: {pip_install('vector')}"
             ) from err
         self.model = model
         self.url = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/v1") else "/v1")

@@ -509,7 +509,9 @@ def load_vec(conn: CacheConnection) -> str | None:
     # numpy: a tenth of a second on every command).
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
-        conn.vec_problem = "sqlite-vec is not installed (pip install 'ynm[vector]')"
+        from ynm.errors import pip_install
+
+        conn.vec_problem = f"sqlite-vec is not installed ({pip_install('vector')})"
         return conn.vec_problem
     extension = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:

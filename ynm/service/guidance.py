@@ -30,6 +30,12 @@ def similar_guidance(caches: list[Any], memory_id: str, content: str, *, now_ms:
     write does not wait on the network); at most :data:`GUIDANCE_LIMIT`, the highest
     overlap first, then the best BM25 match, then the newest id. Never blocks a write.
 
+    The note: ``<n> similar memor(y exists|ies exist): <id> (<summary>); ... If one of them
+    is the same fact, prefer `ynm supersede` over a duplicate.``; when more than
+    :data:`GUIDANCE_LIMIT` are similar, ``<n> similar memories found; the 4 most similar:
+    ...``, so the cut is never silent (``n`` counts the similar memories among those tested,
+    below: "found", as one that holds under 60% of the content's words may be left out).
+
     Which memories are tested: in each mount, the :data:`GUIDANCE_CANDIDATES` that BM25
     ranks best for the content's rarest words that some other memory holds, as many as it
     takes to reach every memory holding 60% of the content's words (with ``n`` words
@@ -84,7 +90,11 @@ def similar_guidance(caches: list[Any], memory_id: str, content: str, *, now_ms:
         return None
     verb = "memory exists" if len(similar) == 1 else "memories exist"
     listed = "; ".join(f"{other} ({summary})" for _, _, other, summary in similar)
-    return (f"{len(similar)} similar {verb}: {listed}. If one of them is the same fact, "
+    if len(found) > len(similar):  # say that the list is cut, and from how many
+        head = f"{len(found)} similar memories found; the {len(similar)} most similar"
+    else:
+        head = f"{len(similar)} similar {verb}"
+    return (f"{head}: {listed}. If one of them is the same fact, "
             "prefer `ynm supersede` over a duplicate.")
 
 

@@ -49,6 +49,30 @@ BACKGROUND_MARGIN = 0.08
 EVIDENCE_SPAN = 0.3
 
 
+@dataclass(frozen=True)
+class QuestionWords:
+    """The words of a recall's question that weigh in the share (:func:`content_words`, as
+    quoted FTS5 phrases, in the question's order, once each) and those of them no memory of
+    the mounts searched holds (``unheld``), as :func:`question_words` finds them. Kept by
+    ``Ynm.recall`` (``Ynm.recall_words``) so that a recall that finds nothing can say why
+    without another query."""
+
+    words: tuple[str, ...]
+    unheld: frozenset[str]
+
+    @property
+    def counted(self) -> bool:
+        """Whether the unheld words count as missing in every memory's share: they are as
+        many as the words some memory holds, or more (see :func:`unknown_words`)."""
+        return 2 * len(self.unheld) >= len(self.words)
+
+    @property
+    def unknown(self) -> frozenset[str]:
+        """The words left out of the share (:func:`unknown_words`): the unheld ones unless
+        they count."""
+        return frozenset() if self.counted else self.unheld
+
+
 @dataclass
 class Found:
     """One mount's candidates: ``(rowid, relevance in the mount, lexical, vector)`` best
@@ -255,7 +279,7 @@ def is_expired(row: dict[str, Any], now_ms: int) -> bool:
 
 def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
                   weigh_words: bool = True, *, outside: Sequence[float | None] | None = None,
-                  report: dict[str, float] | None = None,
+                  report: dict[str, Any] | None = None,
                   unknown: frozenset[str] | None = None
                   ) -> list[tuple[Any, dict[str, Any], str]]:
     """The candidates of every ``(mount, search query)`` for ``text``, scored on one scale:
@@ -277,7 +301,8 @@ def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
     (ynm.service.remote.weigh_hosted; None for one that has none): it enters the strongest
     evidence, so a local mount's hits are weighed against a hosted store's as against another
     local mount's. ``report``, when given, receives ``strongest``, the evidence every mount's
-    (and hosted store's) is divided by.
+    (and hosted store's) is divided by, and ``words``, the question's :class:`QuestionWords`
+    (when ``unknown`` is not given).
 
     ``unknown``: the query's words that no memory of any mount searched holds (see
     :func:`unknown_words`, which finds them when None is given); they do not count in any
@@ -292,7 +317,10 @@ def ranked_across(y: Ynm, searches: list[tuple[Mount, Any]], text: str | None,
     weigh = len(searches) + len(outside) > 1
     caches = [mount.fresh_cache() for mount, _ in searches]
     if unknown is None:
-        unknown = unknown_words([c.conn for c in caches], text)
+        asked = question_words([c.conn for c in caches], text)
+        unknown = asked.unknown
+        if report is not None:
+            report["words"] = asked
     found = [candidates(y, mount, sq, text, weigh, weigh_words, cache=cache, unknown=unknown)
              for (mount, sq), cache in zip(searches, caches)]
     strongest = max([*(f.evidence for f in found if f.evidence is not None), *outside],
@@ -375,17 +403,25 @@ def unknown_words(conns: Sequence[Any], text: str | None) -> frozenset[str]:
     (hybrid) MRR in every row. Before, three of the example store's questions found nothing
     in full text: "why did the payout outage happen", "why did customers get charged twice",
     "which bank handles our payouts"."""
+    return question_words(conns, text).unknown
+
+
+def question_words(conns: Sequence[Any], text: str | None) -> QuestionWords:
+    """The words of ``text`` that weigh in the share (:func:`content_words`) and those no
+    memory of any of the caches ``conns`` holds (ynm.index.search.unheld: one probe per word
+    and cache, stopping at the first memory holding it). None of either for a text without
+    words to search."""
     from ynm.index.search import unheld
 
     if not text or has_no_search_words(text):
-        return frozenset()
+        return QuestionWords((), frozenset())
     words = list(dict.fromkeys(content_words(query_phrases(text))))
     unknown = set(words)
     for conn in conns:
         if not unknown:
             break
         unknown = unheld(conn, [w for w in words if w in unknown])
-    return frozenset(unknown) if 2 * len(unknown) < len(words) else frozenset()
+    return QuestionWords(tuple(words), frozenset(unknown))
 
 
 def candidates(y: Ynm, mount: Mount, sq: Any, text: str | None, weigh: bool = False,

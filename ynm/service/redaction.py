@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from ynm.errors import Refused, YnmError
+from ynm.errors import Refused, YnmError, pip_install
 from ynm.model.records import Record
 
 DetectorSet = Literal["default", "entropy", "none"]
@@ -309,8 +309,8 @@ def _plugins(detectors: DetectorSet) -> tuple[tuple[Any, float | None], ...]:
             plugin_cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)
             out.append((plugin_cls() if limit is None else plugin_cls(limit=limit), limit))
     except ImportError as exc:
-        raise YnmError(f"the redaction gate needs the detect-secrets package ({exc}); "
-                       "install it with `pip install detect-secrets`") from exc
+        raise YnmError(f"the redaction gate needs the detect-secrets package ({exc}), which "
+                       f"comes with ynm; install ynm again: {pip_install()}") from exc
     return tuple(out)
 
 

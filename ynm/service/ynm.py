@@ -104,6 +104,10 @@ class Ynm:
         # Hosted stores the last read could not include (ynm.service.remote.LeftOut): the CLI
         # names each on stderr, the MCP tools in the guidance, context's JSON as ``leftOut``.
         self.left_out: list[Any] = []
+        # The last recall's question words and those no memory holds
+        # (ynm.service.recall.QuestionWords; None before a recall with words): the CLI says
+        # from them why a recall found nothing.
+        self.recall_words: Any = None
         self._embedder: Any = None
         self._embedder_opened = False
         self.embedder_problem: str | None = None
@@ -240,6 +244,33 @@ class Ynm:
                     self.warnings.remove(m.anchor_warning)
                 m.check_writable()
 
+    def _route(self, level: str, mount_id: str | None = None) -> Mount:
+        """:func:`ynm.service.mounts.route`, whose ``no distributed mount`` (the reference's
+        text) gains a hint when the repository around cwd has no project mount: ynm init was
+        never run in this clone, or its ``.ynm/config.json`` was never committed.
+
+        Raises:
+            UnknownMount, MountLevelMismatch, NoMount: as route."""
+        from ynm.errors import NoMount
+
+        try:
+            return route(self.mounts, level, mount_id)
+        except NoMount as err:
+            err.hint = self.no_project_hint()
+            raise
+
+    def no_project_hint(self) -> str | None:
+        """What to do when a distributed record has no mount to go to, in a repository with
+        no project mount; None outside one, or when the project's config exists (its mount
+        then failed to open, and the warning about it says why)."""
+        from ynm.service.config import project_config_path
+
+        repo = self.loaded.repo
+        if repo is None or self.loaded.bare or project_config_path(repo).exists():
+            return None
+        return (f"{repo} has no .ynm/config.json: run `ynm init` there (a clone gets it only "
+                "when it is committed where ynm init ran)")
+
     def _with_warnings(self, result: dict[str, Any], mark: int) -> dict[str, Any]:
         """``result`` plus ``warnings``: what went wrong after ``mark`` (an index into
         :attr:`warnings`) without failing the write; the key is left out when nothing did
@@ -356,7 +387,7 @@ class Ynm:
         hosted = hosted_target(self.mounts, self.remotes, level, inp.mount)
         if hosted is not None:  # a hosted store stamps, gates and writes it
             return remember_hosted(hosted, inp, level, namespace)
-        mount = route(self.mounts, level, inp.mount)
+        mount = self._route(level, inp.mount)
         self._check_writable(mount)
         summary = inp.summary if inp.summary is not None else summarize(inp.content)
         fields: dict[str, Any] = {
@@ -625,7 +656,7 @@ class Ynm:
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = route(self.mounts, "distributed", mount_id)
+        target = self._route("distributed", mount_id)
         self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
@@ -841,7 +872,10 @@ class Ynm:
                 ``max_pairs`` < 1; ``YNM_TOKEN_BUDGET`` not a whole number >= 0 (checked at
                 the start of every run: ynm.dream.budget.check_token_budget).
             JudgeNotConfigured: the configured judge cannot be built and a pass needs it
-                (ynm.dream.resolve.resolve_for)."""
+                (ynm.dream.resolve.resolve_for).
+            Interrupted: Ctrl-C; what was written before it stays, and the marks of a full
+                run are written last (ynm.dream.engine.mark_dreamed), so a run again judges
+                what this one did not mark."""
         import os
 
         from ynm.dream.budget import check_token_budget
@@ -857,7 +891,17 @@ class Ynm:
             resolved = resolve_for(self, mount, passes=inp.passes,
                                    judging=not dry_run or judge)
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
-        return run_dream(self, inp, judge_model, writer)
+        try:
+            return run_dream(self, inp, judge_model, writer)
+        except KeyboardInterrupt:
+            from ynm.errors import Interrupted
+
+            if dry_run:
+                raise Interrupted("nothing was written (dry run)",
+                                  "run the dry run again for its report") from None
+            raise Interrupted("the changes written before it are kept (each is its own "
+                              "record)", "run `ynm dream` again to finish: the memories this "
+                              "run did not mark as dreamed are judged again") from None
 
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:
@@ -867,13 +911,17 @@ class Ynm:
 
         One memory that cannot be tombstoned (a git or cache failure) does not stop the pass:
         it is left for the next run, reported in ``failed`` as ``{"memoryId", "error"}`` when a
-        list is given, and as a warning. Source: reference/algorithms.md §4.6."""
+        list is given, and as a warning: ``expire: <id> not forgotten: <error>``, or one
+        warning for the memories that failed with the same error, ``expire: <n> memories not
+        forgotten: <error> (<id>, <id>, <id>, ...; left for the next run)``, not one each.
+        Source: reference/algorithms.md §4.6."""
         from ynm.index.search import SearchQuery, filter_sql
 
         if not dry_run:
             self._check_writable(*self.mounts)
         now = self._now_ms()
         out = []
+        errors: dict[str, list[str]] = {}  # error text -> the memories it left live
         for mount in self.mounts:
             cache = mount.fresh_cache()
             cond, args = filter_sql(SearchQuery(types=["working"], namespace=namespace))
@@ -887,7 +935,7 @@ class Ynm:
                     try:
                         self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
                     except YnmError as err:
-                        self.warnings.append(f"expire: {memory_id} not forgotten: {err}")
+                        errors.setdefault(str(err), []).append(memory_id)
                         if failed is not None:
                             failed.append({"memoryId": memory_id, "error": str(err)})
                         continue
@@ -895,6 +943,13 @@ class Ynm:
                         if self._progress:
                             self._progress("expire", k + 1, len(due))
                 out.append(memory_id)
+        for error, ids in errors.items():
+            if len(ids) == 1:
+                self.warnings.append(f"expire: {ids[0]} not forgotten: {error}")
+            else:
+                shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+                self.warnings.append(f"expire: {len(ids)} memories not forgotten: {error} "
+                                     f"({shown}; left for the next run)")
         return out
 
     # -- sync (reference/storage.md §4, cli.md §4.26) --------------------------------------
@@ -911,6 +966,8 @@ class Ynm:
         Raises:
             Refused: ``--mount personal`` without a remote.
             StoreError: a git failure other than a rejected push.
+            Interrupted: Ctrl-C; it names the mounts synced before it and says what the one
+                it stopped in kept.
         """
         from ynm.model.people import PEOPLE_DOCUMENT, merge_people_text
         from ynm.store.sync import sync_log
@@ -924,15 +981,30 @@ class Ynm:
             mounts = [m for m in self.mounts if m.level == "distributed"]
         self._check_writable(*mounts)  # before any mount moves
         out: dict[str, Any] = {}
-        for i, mount in enumerate(mounts):
-            if self._progress:
-                self._progress("sync", i, len(mounts))
-            name = remote or mount.remote or self.config.remote
-            out[mount.id] = sync_log(
-                mount.log, name, push=push, pull=pull, dry_run=dry_run,
-                after_merge=lambda m=mount: self._reapply_purges(m),
-                merge_documents={PEOPLE_DOCUMENT: merge_people_text},
-            ).to_obj()
+        mount = None
+        try:
+            for i, mount in enumerate(mounts):
+                if self._progress:
+                    self._progress("sync", i, len(mounts))
+                name = remote or mount.remote or self.config.remote
+                out[mount.id] = sync_log(
+                    mount.log, name, push=push, pull=pull, dry_run=dry_run,
+                    after_merge=lambda m=mount: self._reapply_purges(m),
+                    merge_documents={PEOPLE_DOCUMENT: merge_people_text},
+                ).to_obj()
+        except KeyboardInterrupt:
+            from ynm.errors import Interrupted
+
+            done = f"synced: {', '.join(out)}; " if out else ""
+            if dry_run:
+                kept = "nothing was changed (dry run)"
+            elif mount is None:
+                kept = "nothing was changed"
+            else:
+                kept = (f"{done}{mount.id} stopped part way: what it fetched and merged is "
+                        "kept (each shard moves with one ref update), and a push that did not "
+                        "finish leaves the remote as it was or partly updated")
+            raise Interrupted(kept, "run `ynm sync` again to finish") from None
         if mounts and not dry_run:
             self._people = None  # a sync may have brought another copy of the document
         if self._progress and mounts:
@@ -1011,7 +1083,9 @@ class Ynm:
 
         Hosted (mcp) mounts are asked too (:func:`ynm.service.remote.hosted_recall`; their
         hits ranked on the same scale, :func:`ynm.service.remote.hosted_hits`); the ones that
-        could not answer are in :attr:`left_out`. ``hosted=False`` asks none: the lookup for
+        could not answer are in :attr:`left_out`. The question's words, and those no memory of
+        the mounts searched holds, are in :attr:`recall_words`
+        (:class:`ynm.service.recall.QuestionWords`). ``hosted=False`` asks none: the lookup for
         similar memories after a local write does not wait on the network (the reference's
         does, algorithms.md §8.32).
         """
@@ -1030,9 +1104,10 @@ class Ynm:
             until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
             now_ms=self._now_ms(), limit=k,
         )) for mount in self._select(q.mount, q.level)]
-        report: dict[str, float] = {}
+        report: dict[str, Any] = {}
         ranked = self._ranked_across(searches, q.text, weigh_words,
                                      outside=[e for _, _, e in found_hosted], report=report)
+        self.recall_words = report.get("words") if searches else None
         ranked.sort(key=lambda r: r[1]["updated_at"], reverse=True)
         ranked.sort(key=lambda r: r[0].total, reverse=True)
         # only the hits that can be returned (or reranked) are built: a hit parses the state
@@ -1057,7 +1132,7 @@ class Ynm:
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
                        weigh_words: bool = True, outside: list[float | None] | None = None,
-                       report: dict[str, float] | None = None
+                       report: dict[str, Any] | None = None
                        ) -> list[tuple[Any, dict[str, Any], str]]:
         """The candidates of every ``(mount, search query)`` for ``text`` on one scale (see
         :func:`ynm.service.recall.ranked_across`)."""
@@ -1484,13 +1559,30 @@ class Ynm:
         written and :class:`BatchRefused` is raised at the end. Parts already appended stay
         appended if a later part raises something else.
 
+        A refusal that depends only on a record's level (no mount of that level, ``--mount``
+        of another level, a mount whose anchor is unusable) is one problem, on the first line
+        it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
+        line. In a repository with no distributed mount (ynm init never run in this clone,
+        or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
+        before reading any line: records of such a repository's export could go nowhere.
+
         Raises:
             UnknownMount, BatchRefused: as :meth:`import_jsonl`.
+            NoMount: in a repository with no distributed mount, without ``mount_id``; with
+                the hint of :meth:`_route`.
+            Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
+                many records they held and how far the input was read.
         """
-        from ynm.errors import MountLevelMismatch, NoMount, UnknownMount
+        from ynm.errors import Interrupted, MountLevelMismatch, NoMount, UnknownMount
 
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        hint = self.no_project_hint()
+        if (mount_id is None and hint is not None
+                and not any(m.level == "distributed" for m in self.mounts)):
+            self._route("distributed")  # raises NoMount with the hint
+        routes: dict[str, Mount | YnmError] = {}  # level -> its mount, or why none takes it
+        refused: dict[str, tuple[int, list[int]]] = {}  # level -> (its problem's index, lines)
         problems: list[tuple[int, str]] = []
         first_refusal: YnmError | None = None
         routed = valid = False
@@ -1498,38 +1590,62 @@ class Ynm:
         imported = 0
         line_no = 1
         mark = len(self.warnings)
-        for i, text in enumerate(chunks):
-            if isinstance(text, bytes):
-                text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
-            text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
-            parsed = parse_jsonl(text, first_line=line_no, seen=seen)
-            line_no += text.count("\n")
-            problems.extend((p.line, p.message) for p in parsed.problems)
-            valid = valid or bool(parsed.records)
-            by_mount: dict[str, list[Record]] = {}
-            targets: dict[str, Mount] = {}
-            for line, r in zip(parsed.numbers, parsed.records):
-                try:
-                    problem = write_namespace_problem(r.namespace)
-                    if problem:
-                        raise InvalidInput(f"namespace: {problem}")
-                    mount = route(self.mounts, r.level, mount_id)
-                    self._check_writable(mount)
-                    self._gate(r)
-                except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
-                    problems.append((line, str(err)))
-                    first_refusal = first_refusal or err
-                    continue
-                targets[mount.id] = mount
-                by_mount.setdefault(mount.id, []).append(r)
-            del parsed
-            for mid, records in by_mount.items():
-                routed = True
-                mount = targets[mid]
-                new = mount.fresh_cache().missing(records)
-                if new:
-                    self._append(mount, new, progress or self._progress)
-                imported += len(new)
+        try:
+            for i, text in enumerate(chunks):
+                if isinstance(text, bytes):
+                    text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
+                text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
+                parsed = parse_jsonl(text, first_line=line_no, seen=seen)
+                line_no += text.count("\n")
+                problems.extend((p.line, p.message) for p in parsed.problems)
+                valid = valid or bool(parsed.records)
+                by_mount: dict[str, list[Record]] = {}
+                targets: dict[str, Mount] = {}
+                for line, r in zip(parsed.numbers, parsed.records):
+                    if r.level not in routes:
+                        try:
+                            routes[r.level] = self._route(r.level, mount_id)
+                            self._check_writable(routes[r.level])
+                        except (InvalidInput, MountLevelMismatch, NoMount) as err:
+                            routes[r.level] = err
+                    try:
+                        problem = write_namespace_problem(r.namespace)
+                        if problem:
+                            raise InvalidInput(f"namespace: {problem}")
+                        mount = routes[r.level]
+                        if isinstance(mount, YnmError):
+                            if r.level in refused:  # said once, on the first line it met
+                                refused[r.level][1].append(line)
+                                continue
+                            refused[r.level] = (len(problems), [])
+                            raise mount
+                        self._gate(r)
+                    except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
+                        problems.append((line, str(err)))
+                        first_refusal = first_refusal or err
+                        continue
+                    targets[mount.id] = mount
+                    by_mount.setdefault(mount.id, []).append(r)
+                del parsed
+                for mid, records in by_mount.items():
+                    routed = True
+                    mount = targets[mid]
+                    new = mount.fresh_cache().missing(records)
+                    if new:
+                        self._append(mount, new, progress or self._progress)
+                    imported += len(new)
+        except KeyboardInterrupt:
+            # every append is one atomic ref update: what landed before Ctrl-C stays
+            kept = (f"{imported} record(s) were imported and are kept" if imported
+                    else "no record was imported yet")
+            raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
+                              "run the import again to add the rest (records already there "
+                              "are skipped)") from None
+        for level, (at, more) in refused.items():
+            if more:
+                line, message = problems[at]
+                message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
+                problems[at] = (line, message)
         problems.sort(key=lambda p: p[0])
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
         if first_refusal is not None and not routed:
@@ -1545,13 +1661,32 @@ class Ynm:
     def reindex(self, mount_id: str | None = None,
                 progress: Progress | None = None) -> dict[str, int]:
         """Rebuild each selected mount's cache from a full read of its log.
-        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``."""
+        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``.
+
+        Raises:
+            Interrupted: Ctrl-C; it names the caches rebuilt before it and the state of the
+                one it stopped in (a rebuild is one transaction: stopped in it, the cache is
+                as it was; stopped while embedding, the cache is rebuilt and the next recall
+                embeds the rest)."""
+        from ynm.errors import Interrupted
+
         out = {}
         progress = progress or self._progress
-        for mount in self._select(mount_id):
-            mount.cache.rebuild(mount.log, progress)
-            self._vectors_current(mount, None, progress)  # a failure is a warning
-            out[mount.id] = mount.cache.counts()["memories"]
+        mount, embedding = None, False
+        try:
+            for mount in self._select(mount_id):
+                embedding = False
+                mount.cache.rebuild(mount.log, progress)
+                embedding = True
+                self._vectors_current(mount, None, progress)  # a failure is a warning
+                out[mount.id] = mount.cache.counts()["memories"]
+        except KeyboardInterrupt:
+            done = f"rebuilt: {', '.join(out)}; " if out else ""
+            left = (f"{mount.id}'s cache is rebuilt, the next recall embeds what is left"
+                    if embedding else f"{mount.id}'s cache is as it was before")
+            raise Interrupted(f"{done}{left}" if mount is not None else "nothing changed",
+                              "run `ynm reindex` again, or let the next command catch up "
+                              "(memories live in git notes: nothing is lost)") from None
         return out
 
     def compact(self, mount_id: str | None = None) -> list[dict[str, Any]]:
@@ -1563,18 +1698,28 @@ class Ynm:
             UnknownMount: ``mount_id`` names no local mount.
             StoreConflict: another process replaced a snapshot meanwhile.
             StoreError: a git failure.
+            Interrupted: Ctrl-C; it names the mounts whose snapshot was written before it (a
+                snapshot is one ref update: the one it stopped in was not written).
         """
         from ynm.compact import compact_mount
+        from ynm.errors import Interrupted
 
         if mount_id is not None and self.mount(mount_id) is None:
             raise UnknownMount(mount_id, [m.id for m in self.mounts])
         out = []
-        for mount in self._select(mount_id):
-            mount.fresh_cache(self._progress)
-            embedder = None
-            if self._vectors_current(mount, None) is not None:  # a failure is a warning
-                embedder = self.embedder
-            out.append(compact_mount(mount, embedder).to_obj())
+        mount = None
+        try:
+            for mount in self._select(mount_id):
+                mount.fresh_cache(self._progress)
+                embedder = None
+                if self._vectors_current(mount, None) is not None:  # a failure is a warning
+                    embedder = self.embedder
+                out.append(compact_mount(mount, embedder).to_obj())
+        except KeyboardInterrupt:
+            done = "".join(f"{r['mount']}'s snapshot is done; " for r in out)
+            stopped = f"{mount.id}'s was not written" if mount is not None else "nothing changed"
+            raise Interrupted(f"{done}{stopped} (the notes are never changed by compact)",
+                              "run `ynm compact` again to write the rest") from None
         return out
 
     def status(self) -> dict[str, Any]:
@@ -1583,7 +1728,13 @@ class Ynm:
         such remote, ``unmerged: <n>`` when n shards were fetched but not merged
         (:meth:`unmerged`), ``anchorProblem`` when the mount's anchor is no commit of its
         repository (:attr:`Mount.anchor_problem`, then what to do), and ``problems`` as
-        ``<ref>:<line> <message>``)."""
+        ``<ref>:<line> <message>``).
+
+        ``index[].fresh`` says whether the cache was in step with the notes when status
+        started (``reason`` says why not); status then brings it up to date, so ``indexed``
+        counts what it holds now. A cache never built for a mount with no shards is fresh:
+        there is nothing to index (the reference says stale, ``never built``, right after
+        ``ynm init``)."""
         from ynm.index.schema import get_meta
         from ynm.store.sync import config_value
 
@@ -1594,6 +1745,8 @@ class Ynm:
         vectors = self.vector_status()
         for m in self.mounts:
             reason = m.cache.stale_reason(m.log)
+            if reason == "never built" and not m.log.tips():
+                reason = None  # nothing to index yet: an empty cache is the whole truth
             cache = m.fresh_cache()
             counts = cache.counts()
             entry_m: dict[str, Any] = {"id": m.id, "level": m.level, "provider": m.provider,
@@ -1730,12 +1883,14 @@ def _missing_vector_extra() -> str | None:
     """Which packages of the ``vector`` extra are missing, as a status reason, or None."""
     import importlib.util
 
+    from ynm.errors import pip_install
+
     missing = [m for m in ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
                if importlib.util.find_spec(m) is None]
     if not missing:
         return None
     return (f"{', '.join(missing)} not installed: full-text recall only "
-            "(pip install 'ynm[vector]')")
+            f"({pip_install('vector')})")
 
 
 def _session_id(raw: str) -> str:
