@@ -136,7 +136,8 @@ def test_unknown_mount(project, cli_run, dump):
 
 NO_PROJECT = ("Error: no distributed mount: run `ynm init` in the project (or configure a "
               "mount)\nhint: {repo} has no .ynm/config.json: run `ynm init` there (a clone "
-              "gets it only when it is committed where ynm init ran)\n")
+              "gets it only when it is committed where ynm init ran){more}\n")
+PERSONAL_ALONE = "; an export of personal records alone imports with --mount personal"
 
 
 def test_distributed_without_init(git_repo, cli_run, dump, monkeypatch):
@@ -144,7 +145,7 @@ def test_distributed_without_init(git_repo, cli_run, dump, monkeypatch):
     b = make_record(level="distributed", namespace="common")
     result = cli_run("import", dump(jsonl(b)))
     assert result.exit_code == 1
-    assert result.stderr == NO_PROJECT.format(repo=git_repo)
+    assert result.stderr == NO_PROJECT.format(repo=git_repo, more=PERSONAL_ALONE)
 
 
 def test_a_clone_without_the_config_fails_once_before_reading(git_repo, cli_run, monkeypatch,
@@ -164,9 +165,9 @@ def test_a_clone_without_the_config_fails_once_before_reading(git_repo, cli_run,
     result = cli_run("import")
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == NO_PROJECT.format(repo=clone)
+    assert result.stderr == NO_PROJECT.format(repo=clone, more=PERSONAL_ALONE)
     assert cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
-                   "x").stderr == NO_PROJECT.format(repo=clone)
+                   "x").stderr == NO_PROJECT.format(repo=clone, more="")
     mine = make_record()
     shared = [make_record(level="distributed", namespace="common") for _ in range(4)]
     path = tmp_path / "mixed.jsonl"

@@ -1580,7 +1580,12 @@ class Ynm:
         hint = self.no_project_hint()
         if (mount_id is None and hint is not None
                 and not any(m.level == "distributed" for m in self.mounts)):
-            self._route("distributed")  # raises NoMount with the hint
+            try:
+                self._route("distributed")  # raises NoMount with the hint
+            except NoMount as err:
+                err.hint = (f"{err.hint}; an export of personal records alone imports with "
+                            "--mount personal")
+                raise
         routes: dict[str, Mount | YnmError] = {}  # level -> its mount, or why none takes it
         refused: dict[str, tuple[int, list[int]]] = {}  # level -> (its problem's index, lines)
         problems: list[tuple[int, str]] = []
