@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from tests.support.git import git, git_bytes, make_repo, root_commit
@@ -792,10 +793,14 @@ def test_each_pushed_shard_leaves_as_a_small_delta_of_its_own_old_blob(origin):
         (b"a\nxb\n", b"a\nxb\nb\n", 1),  # "b" ends an old line but is not one
         (b"a\nb\n", b"b\nc\na\n", 1),  # a merge re-sorts: every line is compared
         (b"a\nb", b"a\nbc\n", 1),  # the old blob without a final newline is no prefix
+        (b"a\nb\n", b"a\nc\nb\nd\n", 2),  # same size prefix test fails: every line compared
         (b"x\n", b"x\n" + b"".join(b"%d\n" % i for i in range(100)) + b"x\n", 100),  # long tail
     ],
 )
-def test_records_new_to_a_shard_are_counted_from_its_tail(old, new, expected):
+def test_records_new_to_a_shard_are_counted_from_its_tail(tmp_path, old, new, expected):
     from ynm.store.sync import _lines_not_in
 
-    assert _lines_not_in(new, old) == expected
+    repo = pygit2.init_repository(str(tmp_path / "r.git"), bare=True)
+    before = repo.create_blob(old)
+    assert _lines_not_in(repo, new, before) == expected
+    assert _lines_not_in(repo, new, None) == len({line for line in new.split(b"\n") if line})
