@@ -358,3 +358,35 @@ def test_a_file_read_in_parts_imports_as_one_text(project, cli_run, dump, monkey
     assert [p.split(":")[0] for p in out["problems"]] == ["line 3", "line 5", "line 10"]
     assert "secret detector" in out["problems"][1]
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in [present, *recs])
+
+
+def test_ctrl_c_after_a_part_was_committed_says_it_may_be_imported(project, cli_run, dump,
+                                                                   monkeypatch):
+    """Ctrl-C while the cache takes in a part whose records git already holds: the message
+    does not say the part was not imported (it was), and a second import adds nothing."""
+    from ynm.index.cache import MountCache
+
+    recs = [make_record() for _ in range(5)]
+    path = dump(jsonl(*recs))
+    real = MountCache.apply_append
+    calls = []
+
+    def interrupted(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    from ynm.cli import import_
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 3)
+    monkeypatch.setattr(MountCache, "apply_append", interrupted)
+    result = cli_run("import", path)
+    assert result.exit_code == 130
+    assert result.stderr == (
+        "Error: interrupted; 3 record(s) were imported and are kept, and some or all of the 2 "
+        "record(s) being written when it came may be imported too (the input was read to line "
+        "5); run the import again to add the rest (records already there are skipped)\n")
+    monkeypatch.setattr(MountCache, "apply_append", real)
+    assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs)
+    assert cli_run("import", path).stdout == "imported 0 record(s)\n"

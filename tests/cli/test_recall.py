@@ -81,8 +81,8 @@ def test_no_matches(project, cli_run):
     assert result.stdout == "[]\n"
 
 
-HALF_RULE = ("a memory answers only when it holds half of the question's words (function "
-             "words aside)")
+HALF_RULE = ("a memory answers only when it holds at least half of the question's words by "
+             "weight (rarer words weigh more; function words aside)")
 
 
 def test_a_recall_that_finds_nothing_names_the_words_no_memory_holds(project, cli_run, load):
@@ -112,22 +112,23 @@ def test_a_recall_whose_words_are_all_held_names_what_else_left_them_out(project
          make_record(type="semantic", content="The ledger closes at noon"))
     result = cli_run("recall", "release", "--type", "episodic", "--namespace", "team")
     assert result.stdout == "no matches\n"
-    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
-                             "passes --type, --namespace, or is not forgotten (add "
-                             "--include-tombstoned)\n")
+    assert result.stderr == ("hint: some memory holds each word of the question, but each "
+                             "memory holding them fails one of: passing --type, --namespace; "
+                             "not being forgotten (add --include-tombstoned)\n")
     # three words, each held by another memory: none holds half of them
     load(make_record(type="semantic", content="Rota for the weekend"))
     result = cli_run("recall", "release", "ledger", "rota")
     assert result.stdout == "no matches\n"
-    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
-                             "holds half of them (function words aside), or is not forgotten "
-                             "(add --include-tombstoned)\n")
+    assert result.stderr == ("hint: some memory holds each word of the question, but each "
+                             "memory holding them fails one of: holding at least half of them "
+                             "by weight (rarer words weigh more; function words aside); not "
+                             "being forgotten (add --include-tombstoned)\n")
     memory = cli_run("recall", "release", "--json").stdout
     forgotten = json.loads(memory)[0]["memoryId"]
     assert cli_run("forget", forgotten).exit_code == 0
     result = cli_run("recall", "release", "--include-tombstoned", "--type", "episodic")
-    assert result.stderr == ("hint: some memory holds each word of the question, but none that "
-                             "passes --type\n")
+    assert result.stderr == ("hint: some memory holds each word of the question, but each "
+                             "memory holding them fails one of: passing --type\n")
     # the words are looked up in the mounts searched: personal holds none of them here
     result = cli_run("recall", "ledger", "--level", "distributed")
     assert result.stderr == ('hint: no memory of the mounts --level selected holds "ledger"; '

@@ -40,17 +40,17 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
       memories use``.
     - Words no memory holds that count as missing (as many as the held ones, or more: the
       question is about something the store does not know, ynm.service.recall.MIN_SHARE and
-      unknown_words): ``no memory holds "banana"; a memory answers only when it holds half
-      of the question's words (function words aside): ask without "banana", or in the words
-      your memories use``.
+      unknown_words): ``no memory holds "banana"; a memory answers only when it holds at
+      least half of the question's words by weight (rarer words weigh more; function words
+      aside): ask without it, or in the words your memories use``.
     - With ``--level`` or ``--mount``, the words were looked up in the mounts they select
       only: ``no memory of the mounts --level selected holds ...``; with hosted stores
       configured (``hosted``), whose words are not known here, ``no local memory holds ...``.
     - Otherwise (every word held somewhere, or the unheld ones left out of the share): what
-      else left the memories holding them out: ``... but none that holds half of them
-      (function words aside), passes --type, or is not forgotten (add
-      --include-tombstoned)``, naming only the filters given (the first only for a question
-      of two words or more)."""
+      else left the memories holding them out: ``... but each memory holding them fails one
+      of: holding at least half of them by weight (...); passing --type; not being forgotten
+      (add --include-tombstoned)``, naming only the filters given (the first only for a
+      question of two words or more)."""
     from ynm.model.text import phrase_words
 
     if asked is None or not asked.words:
@@ -65,21 +65,23 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
     if len(shown) == len(asked.words):
         return f"{nobody} holds {missing}; ask in the words your memories use"
     if asked.counted:
-        return (f"{nobody} holds {missing}; a memory answers only when it holds half of the "
-                "question's words (function words aside): ask without "
+        return (f"{nobody} holds {missing}; a memory answers only when it holds at least half "
+                "of the question's words by weight (rarer words weigh more; function words "
+                "aside): ask without "
                 f"{'it' if len(shown) == 1 else 'them'}, or in the words your memories use")
     head = f"{nobody} holds {missing} (left out); " if shown else ""
     filters = [flag for field, flag in FILTER_FLAGS if getattr(q, field)]
-    ways = ["holds half of them (function words aside)"] if len(asked.words) > 1 else []
+    share = ("holding at least half of them by weight (rarer words weigh more; function "
+             "words aside)")
+    ways = [share] if len(asked.words) > 1 else []
     if filters:
-        ways.append("passes " + ", ".join(filters))
+        ways.append("passing " + ", ".join(filters))
     if not q.include_tombstoned:
-        ways.append("is not forgotten (add --include-tombstoned)")
+        ways.append("not being forgotten (add --include-tombstoned)")
     if not ways:  # one word, held, no filter: nothing else to name
         return None
-    ways[-1] = ("or " if len(ways) > 1 else "") + ways[-1]
     return (f"{head}some memory holds each {'other ' if shown else ''}word of the question, "
-            f"but none that {', '.join(ways)}")
+            f"but each memory holding them fails one of: {'; '.join(ways)}")
 
 
 def format_hits(hits: list[dict[str, Any]]) -> str:

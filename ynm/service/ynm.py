@@ -1592,7 +1592,7 @@ class Ynm:
         first_refusal: YnmError | None = None
         routed = valid = False
         seen: set[str] = set()
-        imported = 0
+        imported = writing = 0
         line_no = 1
         mark = len(self.warnings)
         try:
@@ -1636,13 +1636,19 @@ class Ynm:
                     routed = True
                     mount = targets[mid]
                     new = mount.fresh_cache().missing(records)
+                    writing = len(new)
                     if new:
                         self._append(mount, new, progress or self._progress)
                     imported += len(new)
+                    writing = 0
         except KeyboardInterrupt:
-            # every append is one atomic ref update: what landed before Ctrl-C stays
-            kept = (f"{imported} record(s) were imported and are kept" if imported
-                    else "no record was imported yet")
+            # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
+            # of the part being written when it came, any number of shards may have landed
+            kept = f"{imported} record(s) were imported and are kept" if imported else ""
+            if writing:
+                kept += ((", and " if kept else "") + f"some or all of the {writing} record(s) "
+                         "being written when it came may be imported too")
+            kept = kept or "no record was imported yet"
             raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
                               "run the import again to add the rest (records already there "
                               "are skipped)") from None
