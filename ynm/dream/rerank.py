@@ -17,7 +17,6 @@ Source: reference/algorithms.md §2.8, reference/cli.md §4.18.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ynm.dream.seams import Judge, Question
@@ -60,6 +59,9 @@ def rerank(hits: list[dict[str, Any]], text: str, limit: int, judge: Judge,
     top = hits[: max(limit, top_k)]
     if not top:
         return []
+    # imported here: it brings logging (~8 ms), and most recalls rerank nothing
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(top))) as pool:
         verdicts = list(pool.map(lambda h: _judged(judge, text, h), top))
     failed = [v for v in verdicts if isinstance(v, str)]

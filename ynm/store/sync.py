@@ -55,7 +55,6 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,6 +260,8 @@ class Transport:
         """
         if len(runs) <= 1:
             return [self.run(*args, check=False) for args in runs]
+        from concurrent.futures import ThreadPoolExecutor  # brings logging: only here
+
         with ThreadPoolExecutor(min(TRANSFER_JOBS, len(runs))) as pool:
             return list(pool.map(lambda args: self.run(*args, check=False), runs))
 
