@@ -78,7 +78,7 @@ def test_compact_writes_a_snapshot_the_notes_unchanged(net):
     tree = net.git(a.path, "ls-tree", "--name-only", REF).split()
     assert tree == ["meta.json", "state.bin"]
     meta = json.loads(net.git(a.path, "show", f"{REF}:meta.json"))
-    assert meta["cacheSchema"] == 14 and meta["format"] == 1 and meta["embedder"] is None
+    assert meta["cacheSchema"] == 14 and meta["format"] == 2 and meta["embedder"] is None
     assert meta["anchor"] == net.anchor and (meta["records"], meta["memories"]) == (7, 5)
     assert {ref: s["commit"] for ref, s in meta["shards"].items()} == notes
     assert sum(s["records"] for s in meta["shards"].values()) == 7

@@ -119,12 +119,12 @@ def test_snapshot_load_gives_the_folded_state(log, cache, append, git, git_repo,
                                               tmp_path):
     seed(append, git, git_repo, anchor)
     cache.refresh(log)
-    dumped = dump(cache.conn, anchor=log.anchor, level="distributed")
+    dumped = dump(cache.conn, anchor=log.anchor, level="distributed", read_blob=log.read_blob)
     cold = MountCache(tmp_path / "cold.sqlite", "project")
     try:
         with Attached(cold.conn, dumped.state):
             cold.conn.execute("BEGIN IMMEDIATE")
-            load_into(cold.conn, dumped.meta)
+            load_into(cold.conn, dumped.meta, log.read_blob)
             cold.conn.execute("COMMIT")
         assert_same_states(cold, log)
     finally:

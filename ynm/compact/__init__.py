@@ -86,7 +86,8 @@ def compact_mount(mount: Any, embedder: Any = None, *, locked: bool = False) -> 
         return CompactResult(mount.id, ref, old.commit, False, len(old.meta.shards),
                              int(old.meta.extra.get("records", 0)),
                              int(old.meta.extra.get("memories", 0)), 0)
-    state = dump(cache.conn, anchor=log.anchor, level=mount.level, embedder=embedder)
+    state = dump(cache.conn, anchor=log.anchor, level=mount.level, read_blob=log.read_blob,
+                 embedder=embedder)
     meta = dict(state.meta)
     shards, created = meta.pop("shards"), meta.pop("createdAt")
     message = f"ynm: snapshot {mount.level} {NAME}"

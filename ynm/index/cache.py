@@ -265,7 +265,8 @@ class MountCache:
                         return None
                     if progress:
                         progress("read", 0, len(tips))
-                    loaded = snap.load_into(conn, meta)
+                    with _bulk_load(conn):
+                        loaded = snap.load_into(conn, meta, log.read_blob)
                     self._bump()
                     schema.set_meta(conn, "anchor", log.anchor)
                     schema.set_meta(conn, "mount", self.mount_id)

@@ -5,13 +5,21 @@ rows as they stood at the shard commits listed in ``meta.json``:
 
 - ``shards``: per shard the notes commit, note blob, byte length, line count, CRC-32 and
   record count the state was built from;
-- ``records``: every valid record line (packed as the cache packs them) with its shard ref
-  (the cache keeps a number for it, ynm.index.schema ``shard_refs``), so the orphans
-  (records whose memory has no base yet) travel too, and any memory can be folded again from
-  all its records, across shards;
+- ``records``: every valid record (its id, memory, time and op) with its shard ref (the cache
+  keeps a number for it, ynm.index.schema ``shard_refs``), so the orphans (records whose
+  memory has no base yet) travel too, and any memory can be folded again from all its
+  records, across shards. A record's line is not carried (format 2): it is named by its
+  number in the shard's note blob at the covered commit (``line_no``: the index of the line
+  in the blob split at ``\n``, as ynm.model.jsonl reads it), which the repository holds
+  anyway; only a line that blob does not hold as such is carried as text (``line``). A CRC-32
+  per shard over its lines in rowid order (``line_sums``) lets the loader prove it took the
+  same lines;
 - ``problems``: the bad lines;
 - ``memories``: the folded memories (the columns recall filters on, the ``records`` rowid of
   the current record and what else the folded state holds: ynm.index.schema.state_extra);
+  ``memory_id`` and ``created_ms`` are NULL where the current record gives them (its memory
+  id, its recorded time), as it does for nearly every memory: ULIDs are random, so each copy
+  of one costs its full 16 bytes compressed;
 - ``embeddings``: the vectors of the memories' texts under the embedder the cache used, when it
   had one, so a clone with the same embedder embeds nothing.
 
@@ -33,6 +41,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
@@ -40,7 +50,10 @@ from typing import Any, Self
 from ynm.index import schema
 from ynm.index.schema import fts_values
 
-FORMAT = 1  # meta.json "format"; ynm.store.snapshots.FORMAT, which sync checks, is the same
+FORMAT = 2  # meta.json "format" written; ynm.store.snapshots.FORMAT, which sync checks, is the same
+# Format 1 carried every record line as text and every memory id and creation time in full; it
+# is still read.
+READS = (1, 2)
 NAME = f"cache-v{schema.SCHEMA_VERSION}"
 # state.bin: zstd level 3 with long-distance matching over a 32 MiB window (a memory's text
 # appears in its record line, its folded state and the indexed columns). At 10k memories:
@@ -50,10 +63,11 @@ ZSTD_LEVEL = 3
 ZSTD_WINDOW_LOG = 25
 
 # The tables a snapshot carries: their columns (rowids of memories included: the FTS rows are
-# keyed by them; rowids of records too: memories.current points at them). Record lines and what
-# the folded states keep besides the columns travel as plain text: zstd over the whole file
-# shrinks them ~10x where each packed on its own (as the cache keeps them) shrinks ~2.6x, so
-# state.bin is a third of the size, for one pack per row when loaded.
+# keyed by them; rowids of records too: memories.current points at them). What the folded
+# states keep besides the columns travels as plain text: zstd over the whole file shrinks it
+# ~10x where each packed on its own (as the cache keeps them) shrinks ~2.6x, for one pack per
+# row when loaded. Record lines are named by their number in the covered note blob (module
+# docstring); ``records`` and ``memories`` are written and read by their own statements below.
 # The shards' loose-file marks (deflated, deflated_crc, adler, window) stay behind: they describe
 # object files of the repository that wrote the snapshot; a cache loaded from one finds them
 # again when it next reads a shard whole.
@@ -69,6 +83,12 @@ _PACKED = ("line", "extra")  # the packed columns (ynm.index.schema.pack)
 # ``records.ref`` of a snapshot is ``records.shard`` of the cache: how each side reads it.
 _DUMP_REF = "(SELECT ref FROM main.shard_refs AS s WHERE s.shard = records.shard)"
 _LOAD_SHARD = "(SELECT shard FROM main.shard_refs AS s WHERE s.ref = records.ref)"
+# What gives the ``memory_id`` and ``created_ms`` a format-2 snapshot leaves NULL: the memory
+# id and the time of the memory's current record ``r`` (for a memory of one record, its base:
+# nearly every memory), joined by rowid, one lookup per memory.
+_CURRENT_JOIN = "LEFT JOIN main.records AS r ON r.rowid = m.current"
+_DERIVED = {"memory_id": "r.memory_id", "created_ms": "r.recorded_ms"}
+_RECORD_ROWS = 5000  # record rows written to the snapshot per statement
 
 
 def _columns(table: str) -> list[str]:
@@ -87,9 +107,133 @@ def _select(table: str, func: str, ref: str = "ref") -> str:
 
 
 def _dump_sql(table: str) -> str:
-    """The statement copying ``table`` from the cache into the snapshot being written."""
+    """The statement copying ``table`` (shards, problems) from the cache into the snapshot
+    being written."""
     return (f"CREATE TABLE snap.{table} AS SELECT "
             f"{_select(table, 'ynm_unpack', f'{_DUMP_REF} AS ref')} FROM main.{table}")
+
+
+def _dump_memories(conn: Any) -> None:
+    """Copy ``memories`` into the snapshot, ``memory_id`` and ``created_ms`` NULL where the
+    current record gives them."""
+    select = ", ".join(
+        f"CASE WHEN m.{c} IS {_DERIVED[c]} THEN NULL ELSE m.{c} END AS {c}" if c in _DERIVED
+        else f"ynm_unpack(m.{c}) AS {c}" if c in _PACKED else f"m.{c} AS {c}"
+        for c in _columns("memories"))
+    conn.execute(f"CREATE TABLE snap.memories AS SELECT {select} FROM main.memories AS m "
+                 f"{_CURRENT_JOIN} ORDER BY m.rowid")
+
+
+def _line_numbers(data: bytes) -> dict[str, int]:
+    """Each line of the shard blob ``data`` (stripped, as the cache keeps it) -> the index of
+    its first instance in the blob split at ``\n`` (ynm.model.jsonl.parse_jsonl's numbering
+    less one); blank lines are left out."""
+    out: dict[str, int] = {}
+    for i, raw in enumerate(data.decode("utf-8", errors="replace").split("\n")):
+        line = raw.strip()
+        if line and line not in out:
+            out[line] = i
+    return out
+
+
+def _line_sum(crc: int, line: str) -> int:
+    """The running CRC-32 of a shard's record lines (``line_sums``), ``line`` added."""
+    return zlib.crc32(line.encode("utf-8", errors="surrogatepass") + b"\n", crc)
+
+
+def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
+    """Copy ``records`` into the snapshot, one shard at a time: each line that the shard's
+    note blob (``read_blob``, by the blob id the cache was built from) holds is named by its
+    number there, any other carried as text; and each shard's ``line_sums`` entry.
+
+    Raises:
+        StoreError: a note blob cannot be read.
+    """
+    conn.execute("CREATE TABLE snap.records (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, "
+                 "memory_of TEXT, ref TEXT NOT NULL, recorded_ms INTEGER NOT NULL, "
+                 "op TEXT NOT NULL, line_no INTEGER, line TEXT)")
+    conn.execute("CREATE TABLE snap.line_sums (ref TEXT PRIMARY KEY, crc INTEGER NOT NULL)")
+    shards = conn.execute("SELECT s.shard, s.ref, h.blob_id FROM main.shard_refs AS s "
+                          "LEFT JOIN main.shards AS h ON h.ref = s.ref ORDER BY s.ref").fetchall()
+    insert = "INSERT INTO snap.records VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    for shard, ref, blob_id in shards:
+        numbers = _line_numbers(read_blob(blob_id)) if blob_id else {}
+        crc = 0
+        rows = []
+        for rowid, rid, memory_of, recorded_ms, op, packed in conn.execute(
+                "SELECT rowid, id, memory_of, recorded_ms, op, line FROM main.records "
+                "WHERE shard = ? ORDER BY rowid", (shard,)):
+            line = schema.unpack(packed)
+            n = numbers.get(line)
+            rows.append((rowid, rid, memory_of, ref, recorded_ms, op, n,
+                         line if n is None else None))
+            crc = _line_sum(crc, line)
+            if len(rows) == _RECORD_ROWS:
+                conn.executemany(insert, rows)
+                rows = []
+        conn.executemany(insert, rows)
+        del numbers
+        if crc or conn.execute("SELECT 1 FROM main.records WHERE shard = ? LIMIT 1",
+                               (shard,)).fetchone():
+            conn.execute("INSERT INTO snap.line_sums VALUES (?, ?)", (ref, crc))
+
+
+_LINES_TABLE = "ynm_snapshot_lines"  # temp: rowid -> packed line, while a load runs
+
+
+def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
+    """Fill ``temp.ynm_snapshot_lines`` (rowid -> packed record line) for the records of a
+    format-2 snapshot attached as ``snap``, one shard at a time: its note blob read once
+    (``read_blob``, by the id the snapshot's ``shards`` names) and dropped before the next, so
+    memory holds one blob; each line taken by its number there, or packed from the text the
+    snapshot carries. The records are copied afterwards in rowid order, which mixes the
+    shards: the table is what lets each blob be read once without holding them all.
+
+    Raises:
+        SnapshotUnusable: a blob cannot be read, a number is past its end, or a shard's lines
+            do not sum to the snapshot's ``line_sums`` CRC-32.
+    """
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_LINES_TABLE} "
+                 "(rowid INTEGER PRIMARY KEY, line BLOB NOT NULL)")
+    conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
+    conn.execute("CREATE INDEX IF NOT EXISTS snap.records_by_ref ON records(ref, rowid)")
+    blob_ids = dict(conn.execute("SELECT ref, blob_id FROM snap.shards"))
+    want = dict(conn.execute("SELECT ref, crc FROM snap.line_sums"))
+    insert = f"INSERT INTO temp.{_LINES_TABLE}(rowid, line) VALUES (?, ?)"
+    sums: dict[str, int] = {}
+    refs = [ref for (ref,) in conn.execute("SELECT DISTINCT ref FROM snap.records ORDER BY ref")]
+    for ref in refs:
+        lines: list[bytes] | None = None
+        crc = 0
+        rows = []
+        for rowid, line_no, line in conn.execute(
+                "SELECT rowid, line_no, line FROM snap.records WHERE ref = ? ORDER BY rowid",
+                (ref,)).fetchall():
+            if line_no is None:
+                text = line if line is not None else ""
+            else:
+                if lines is None:
+                    blob_id = blob_ids.get(ref)
+                    try:
+                        lines = read_blob(blob_id).split(b"\n") if blob_id else []
+                    except Exception as exc:  # noqa: BLE001 - any failure: read the notes instead
+                        raise SnapshotUnusable(f"state.bin names record lines its note blobs do "
+                                               f"not give ({exc})") from None
+                if line_no >= len(lines):
+                    raise SnapshotUnusable("state.bin names record lines its note blobs do not "
+                                           f"give (line {line_no + 1} of shard {ref})")
+                text = lines[line_no].decode("utf-8", errors="replace").strip()
+            crc = _line_sum(crc, text)
+            rows.append((rowid, schema.pack(text)))
+            if len(rows) == _RECORD_ROWS:
+                conn.executemany(insert, rows)
+                rows = []
+        conn.executemany(insert, rows)
+        sums[ref] = crc
+        del lines
+    if sums != {ref: want.get(ref) for ref in sums} or want.keys() - sums.keys():
+        raise SnapshotUnusable("state.bin names record lines its note blobs do not hold "
+                               "(their checksums differ)")
 
 
 def _load_sql(table: str) -> str:
@@ -98,6 +242,25 @@ def _load_sql(table: str) -> str:
                         for c in _columns(table))
     return (f"INSERT INTO main.{table}({columns}) SELECT "
             f"{_select(table, 'ynm_pack', _LOAD_SHARD)} FROM snap.{table} AS {table}")
+
+
+def _load_records_sql() -> str:
+    """The statement copying a format-2 snapshot's ``records`` into the cache, in rowid
+    order, their lines from ``temp.ynm_snapshot_lines`` (:func:`_load_lines`)."""
+    return ("INSERT INTO main.records(rowid, id, memory_of, shard, recorded_ms, op, line) "
+            f"SELECT records.rowid, id, memory_of, {_LOAD_SHARD}, recorded_ms, op, l.line "
+            f"FROM snap.records AS records JOIN temp.{_LINES_TABLE} AS l "
+            "ON l.rowid = records.rowid ORDER BY records.rowid")
+
+
+def _load_memories_sql() -> str:
+    """The statement copying a format-2 snapshot's ``memories`` into the cache, the
+    ``memory_id`` and ``created_ms`` it leaves NULL taken from the current record."""
+    cols = _columns("memories")
+    select = ", ".join(f"coalesce(m.{c}, {_DERIVED[c]})" if c in _DERIVED
+                       else f"ynm_pack(m.{c})" if c in _PACKED else f"m.{c}" for c in cols)
+    return (f"INSERT INTO main.memories({', '.join(cols)}) SELECT {select} "
+            f"FROM snap.memories AS m {_CURRENT_JOIN} ORDER BY m.rowid")
 
 
 class SnapshotUnusable(Exception):
@@ -136,17 +299,23 @@ def covered_shards(conn: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def dump(conn: Any, *, anchor: str, level: str, embedder: Any = None) -> DumpedState:
+def dump(conn: Any, *, anchor: str, level: str, read_blob: Callable[[str], bytes],
+         embedder: Any = None) -> DumpedState:
     """The state of a fresh cache (``conn``, a :class:`ynm.index.cache.MountCache`'s
     connection), read in one transaction so rows and shard commits agree.
 
     Args:
         anchor, level: the mount's, recorded in ``meta.json``.
+        read_blob: blob id (hex) -> its bytes (the mount's
+            :meth:`ynm.store.gitnotes.GitNotesLog.read_blob`): the note blobs the cache was
+            built from, whose lines the snapshot names by number (one blob in memory at a
+            time).
         embedder: the embedder whose vectors to carry (its :attr:`key` must be the cache's
             ``vec_model``), or None for none.
 
     Raises:
         sqlite3.Error: the cache cannot be read.
+        StoreError: a note blob cannot be read.
     """
     import zstandard
 
@@ -158,8 +327,10 @@ def dump(conn: Any, *, anchor: str, level: str, embedder: Any = None) -> DumpedS
         try:
             conn.execute("BEGIN")
             try:
-                for table in _TABLES:
+                for table in ("shards", "problems"):
                     conn.execute(_dump_sql(table))
+                _dump_records(conn, read_blob)
+                _dump_memories(conn)
                 conn.execute("CREATE TABLE snap.embeddings (hash TEXT PRIMARY KEY, "
                              "vector BLOB NOT NULL) WITHOUT ROWID")
                 key = None
@@ -205,8 +376,9 @@ def _dump_embeddings(conn: Any, embedder: Any, embedding_text: Any) -> None:
 def check_meta(meta: dict[str, Any], anchor: str) -> str | None:
     """Why a snapshot's ``meta.json`` does not suit this cache (format, cache schema, anchor),
     or None."""
-    if meta.get("format") != FORMAT:
-        return f"format {meta.get('format')!r}, this ynm reads {FORMAT}"
+    if meta.get("format") not in READS:
+        return (f"format {meta.get('format')!r}, this ynm reads "
+                f"{' and '.join(str(f) for f in READS)}")
     if meta.get("cacheSchema") != schema.SCHEMA_VERSION:
         return f"cache schema {meta.get('cacheSchema')!r}, this ynm's is {schema.SCHEMA_VERSION}"
     if meta.get("anchor") != anchor:
@@ -264,30 +436,55 @@ class Attached:
             self._tmp = None
 
 
-def load_into(conn: Any, meta: dict[str, Any]) -> int:
+def load_into(conn: Any, meta: dict[str, Any],
+              read_blob: Callable[[str], bytes] | None = None) -> int:
     """Fill an empty cache, inside the caller's transaction, with the rows of the snapshot
     attached as ``snap`` (:class:`Attached`), and index their text; returns the number of
     memories loaded. The caller then refreshes against the current shard tips (module
     docstring).
 
+    Args:
+        meta: the snapshot's ``meta.json`` (its ``format`` says how ``state.bin`` is laid out).
+        read_blob: blob id (hex) -> its bytes, for the record lines a format-2 snapshot names
+            by number (:func:`_load_lines`: one blob in memory at a time).
+
     Raises:
         SnapshotUnusable: the attached file lacks the tables and columns above (a damaged or
-            foreign snapshot); the caller rolls back, so nothing stays loaded.
+            foreign snapshot), or names record lines its note blobs do not give (a blob that
+            cannot be read, a checksum that differs); the caller rolls back, so nothing stays
+            loaded.
     """
     import sqlean as sqlite3
 
     conn.create_function("ynm_pack", 1, _pack_text, deterministic=True)
+    # the indexes are built once the rows are in, from sorted keys, as a full rebuild does
+    # (ynm.index.cache): grown a row at a time in memory-id order, which is random, the
+    # unique index of memory ids alone cost about a third of a load at 1M memories
+    for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
+        conn.execute(f"DROP INDEX IF EXISTS main.{name}")
     try:
         conn.execute("INSERT INTO main.shard_refs(ref) SELECT DISTINCT ref FROM snap.records "
                      "ORDER BY ref")
-        for table in _TABLES:
-            conn.execute(_load_sql(table))
+        if meta.get("format") == 1:
+            for table in _TABLES:
+                conn.execute(_load_sql(table))
+        else:
+            if read_blob is None:
+                raise SnapshotUnusable("no repository to read its record lines from")
+            conn.execute(_load_sql("shards"))
+            _load_lines(conn, read_blob)
+            conn.execute(_load_records_sql())
+            conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
+            conn.execute(_load_sql("problems"))
+            conn.execute(_load_memories_sql())
         model = meta.get("embedder")
         if isinstance(model, str):
             conn.execute("INSERT OR IGNORE INTO main.embeddings(model, hash, vector) "
                          "SELECT ?, hash, vector FROM snap.embeddings", (model,))
     except sqlite3.Error:
         raise SnapshotUnusable("state.bin is damaged (it does not hold a cache state)") from None
+    for stmt in (*schema.RECORD_INDEXES.values(), *schema.MEMORY_INDEXES.values()):
+        conn.execute(stmt)  # a duplicate memory id (a damaged state) fails here: rolled back
     loaded = 0
     rows = []
     for rowid, summary, content, subject, tags in conn.execute(

@@ -39,7 +39,8 @@ from ynm.store.repo import refs_under, repo_common_dir, signature
 
 META_FILE = "meta.json"
 STATE_FILE = "state.bin"
-FORMAT = 1  # the ``format`` of meta.json this ynm writes and reads
+FORMAT = 2  # the ``format`` of meta.json this ynm writes (ynm.index.snapshot.FORMAT)
+READS = (1, 2)  # the formats it reads (ynm.index.snapshot.READS)
 STATE_HASH = "stateSha256"  # meta.json key: SHA-256 (hex) of state.bin, set by write_snapshot
 SQLITE_HEADER = b"SQLite format 3\x00"  # what state.bin decompresses to starts with this
 NAME_PREFIX = "cache-v"  # a snapshot's name: cache-v<cache schema version>
@@ -175,16 +176,16 @@ def state_hash(state: bytes) -> str:
 def snapshot_problem(repo: pygit2.Repository, snapshot: Snapshot,
                      tips: dict[str, str] | None = None) -> str | None:
     """Why ``snapshot`` (read with its state) cannot be used, in plain words, or None when it
-    can: ``snapshot <ref> ...`` when its ``format`` is not :data:`FORMAT`, its ``cacheSchema``
+    can: ``snapshot <ref> ...`` when its ``format`` is not one of :data:`READS`, its ``cacheSchema``
     is not the version its name (``cache-v<n>``) says, ``state.bin`` is damaged (its SHA-256
     is not meta.json's ``stateSha256``; a snapshot written before that key existed must
     decompress as one zstd frame; either must decompress to a SQLite file), or, with ``tips`` (shard ref -> commit hex), when it does
     not fit them (:func:`fits`)."""
     ref, extra = snapshot.ref, snapshot.meta.extra
     name = ref.rpartition("/")[2]
-    if extra.get("format") != FORMAT:
+    if extra.get("format") not in READS:
         return (f"snapshot {ref} was written in format {extra.get('format')!r}; this ynm "
-                f"reads format {FORMAT}")
+                f"reads formats {' and '.join(str(f) for f in READS)}")
     if f"{NAME_PREFIX}{extra.get('cacheSchema')}" != name:
         return (f"snapshot {ref} has a damaged meta.json (cache schema "
                 f"{extra.get('cacheSchema')!r}, where its name says {name})")
