@@ -423,6 +423,8 @@ def test_lines_are_named_by_number_and_ids_not_repeated(store):
         store.repo, "SELECT count(line), count(line_no) FROM records")[0]
     total = sum(len(parse_jsonl(b.data).records) for b in store.read_all().values())
     assert (carried, numbered) == (0, total)
+    # every line here begins with its record id, which is therefore not carried again
+    assert _snapshot_rows(store.repo, "SELECT count(id) FROM records") == [(0,)]
     ids, memories = _snapshot_rows(
         store.repo, "SELECT count(memory_id), count(*) FROM memories")[0]
     assert memories > 0 and ids == 0
@@ -480,6 +482,8 @@ def test_a_line_its_blob_does_not_hold_travels_as_text(tmp_path: Path):
     first.close()
     assert _snapshot_rows(repo, "SELECT rowid, line_no, line FROM records WHERE line IS NOT NULL"
                           ) == [(rowid, None, spaced)]
+    # a line carried as text keeps its id beside it; the numbered ones give theirs at load
+    assert _snapshot_rows(repo, "SELECT rowid FROM records WHERE id IS NOT NULL") == [(rowid,)]
     cold = mount(log, tmp_path / "cold.sqlite")
     assert cold.cache.refresh(log).snapshot is not None
     assert schema.unpack(cold.cache.conn.execute(
@@ -548,3 +552,30 @@ def test_a_format_1_snapshot_still_loads(tmp_path: Path):
     assert one.cache.problems() == two.cache.problems() != []
     for word in WORDS:
         assert answers(one.cache, word) == answers(two.cache, word)
+
+
+def test_lines_of_another_key_order_carry_their_id(tmp_path: Path):
+    """A writer that puts the keys in another order (here: sorted) writes lines that do not
+    begin with their id: they are still named by number, and carry the id beside it."""
+    repo, anchor = new_repo(tmp_path)
+    log = GitNotesLog(repo.path, level="distributed", anchor=anchor)
+    history = [o for o in make_history(21, 5, 30) if o["op"] != "purge-marker"]
+    batches: dict[ShardKey, list[str]] = defaultdict(list)
+    for obj in history:
+        r = parse_obj(obj)
+        batches[ShardKey(r.level, r.namespace, r.type, r.bucket)].append(
+            json.dumps(json.loads(dumps_record(r)), sort_keys=True, separators=(",", ":")))
+    log.append({k: ("".join(x + "\n" for x in v).encode(), len(v)) for k, v in batches.items()})
+    first = mount(log, tmp_path / "first.sqlite")
+    assert compact_mount(first).written
+    first.close()
+    ids, numbered, total = _snapshot_rows(
+        repo, "SELECT count(id), count(line_no), count(*) FROM records")[0]
+    assert ids == numbered == total > 0
+    cold = mount(log, tmp_path / "cold.sqlite")
+    assert cold.cache.refresh(log).snapshot is not None
+    full = mount(log, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(log)
+    assert states(cold.cache) == states(full.cache) != {}
+    assert orphan_ids(cold.cache) == orphan_ids(full.cache)

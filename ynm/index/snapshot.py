@@ -11,9 +11,10 @@ rows as they stood at the shard commits listed in ``meta.json``:
   records, across shards. A record's line is not carried (format 2): it is named by its
   number in the shard's note blob at the covered commit (``line_no``: the index of the line
   in the blob split at ``\n``, as ynm.model.jsonl reads it), which the repository holds
-  anyway; only a line that blob does not hold as such is carried as text (``line``). A CRC-32
-  per shard over its lines in rowid order (``line_sums``) lets the loader prove it took the
-  same lines;
+  anyway; only a line that blob does not hold as such is carried as text (``line``). A
+  numbered line that begins with its record id (``{"v":1,"id":"<id>"``, as ynm and the
+  reference write every line) gives the id too (``id`` NULL). A CRC-32 per shard over its
+  lines in rowid order (``line_sums``) lets the loader prove it took the same lines;
 - ``problems``: the bad lines;
 - ``memories``: the folded memories (the columns recall filters on, the ``records`` rowid of
   the current record and what else the folded state holds: ynm.index.schema.state_extra);
@@ -136,6 +137,17 @@ def _line_numbers(data: bytes) -> dict[str, int]:
     return out
 
 
+_ID_AT = len('{"v":1,"id":"')
+
+
+def _line_id(line: str) -> str | None:
+    """The record id a line written as ynm and the reference write it begins with
+    (``{"v":1,"id":"<26 characters>"``), or None for a line of another shape."""
+    if line.startswith('{"v":1,"id":"') and line[_ID_AT + 26: _ID_AT + 27] == '"':
+        return line[_ID_AT: _ID_AT + 26]
+    return None
+
+
 def _line_sum(crc: int, line: str) -> int:
     """The running CRC-32 of a shard's record lines (``line_sums``), ``line`` added."""
     return zlib.crc32(line.encode("utf-8", errors="surrogatepass") + b"\n", crc)
@@ -149,7 +161,7 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
     Raises:
         StoreError: a note blob cannot be read.
     """
-    conn.execute("CREATE TABLE snap.records (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, "
+    conn.execute("CREATE TABLE snap.records (rowid INTEGER PRIMARY KEY, id TEXT, "
                  "memory_of TEXT, ref TEXT NOT NULL, recorded_ms INTEGER NOT NULL, "
                  "op TEXT NOT NULL, line_no INTEGER, line TEXT)")
     conn.execute("CREATE TABLE snap.line_sums (ref TEXT PRIMARY KEY, crc INTEGER NOT NULL)")
@@ -165,8 +177,10 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
                 "WHERE shard = ? ORDER BY rowid", (shard,)):
             line = schema.unpack(packed)
             n = numbers.get(line)
-            rows.append((rowid, rid, memory_of, ref, recorded_ms, op, n,
-                         line if n is None else None))
+            # a numbered line that starts with its id gives it back at load: a ULID is 16
+            # random bytes, a quarter of a state.bin of record ids
+            rows.append((rowid, None if n is not None and _line_id(line) == rid else rid,
+                         memory_of, ref, recorded_ms, op, n, line if n is None else None))
             crc = _line_sum(crc, line)
             if len(rows) == _RECORD_ROWS:
                 conn.executemany(insert, rows)
@@ -194,20 +208,20 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
             do not sum to the snapshot's ``line_sums`` CRC-32.
     """
     conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_LINES_TABLE} "
-                 "(rowid INTEGER PRIMARY KEY, line BLOB NOT NULL)")
+                 "(rowid INTEGER PRIMARY KEY, id TEXT, line BLOB NOT NULL)")
     conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
     conn.execute("CREATE INDEX IF NOT EXISTS snap.records_by_ref ON records(ref, rowid)")
     blob_ids = dict(conn.execute("SELECT ref, blob_id FROM snap.shards"))
     want = dict(conn.execute("SELECT ref, crc FROM snap.line_sums"))
-    insert = f"INSERT INTO temp.{_LINES_TABLE}(rowid, line) VALUES (?, ?)"
+    insert = f"INSERT INTO temp.{_LINES_TABLE}(rowid, id, line) VALUES (?, ?, ?)"
     sums: dict[str, int] = {}
     refs = [ref for (ref,) in conn.execute("SELECT DISTINCT ref FROM snap.records ORDER BY ref")]
     for ref in refs:
         lines: list[bytes] | None = None
         crc = 0
         rows = []
-        for rowid, line_no, line in conn.execute(
-                "SELECT rowid, line_no, line FROM snap.records WHERE ref = ? ORDER BY rowid",
+        for rowid, rid, line_no, line in conn.execute(
+                "SELECT rowid, id, line_no, line FROM snap.records WHERE ref = ? ORDER BY rowid",
                 (ref,)).fetchall():
             if line_no is None:
                 text = line if line is not None else ""
@@ -224,7 +238,14 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
                                            f"give (line {line_no + 1} of shard {ref})")
                 text = lines[line_no].decode("utf-8", errors="replace").strip()
             crc = _line_sum(crc, text)
-            rows.append((rowid, schema.pack(text)))
+            if rid is None:
+                rid = _line_id(text)
+                if rid is None:
+                    raise SnapshotUnusable("state.bin names a record line that does not give "
+                                           f"its id (line {line_no + 1} of shard {ref})"
+                                           if line_no is not None else
+                                           "state.bin holds a record without its id")
+            rows.append((rowid, rid, schema.pack(text)))
             if len(rows) == _RECORD_ROWS:
                 conn.executemany(insert, rows)
                 rows = []
@@ -248,7 +269,7 @@ def _load_records_sql() -> str:
     """The statement copying a format-2 snapshot's ``records`` into the cache, in rowid
     order, their lines from ``temp.ynm_snapshot_lines`` (:func:`_load_lines`)."""
     return ("INSERT INTO main.records(rowid, id, memory_of, shard, recorded_ms, op, line) "
-            f"SELECT records.rowid, id, memory_of, {_LOAD_SHARD}, recorded_ms, op, l.line "
+            f"SELECT records.rowid, l.id, memory_of, {_LOAD_SHARD}, recorded_ms, op, l.line "
             f"FROM snap.records AS records JOIN temp.{_LINES_TABLE} AS l "
             "ON l.rowid = records.rowid ORDER BY records.rowid")
 
