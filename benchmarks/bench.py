@@ -41,7 +41,8 @@ benchmarks/.stores/) from benchmarks/corpus.py (seed 1, distributed level, names
   (``VmHWM`` of that process, from /proc), the cache file's bytes and ``.git`` bytes before
   and after the snapshot; and the memory ids recall gives for the corpus queries before
   compact, after it and from a cache built from its snapshot, which must be the same ids in
-  the same order.
+  the same order; then ``--appends`` appends into the largest shard and one more compact,
+  and ``.git`` (after ``git gc``) against its size before any compaction or append.
 
 Usage: python benchmarks/bench.py [--sizes 10000,100000] [--samples 20] [--compact-only]
 (``make bench-1m`` runs ``--sizes 100000,1000000``: seeding the 1M store takes the better part
@@ -217,8 +218,24 @@ def child_step(repo: Path, env: dict[str, str], step: str,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def append_to_largest(repo: Path, env: dict[str, str], n: int) -> None:
+    """``n`` one-record appends into the largest shard of ``repo``'s project mount, each its
+    own commit, as ``ynm remember`` makes them (background packing included)."""
+    with Ynm.open(repo, env=env) as y:
+        log = y.mount("project").log
+        key = max(log.read_all().values(), key=lambda b: len(b.data)).tip.key
+        for i in range(n):
+            r = y._stamp({"op": "create", "type": key.type, "level": key.level,
+                          "namespace": key.namespace, "content": f"append bench {i}",
+                          "tags": [], "links": []})
+            log.append({key: ((dumps_record(r) + "\n").encode(), 1)})
+        if hasattr(log, "wait_for_packing"):
+            log.wait_for_packing()
+
+
 def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
-                 samples: int, queries: list[str]) -> list[tuple[str, str, str, str]]:
+                 samples: int, queries: list[str],
+                 appends: int = 1000) -> list[tuple[str, str, str, str]]:
     """``compact``, ``cold rebuild with snapshot``, ``cold rebuild without snapshot`` on a copy
     of the seeded store (module docstring), and whether recall answers ``queries`` the same
     (same ids, same order) before compact, after it, and from a cache built from its
@@ -281,6 +298,17 @@ def compact_rows(repo: Path, root: Path, env: dict[str, str], size: int,
                  f"{len(queries)} queries, {hits} hits: " + (
                      "same ids in the same order before compact, after it and from its snapshot"
                      if not differ else f"DIFFER for {len(differ)}: {differ[:3]}")))
+    if appends:
+        # the store as a team's grows between compactions: appends to its largest shard, then
+        # one compaction, all against the .git bytes before any of it
+        append_to_largest(work, env, appends)
+        child_step(work, env, "compact")
+        git("gc", "-q", "--prune=now", cwd=work)
+        grown = dir_bytes(work / ".git")
+        rows.append((f".git after {appends} appends and one compact@{size}",
+                     f"{grown / 1e6:.1f} MB", "",
+                     (f"{grown / git_before:.2f}x the {git_before / 1e6:.1f} MB before "
+                      "them (both after git gc)")))
     subprocess.run(["rm", "-rf", str(work)], check=True)
     return rows
 
@@ -342,7 +370,7 @@ def bench_size(size: int, samples: int, root: Path,
         row("recall (fold, no cache)", fold_recall,
             f"{pct(fold_recall, 50) / pct(cache_recall, 50):.0f}x slower than the cache")
         rows.extend(long_query_rows(y, size, samples))
-    rows.extend(compact_rows(repo, root, env, size, samples, queries))
+    rows.extend(compact_rows(repo, root, env, size, samples, queries, appends))
     rows.extend(append_rows(repo, env, size, samples, appends))
     rows.extend(serve_writers_rows(repo, env, size))
     if size >= 100_000:
@@ -631,7 +659,8 @@ def main() -> None:
         for size in (int(s) for s in args.sizes.split(",")):
             print(f"seeding and compacting {size} memories ...", file=sys.stderr)
             repo, queries, _ = seed_store(size, root)
-            rows.extend(compact_rows(repo, root, env, size, args.samples, queries))
+            rows.extend(compact_rows(repo, root, env, size, args.samples, queries,
+                                     args.appends))
         print("| key | p50 ms | p95 ms | note |\n|---|---:|---:|---|")
         for r in rows:
             print(f"| {' | '.join(r)} |")
