@@ -71,7 +71,7 @@ def import_chunks(
     first_refusal: YnmError | None = None
     routed = valid = False
     seen: set[str] = set()
-    imported = writing = 0
+    imported = writing = present = repeated = 0
     line_no = 1
     mark = len(ynm.warnings)
     try:
@@ -81,6 +81,7 @@ def import_chunks(
             text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
             parsed = parse_jsonl(text, first_line=line_no, seen=seen)
             line_no += text.count("\n")
+            repeated += parsed.repeated
             problems.extend((p.line, p.message) for p in parsed.problems)
             valid = valid or bool(parsed.records)
             by_mount: dict[str, list[Record]] = {}
@@ -115,6 +116,7 @@ def import_chunks(
                 routed = True
                 mount = targets[mid]
                 new = mount.fresh_cache().missing(records)
+                present += len(records) - len(new)
                 writing = len(new)
                 if new:
                     ynm._append(mount, new, progress or ynm._progress)
@@ -137,7 +139,14 @@ def import_chunks(
             message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
             problems[at] = (line, message)
     problems.sort(key=lambda p: p[0])
-    out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
+    out: dict[str, Any] = {"imported": imported,
+                           "problems": [f"line {n}: {m}" for n, m in problems]}
+    # ours, after the reference's two keys (cli.md §4.9) and only when there is something to
+    # say, as ``warnings`` is: an import with nothing skipped prints the reference's shape
+    if present:
+        out["alreadyPresent"] = present
+    if repeated:
+        out["repeated"] = repeated
     if first_refusal is not None and not routed:
         raise BatchRefused(first_refusal, out)
     if problems and not valid:  # not one line of it is a record

@@ -1533,7 +1533,12 @@ class Ynm:
         ``validTo`` text, never in their instants; its shard month is the UTC month of that
         instant.
 
-        Returns ``{"imported": <records appended>, "problems": [...]}``, problems in line order.
+        Returns ``{"imported": <records appended>, "problems": [...], "alreadyPresent"?: <k>,
+        "repeated"?: <r>, "warnings"?: [...]}``, problems in line order: the reference's two
+        keys (reference/cli.md §4.9), then ours, each left out when it would be 0 or empty:
+        ``alreadyPresent`` counts valid records skipped because their target mount held their
+        id before this import, ``repeated`` the valid lines skipped because an earlier line of
+        the input had their record id.
 
         Raises:
             UnknownMount: ``mount_id`` names no open mount (nothing is written).
