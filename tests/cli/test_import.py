@@ -302,6 +302,48 @@ def test_a_binary_input_is_named_as_not_text(project, cli_run, tmp_path):
         "JSONL ynm export writes")
 
 
+def test_a_lock_held_from_a_later_part_on_fails_once_and_says_what_is_kept(
+        project, cli_run, dump, monkeypatch):
+    """Another process takes the store's lock after the first part was appended: the import
+    waits for it once, fails with the lock's error, and its hint says what is kept and who
+    holds the lock; a second import adds the rest only."""
+    import os
+    import time
+
+    from ynm.cli import import_
+    from ynm.store.gitnotes import GitNotesLog
+    from ynm.store.lock import LOCK_FILE_NAME, RepoLock
+
+    recs = [make_record(level="distributed", namespace="common") for _ in range(6)]
+    path = dump(jsonl(*recs))
+    whole = import_.line_chunks
+    lock = project / ".git" / "ynm.lock"  # the project mount's
+
+    def then_locked(stream, lines):
+        parts = whole(stream, lines)
+        yield next(parts)
+        lock.write_text(f"{os.getpid()}\n{int(time.time() * 1000)}\n")  # a live holder
+        yield from parts
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
+    monkeypatch.setattr(import_, "line_chunks", then_locked)
+    monkeypatch.setattr(GitNotesLog, "lock",
+                        lambda self: RepoLock(self.common_dir / LOCK_FILE_NAME, 0.3))
+    started = time.monotonic()
+    result = cli_run("import", path)
+    assert time.monotonic() - started < 3
+    assert result.exit_code == 1
+    err, hint = result.stderr.splitlines()
+    assert err == f"Error: lock timeout after 300ms: {lock.resolve()}"
+    assert hint.startswith(
+        "hint: 2 record(s) were imported and are kept (the input was read to line 4); run the "
+        "import again to add the rest (records already there are skipped); held by process "
+        f"{os.getpid()} ")
+    lock.unlink()
+    monkeypatch.setattr(import_, "line_chunks", whole)
+    assert cli_run("import", path).stdout == "imported 4 record(s); 2 already present\n"
+
+
 def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, monkeypatch):
     """The parts appended before Ctrl-C stay; the message says how many records and what to
     do, exit 130; a second import adds the rest only."""

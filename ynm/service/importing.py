@@ -51,8 +51,11 @@ def import_chunks(
             the hint of :meth:`~ynm.service.ynm.Ynm._route`.
         Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
             many records they held and how far the input was read.
+        LockTimeout: another process kept a mount's lock (one wait, at the part that met
+            it); the parts appended before it stay, and the hint says how many records they
+            held, how far the input was read and who holds the lock.
     """
-    from ynm.errors import Interrupted, MountLevelMismatch, NoMount, UnknownMount
+    from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
 
     if mount_id is not None and ynm.mount(mount_id) is None:
         raise UnknownMount(mount_id, [m.id for m in ynm.mounts])
@@ -122,6 +125,13 @@ def import_chunks(
                     ynm._append(mount, new, progress or ynm._progress)
                 imported += len(new)
                 writing = 0
+    except LockTimeout as err:  # another process kept a mount's lock: the parts before stay
+        if imported:
+            kept = (f"{imported} record(s) were imported and are kept (the input was read to "
+                    f"line {line_no - 1}); run the import again to add the rest (records "
+                    "already there are skipped)")
+            err.hint = f"{kept}; {err.hint}" if err.hint else kept
+        raise
     except KeyboardInterrupt:
         # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
         # of the part being written when it came, any number of shards may have landed
