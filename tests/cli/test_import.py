@@ -77,9 +77,46 @@ def test_import_twice_imports_nothing_the_second_time(project, cli_run, dump, tm
     exported = tmp_path / "export.jsonl"
     exported.write_text(cli_run("export").stdout)
     result = cli_run("import", exported, "--json")
-    assert json.loads(result.stdout) == {"imported": 0, "problems": []}
-    assert cli_run("import", exported).stdout == "imported 0 record(s)\n"
+    # the reference's two keys first, then ours (cli.md §4.9)
+    assert json.loads(result.stdout) == {"imported": 0, "problems": [], "alreadyPresent": 2}
+    assert list(json.loads(result.stdout)) == ["imported", "problems", "alreadyPresent"]
+    assert cli_run("import", exported).stdout == "imported 0 record(s); 2 already present\n"
     assert len(cli_run("export").stdout.splitlines()) == 2
+
+
+def test_a_half_new_file_gives_both_counts(project, cli_run, dump):
+    old = [make_record() for _ in range(3)] + [
+        make_record(level="distributed", namespace="common") for _ in range(2)]
+    new = [make_record() for _ in range(4)] + [
+        make_record(level="distributed", namespace="common")]
+    cli_run("import", dump(jsonl(*old)))
+    mixed = [r for pair in zip(old, new) for r in pair] + new[len(old):]
+    result = cli_run("import", dump(jsonl(*mixed)), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"imported": 5, "problems": [], "alreadyPresent": 5}
+    assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in old + new)
+    again = [*new[:2], make_record()]
+    result = cli_run("import", dump(jsonl(*again)))
+    assert result.stdout == "imported 1 record(s); 2 already present\n"
+
+
+def test_ids_repeated_inside_the_file_are_counted_apart(project, cli_run, dump):
+    """A line whose record id an earlier line of the input had is dropped and counted as
+    repeated, not as already present: the store did not hold it before the import."""
+    a, b, c = make_record(), make_record(), make_record()
+    changed_b = dict(b, content="same id, other text")  # the first line with the id wins
+    text = jsonl(a, b, a, c, changed_b, a)
+    result = cli_run("import", dump(text), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"imported": 3, "problems": [], "repeated": 3}
+    assert sorted(export_ids(cli_run)) == sorted([a["id"], b["id"], c["id"]])
+    assert b["content"] in cli_run("export").stdout
+    assert cli_run("import", dump(text)).stdout == (
+        "imported 0 record(s); 3 already present; 3 repeated in the input\n")
+    d = make_record()
+    result = cli_run("import", dump(jsonl(d, a, d) + "{broken\n"))
+    assert result.stdout.startswith(
+        "imported 1 record(s); 1 already present; 1 repeated in the input; skipped 1: line 4: ")
 
 
 def test_routes_by_level(project, cli_run, dump):
@@ -265,6 +302,48 @@ def test_a_binary_input_is_named_as_not_text(project, cli_run, tmp_path):
         "JSONL ynm export writes")
 
 
+def test_a_lock_held_from_a_later_part_on_fails_once_and_says_what_is_kept(
+        project, cli_run, dump, monkeypatch):
+    """Another process takes the store's lock after the first part was appended: the import
+    waits for it once, fails with the lock's error, and its hint says what is kept and who
+    holds the lock; a second import adds the rest only."""
+    import os
+    import time
+
+    from ynm.cli import import_
+    from ynm.store.gitnotes import GitNotesLog
+    from ynm.store.lock import LOCK_FILE_NAME, RepoLock
+
+    recs = [make_record(level="distributed", namespace="common") for _ in range(6)]
+    path = dump(jsonl(*recs))
+    whole = import_.line_chunks
+    lock = project / ".git" / "ynm.lock"  # the project mount's
+
+    def then_locked(stream, lines):
+        parts = whole(stream, lines)
+        yield next(parts)
+        lock.write_text(f"{os.getpid()}\n{int(time.time() * 1000)}\n")  # a live holder
+        yield from parts
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
+    monkeypatch.setattr(import_, "line_chunks", then_locked)
+    monkeypatch.setattr(GitNotesLog, "lock",
+                        lambda self: RepoLock(self.common_dir / LOCK_FILE_NAME, 0.3))
+    started = time.monotonic()
+    result = cli_run("import", path)
+    assert time.monotonic() - started < 3
+    assert result.exit_code == 1
+    err, hint = result.stderr.splitlines()
+    assert err == f"Error: lock timeout after 300ms: {lock.resolve()}"
+    assert hint.startswith(
+        "hint: 2 record(s) were imported and are kept (the input was read to line 4); run the "
+        "import again to add the rest (records already there are skipped); held by process "
+        f"{os.getpid()} ")
+    lock.unlink()
+    monkeypatch.setattr(import_, "line_chunks", whole)
+    assert cli_run("import", path).stdout == "imported 4 record(s); 2 already present\n"
+
+
 def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, monkeypatch):
     """The parts appended before Ctrl-C stay; the message says how many records and what to
     do, exit 130; a second import adds the rest only."""
@@ -290,7 +369,7 @@ def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, m
                              "(records already there are skipped)\n")
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs[:4])
     monkeypatch.setattr(import_, "line_chunks", whole)
-    assert cli_run("import", path).stdout == "imported 1 record(s)\n"
+    assert cli_run("import", path).stdout == "imported 1 record(s); 4 already present\n"
 
 
 def test_missing_file(project, tmp_path):
@@ -355,6 +434,7 @@ def test_a_file_read_in_parts_imports_as_one_text(project, cli_run, dump, monkey
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["imported"] == 6
+    assert (out["alreadyPresent"], out["repeated"]) == (1, 2)
     assert [p.split(":")[0] for p in out["problems"]] == ["line 3", "line 5", "line 10"]
     assert "secret detector" in out["problems"][1]
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in [present, *recs])
@@ -389,4 +469,4 @@ def test_ctrl_c_after_a_part_was_committed_says_it_may_be_imported(project, cli_
         "5); run the import again to add the rest (records already there are skipped)\n")
     monkeypatch.setattr(MountCache, "apply_append", real)
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs)
-    assert cli_run("import", path).stdout == "imported 0 record(s)\n"
+    assert cli_run("import", path).stdout == "imported 0 record(s); 5 already present\n"

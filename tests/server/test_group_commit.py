@@ -129,10 +129,10 @@ def test_a_failed_shard_append_reaches_only_its_callers(project, service,
     log = service.run_sync(lambda y: y.mount("project").log)
     real = log.append
 
-    def failing(batches):  # type: ignore[no-untyped-def]
+    def failing(batches, **kwargs):  # type: ignore[no-untyped-def]
         if any(k.type == "procedural" for k in batches):
             raise YnmError("disk full")
-        return real(batches)
+        return real(batches, **kwargs)
 
     monkeypatch.setattr(log, "append", failing)
 

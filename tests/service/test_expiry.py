@@ -179,27 +179,28 @@ def test_expire_pass_uses_the_injected_clock(env):
 
 
 def test_one_memory_that_cannot_be_forgotten_does_not_stop_the_pass(env, monkeypatch):
-    """The expire pass (dream's first write path) reports a memory it could not tombstone and
-    tombstones the others; the failed one is due again on the next run."""
+    """The expire pass (dream's first write path) reports a memory it could not tombstone (its
+    shard's append failed) and tombstones the others; the failed one is due again on the
+    next run."""
     from ynm.errors import StoreError
 
     y, clock = env
     notes = [working(NOW - 2 * HOUR, s, f"{s} note") for s in ("a", "b", "c")]
     load(y, *notes)
-    real = y.forget
+    real = y._append
 
-    def flaky(inp):
-        if inp.memory_id == notes[1]["id"]:
+    def flaky(mount, records, *args, **kwargs):
+        if any(r.memory_id == notes[1]["id"] for r in records):
             raise StoreError("cannot append: disk full")
-        return real(inp)
+        return real(mount, records, *args, **kwargs)
 
-    monkeypatch.setattr(y, "forget", flaky)
+    monkeypatch.setattr(y, "_append", flaky)
     out = y.consolidate(["expire"])["passes"]["expire"]
     assert out["changed"] == [notes[0]["id"], notes[2]["id"]]
     assert out["failed"] == [{"memoryId": notes[1]["id"], "error": "cannot append: disk full"}]
     assert out["candidates"] == 3
     assert any(w.startswith(f"expire: {notes[1]['id']} not forgotten") for w in y.warnings)
-    monkeypatch.setattr(y, "forget", real)
+    monkeypatch.setattr(y, "_append", real)
     assert y.expire() == [notes[1]["id"]]
 
 
@@ -294,10 +295,10 @@ def test_memories_that_fail_alike_are_one_warning(env, monkeypatch):
     notes = [working(NOW - 2 * HOUR, s, f"{s} note") for s in ("a", "b", "c", "d", "e")]
     load(y, *notes)
 
-    def broken(inp):
+    def broken(mount, records, *args, **kwargs):
         raise StoreError("cannot append: disk full")
 
-    monkeypatch.setattr(y, "forget", broken)
+    monkeypatch.setattr(y, "_append", broken)
     out = y.consolidate(["expire"])["passes"]["expire"]
     assert out["changed"] == [] and len(out["failed"]) == 5
     ids = sorted(n["id"] for n in notes)

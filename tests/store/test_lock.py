@@ -80,8 +80,15 @@ def test_lock_held_by_another_process_times_out_then_frees(tmp_path: Path) -> No
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(LockTimeout), RepoLock(path, timeout_s=0.1):
+        with pytest.raises(LockTimeout) as info, RepoLock(path, timeout_s=0.1):
             pass
+        # the hint names the holder (its command line where /proc has it) and what to do
+        hint = info.value.hint or ""
+        assert hint.startswith(f"held by process {holder.pid} ")
+        if Path(f"/proc/{holder.pid}/cmdline").exists():
+            assert f"({Path(sys.executable).name} -c import sys, time;" in hint
+        assert hint.endswith("s: wait for it to finish, then run this again (a lock held over "
+                             "60 s, or whose process has ended, is taken over on its own)")
         with RepoLock(path, timeout_s=10):
             pass
     finally:
@@ -92,5 +99,7 @@ def test_lock_held_by_another_process_times_out_then_frees(tmp_path: Path) -> No
 def test_partially_written_fresh_lock_is_respected(tmp_path: Path) -> None:
     path = tmp_path / "ynm.lock"
     path.write_text("")
-    with pytest.raises(LockTimeout), RepoLock(path, timeout_s=0.05):
+    with pytest.raises(LockTimeout) as info, RepoLock(path, timeout_s=0.05):
         pass
+    assert (info.value.hint or "").startswith(
+        f"another ynm process is taking it ({path} holds no owner yet): wait for it")

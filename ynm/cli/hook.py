@@ -218,6 +218,9 @@ def hook(ctx: click.Context, event: str | None, cwd: str | None) -> None:
         out = run_hook(event, read_payload(), cwd)
     except BaseException as err:  # noqa: BLE001 - a hook never fails the session
         say(f"ynm hook: {_describe(err)}", err=True)
+        hint = getattr(err, "hint", None)  # a YnmError's next step (a held lock: who holds it)
+        if isinstance(hint, str) and hint:
+            say(f"ynm hook: hint: {hint}", err=True)
         out = {}
     sys.stdout.write(json.dumps(_shown(out), separators=(",", ":"), ensure_ascii=False) + "\n")
     sys.stdout.flush()

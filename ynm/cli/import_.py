@@ -18,9 +18,16 @@ CHUNK_LINES = 50_000  # lines read and appended at a time (about 50,000 records)
 
 
 def format_import(r: dict[str, Any]) -> str:
-    """``imported <n> record(s)[; skipped <k>: <problem>; <problem>[; ... and <m> more]]``:
-    at most :data:`SHOWN_PROBLEMS` problems, each cut to 200 characters."""
+    """``imported <n> record(s)[; <a> already present][; <r> repeated in the input]
+    [; skipped <k>: <problem>; <problem>[; ... and <m> more]]``: the reference's line
+    (reference/cli.md §4.9) with what was left out because the store had it, or an earlier
+    line of the input had its id; at most :data:`SHOWN_PROBLEMS` problems, each cut to 200
+    characters."""
     text = f"imported {r['imported']} record(s)"
+    if r.get("alreadyPresent"):
+        text += f"; {r['alreadyPresent']} already present"
+    if r.get("repeated"):
+        text += f"; {r['repeated']} repeated in the input"
     problems = r["problems"]
     if problems:
         shown = [p if len(p) <= 200 else p[:197] + "..." for p in problems[:SHOWN_PROBLEMS]]

@@ -414,27 +414,43 @@ class Run:
 
     def flush(self, report: PassReport) -> None:
         """Append what the pass queued: per mount, first every record that is not a tombstone,
-        then the tombstones (one append each, one commit per shard). A failed append is noted
-        in the report and its memories are deferred (judged again next run)."""
+        then the tombstones (one append each, one commit per shard), all under one
+        acquisition of each mount's repository lock. A failed append is noted in the report
+        and its memories are deferred (judged again next run).
+
+        Raises:
+            LockTimeout: a mount's lock stayed taken: nothing of this pass is written, and the
+                run stops here rather than wait out the lock again at every later write; what
+                earlier passes wrote stays, and the hint says so."""
+        from ynm.errors import LockTimeout
+
         if not self.pending:
             return
         pending, self.pending = self.pending, []
         touched: set[str] = set()
-        for phase in (False, True):
-            by_mount: dict[str, tuple[Mount, list[Any]]] = {}
-            for mount, record in pending:
-                if (record.op == "tombstone") == phase:
-                    by_mount.setdefault(mount.id, (mount, []))[1].append(record)
-            for mount, records in by_mount.values():
-                ids = {r.memory_id for r in records}
-                try:
-                    self.ynm._append(mount, records)
-                except (YnmError, OSError) as err:
-                    report.notes.append(f"not written to {mount.id}: {err}")
-                    report.failed.extend({"memoryId": i, "error": str(err)} for i in sorted(ids))
-                    self.deferred.update(ids)
-                    continue
-                touched.update(ids)
+        try:
+            with self.ynm._write_lock({m.id: m for m, _ in pending}.values()):
+                for phase in (False, True):
+                    by_mount: dict[str, tuple[Mount, list[Any]]] = {}
+                    for mount, record in pending:
+                        if (record.op == "tombstone") == phase:
+                            by_mount.setdefault(mount.id, (mount, []))[1].append(record)
+                    for mount, records in by_mount.values():
+                        ids = {r.memory_id for r in records}
+                        try:
+                            self.ynm._append(mount, records, locked=True)
+                        except (YnmError, OSError) as err:
+                            report.notes.append(f"not written to {mount.id}: {err}")
+                            report.failed.extend({"memoryId": i, "error": str(err)}
+                                                 for i in sorted(ids))
+                            self.deferred.update(ids)
+                            continue
+                        touched.update(ids)
+        except LockTimeout as err:
+            err.hint = ("this dream run stopped before writing its changes (what earlier "
+                        "passes wrote stays; the memories it did not mark are judged again "
+                        f"next run); {err.hint or 'run ynm dream again'}")
+            raise
         self._reload(touched)
 
 

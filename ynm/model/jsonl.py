@@ -52,12 +52,14 @@ class Problem:
 class ParseResult:
     """Records in text order (duplicates by id removed) and the problems met on the way.
     ``lines[i]`` is the text line ``records[i]`` was read from, ``numbers[i]`` its 1-based
-    line number."""
+    line number; ``repeated`` counts the valid lines dropped because their record id was
+    met before (earlier in the text, or in ``seen``)."""
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
+    repeated: int = 0
 
 
 def parse_obj(obj: Any) -> Record:
@@ -125,6 +127,7 @@ def parse_jsonl(text: str | bytes, first_line: int = 1,
             out.problems.append(Problem(first_line + i, str(err)))
             continue
         if record.id in seen:
+            out.repeated += 1
             continue
         seen.add(record.id)
         out.records.append(record)

@@ -6,6 +6,7 @@ values in the shapes of reference/cli.md §3. Errors are :mod:`ynm.errors` class
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -15,7 +16,6 @@ from typing import Any
 
 from ynm import __version__
 from ynm.errors import (
-    BatchRefused,
     InvalidInput,
     Refused,
     ShareRequired,
@@ -62,7 +62,6 @@ Progress = Callable[[str, int, int], None]
 
 # One clock per process: ids and recordedAt strictly increase across every write it makes.
 _CLOCK = Clock()
-BOM = "\ufeff"  # a UTF-8 byte order mark, once decoded; dropped from text ynm reads
 
 
 @dataclass
@@ -203,9 +202,10 @@ class Ynm:
         return parse_obj(obj)
 
     def _append(self, mount: Mount, records: list[Record],
-                progress: Progress | None = None) -> AppendOutcome:
+                progress: Progress | None = None, *, locked: bool = False) -> AppendOutcome:
         """Append records to a mount (one commit per shard) and update its cache in the same
-        call. Returns the newest shard revision."""
+        call. Returns the newest shard revision. ``locked``: the caller holds the mount's
+        repository lock (:meth:`_write_lock`), so this append does not take it again."""
         self._check_writable(mount)
         groups: dict[ShardKey, list[Record]] = {}
         for r in records:
@@ -217,7 +217,7 @@ class Ynm:
         }
         if progress:
             progress("append", 0, len(records))
-        appended = mount.log.append(batches)
+        appended = mount.log.append(batches, locked=locked)
         revision = appended[-1].revision if appended else ""
         # The records are committed: from here on a failure is a warning, never the result,
         # or a caller told "failed" would write them again.
@@ -230,6 +230,24 @@ class Ynm:
                                  f"updated ({type(err).__name__}: {err}); the next command "
                                  "catches up from git")
         return AppendOutcome(records, revision)
+
+    @contextlib.contextmanager
+    def _write_lock(self, mounts: Iterable[Mount]) -> Iterator[None]:
+        """Hold the repository lock (``ynm.lock`` in the git common dir) of each of
+        ``mounts`` for the block: one acquisition per lock file, in path order, so the appends
+        of a loop (``_append(..., locked=True)``) wait out a held lock once, not once each.
+
+        Raises:
+            LockTimeout: a lock stayed taken past its timeout; the locks taken before it are
+                released and nothing is written. Its hint names the process holding it."""
+        locks: dict[str, Any] = {}
+        for m in mounts:
+            lock = m.log.lock()
+            locks.setdefault(str(lock.path), lock)
+        with contextlib.ExitStack() as stack:
+            for path in sorted(locks):
+                stack.enter_context(locks[path])
+            yield
 
     def _check_writable(self, *mounts: Mount) -> None:
         """Refuse a write before it touches any of ``mounts`` when one's anchor is no commit
@@ -306,14 +324,15 @@ class Ynm:
         """Several ``remember`` calls as one group commit: each input is checked, stamped and
         gated on its own (as its caller, ``Ynm.caller`` for the duration), then the records
         of all of them are appended with one commit per shard (in input order within the
-        shard), then each gets its own WriteResult.
+        shard) under one acquisition of each mount's lock, then each gets its own WriteResult.
 
         Returns:
             Per input, in order: its WriteResult (``revision``: the commit holding its record,
             shared by the records of that shard), or the exception its call would have
             raised. A refused input, or a shard whose append failed, fails only the inputs
-            concerned; the others are stored. Source: ``ynm serve``'s single write queue
-            (DESIGN.md "Server"), which hands queued remembers here together.
+            concerned; the others are stored. A mount whose lock cannot be had fails its
+            inputs with the one LockTimeout, after one wait. Source: ``ynm serve``'s single
+            write queue (DESIGN.md "Server"), which hands queued remembers here together.
         """
         outs: list[dict[str, Any] | BaseException | None] = [None] * len(calls)
         # What went wrong without failing a write, per input (its own steps and its shard's).
@@ -343,18 +362,28 @@ class Ynm:
             key = ShardKey(record.level, record.namespace, record.type, record.bucket)
             groups.setdefault((mount.id, key), []).append(i)
         revisions: dict[int, str] = {}
-        for members in groups.values():
-            mount = staged[members[0]][1]
-            mark = len(self.warnings)
-            try:
-                out = self._append(mount, [staged[i][2] for i in members])
-            except Exception as err:  # noqa: BLE001 - reported to this shard's inputs only
-                for i in members:
+        by_mount: dict[str, list[list[int]]] = {}
+        for (mount_id, _key), members in groups.items():
+            by_mount.setdefault(mount_id, []).append(members)
+        for shards in by_mount.values():
+            mount = staged[shards[0][0]][1]
+            try:  # one lock per mount: a held lock is waited out once, not once per shard
+                with self._write_lock([mount]):
+                    for members in shards:
+                        mark = len(self.warnings)
+                        try:
+                            out = self._append(mount, [staged[i][2] for i in members],
+                                               locked=True)
+                        except Exception as err:  # noqa: BLE001 - to this shard's inputs only
+                            for i in members:
+                                outs[staged[i][0]] = err
+                            continue
+                        for i in members:
+                            revisions[i] = out.revision
+                            notes[staged[i][0]] += self.warnings[mark:]
+            except Exception as err:  # noqa: BLE001 - the lock: this mount's inputs only
+                for i in (i for members in shards for i in members if i not in revisions):
                     outs[staged[i][0]] = err
-                continue
-            for i in members:
-                revisions[i] = out.revision
-                notes[staged[i][0]] += self.warnings[mark:]
         stored = [i for i in range(len(staged)) if i in revisions]
         guidance = self._guidance_for([(staged[i][2].memory_id, staged[i][3].content)
                                        for i in stored])
@@ -906,51 +935,90 @@ class Ynm:
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:
         """The expire pass: tombstone each live working memory (in ``namespace``, a prefix)
-        whose current record has a ttl that has run out. Returns the ids tombstoned (with
-        ``dry_run``, the ids that would be, writing nothing).
+        whose current record has a ttl that has run out, reason ``expired``. Returns the ids
+        tombstoned, mount by mount, each mount's in id order (with ``dry_run``, the ids that
+        would be, writing nothing).
 
-        One memory that cannot be tombstoned (a git or cache failure) does not stop the pass:
-        it is left for the next run, reported in ``failed`` as ``{"memoryId", "error"}`` when a
-        list is given, and as a warning: ``expire: <id> not forgotten: <error>``, or one
-        warning for the memories that failed with the same error, ``expire: <n> memories not
-        forgotten: <error> (<id>, <id>, <id>, ...; left for the next run)``, not one each.
-        Source: reference/algorithms.md §4.6."""
+        The tombstones are the records :meth:`forget` would write, one by one, in that order;
+        they are appended with one commit per shard under one acquisition of each mount's
+        repository lock, taken for all the mounts before anything is written
+        (:meth:`_write_lock`), so a lock held by another process is waited out once, not once
+        per memory.
+
+        One shard that cannot be written (a git failure) does not stop the pass: its
+        memories are left for the next run, reported in ``failed`` as ``{"memoryId",
+        "error"}`` when a list is given, and as a warning: ``expire: <id> not forgotten:
+        <error>``, or one warning for the memories that failed with the same error, ``expire:
+        <n> memories not forgotten: <error> (<id>, <id>, <id>, ...; left for the next run)``,
+        not one each. Source: reference/algorithms.md §4.6.
+
+        Raises:
+            AnchorNotCommit: a mount's anchor is unusable (nothing is written).
+            LockTimeout: a mount's lock stayed taken past its timeout: nothing is written;
+                the hint names the process holding it and how many memories were due.
+        """
+        from ynm.errors import LockTimeout
         from ynm.index.search import SearchQuery, filter_sql
 
         if not dry_run:
             self._check_writable(*self.mounts)
         now = self._now_ms()
-        out = []
-        errors: dict[str, list[str]] = {}  # error text -> the memories it left live
+        due: list[tuple[Mount, list[tuple[str, str, str, str]]]] = []
         for mount in self.mounts:
             cache = mount.fresh_cache()
             cond, args = filter_sql(SearchQuery(types=["working"], namespace=namespace))
             # expires_at is updatedAt + ttl of the current record (ynm.index.cache); without
             # INDEXED BY SQLite walks the tombstoned index instead (~50x slower at 100k)
-            due = [row[0] for row in cache.conn.execute(
-                f"SELECT memory_id FROM memories m INDEXED BY memories_expires "
-                f"WHERE {cond} AND m.expires_at <= ?", [*args, now])]
-            for k, memory_id in enumerate(sorted(due)):
-                if not dry_run:
-                    try:
-                        self.forget(ForgetInput(memory_id=memory_id, reason="expired"))
-                    except YnmError as err:
-                        errors.setdefault(str(err), []).append(memory_id)
-                        if failed is not None:
-                            failed.append({"memoryId": memory_id, "error": str(err)})
-                        continue
-                    finally:
+            rows = sorted(cache.conn.execute(
+                f"SELECT memory_id, type, level, namespace FROM memories m "
+                f"INDEXED BY memories_expires WHERE {cond} AND m.expires_at <= ?",
+                [*args, now]))
+            if rows:
+                due.append((mount, rows))
+        if dry_run:
+            return [row[0] for _, rows in due for row in rows]
+        total = sum(len(rows) for _, rows in due)
+        # stamped in the order forget would stamp them, before the lock is taken
+        batches = [(mount, [self._stamp({"memoryId": memory_id, "type": kind, "level": level,
+                                         "namespace": ns, "tags": [], "links": [],
+                                         "op": "tombstone", "reason": "expired"})
+                            for memory_id, kind, level, ns in rows])
+                   for mount, rows in due]
+        errors: dict[str, list[str]] = {}  # error text -> the memories it left live
+        left: set[str] = set()
+        done = 0
+        try:
+            with self._write_lock(mount for mount, _ in batches):
+                for mount, records in batches:
+                    shards: dict[ShardKey, list[Record]] = {}
+                    for r in records:
+                        shards.setdefault(ShardKey(r.level, r.namespace, r.type, r.bucket),
+                                          []).append(r)
+                    for shard in shards.values():
+                        try:
+                            self._append(mount, shard, locked=True)
+                        except YnmError as err:
+                            for r in shard:
+                                errors.setdefault(str(err), []).append(r.memory_id)
+                                left.add(r.memory_id)
+                                if failed is not None:
+                                    failed.append({"memoryId": r.memory_id, "error": str(err)})
+                        done += len(shard)
                         if self._progress:
-                            self._progress("expire", k + 1, len(due))
-                out.append(memory_id)
+                            self._progress("expire", done, total)
+        except LockTimeout as err:  # from taking the locks, before anything was written
+            err.hint = f"no memory was expired ({total} due); {err.hint or 'run this again'}"
+            raise
         for error, ids in errors.items():
+            ids.sort()
             if len(ids) == 1:
                 self.warnings.append(f"expire: {ids[0]} not forgotten: {error}")
             else:
                 shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
                 self.warnings.append(f"expire: {len(ids)} memories not forgotten: {error} "
                                      f"({shown}; left for the next run)")
-        return out
+        return [r.memory_id for _, records in batches for r in records
+                if r.memory_id not in left]
 
     # -- sync (reference/storage.md §4, cli.md §4.26) --------------------------------------
 
@@ -1535,7 +1603,12 @@ class Ynm:
         ``validTo`` text, never in their instants; its shard month is the UTC month of that
         instant.
 
-        Returns ``{"imported": <records appended>, "problems": [...]}``, problems in line order.
+        Returns ``{"imported": <records appended>, "problems": [...], "alreadyPresent"?: <k>,
+        "repeated"?: <r>, "warnings"?: [...]}``, problems in line order: the reference's two
+        keys (reference/cli.md §4.9), then ours, each left out when it would be 0 or empty:
+        ``alreadyPresent`` counts valid records skipped because their target mount held their
+        id before this import, ``repeated`` the valid lines skipped because an earlier line of
+        the input had their record id.
 
         Raises:
             UnknownMount: ``mount_id`` names no open mount (nothing is written).
@@ -1550,122 +1623,12 @@ class Ynm:
         self, chunks: Iterable[str | bytes], mount_id: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        """:meth:`import_jsonl` of an input given as consecutive parts, each of whole lines
-        (every part but the last ends with a newline), read and appended one part at a time,
-        so memory holds one part's records, not the input's. The result equals one
-        :meth:`import_jsonl` of the joined text: line numbers count from the start of the
-        input, a record id met earlier in the input is dropped silently (only the ids are
-        kept across parts), and when every record of the whole input is refused nothing is
-        written and :class:`BatchRefused` is raised at the end. Parts already appended stay
-        appended if a later part raises something else.
+        """:meth:`import_jsonl` of an input given as consecutive parts, each of whole lines,
+        read and appended one part at a time (:func:`ynm.service.importing.import_chunks`,
+        which documents the rules and errors)."""
+        from ynm.service.importing import import_chunks
 
-        A refusal that depends only on a record's level (no mount of that level, ``--mount``
-        of another level, a mount whose anchor is unusable) is one problem, on the first line
-        it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
-        line. In a repository with no distributed mount (ynm init never run in this clone,
-        or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
-        before reading any line: records of such a repository's export could go nowhere.
-
-        Raises:
-            UnknownMount, BatchRefused: as :meth:`import_jsonl`.
-            NoMount: in a repository with no distributed mount, without ``mount_id``; with
-                the hint of :meth:`_route`.
-            Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
-                many records they held and how far the input was read.
-        """
-        from ynm.errors import Interrupted, MountLevelMismatch, NoMount, UnknownMount
-
-        if mount_id is not None and self.mount(mount_id) is None:
-            raise UnknownMount(mount_id, [m.id for m in self.mounts])
-        hint = self.no_project_hint()
-        if (mount_id is None and hint is not None
-                and not any(m.level == "distributed" for m in self.mounts)):
-            try:
-                self._route("distributed")  # raises NoMount with the hint
-            except NoMount as err:
-                err.hint = (f"{err.hint}; an export of personal records alone imports with "
-                            "--mount personal")
-                raise
-        routes: dict[str, Mount | YnmError] = {}  # level -> its mount, or why none takes it
-        refused: dict[str, tuple[int, list[int]]] = {}  # level -> (its problem's index, lines)
-        problems: list[tuple[int, str]] = []
-        first_refusal: YnmError | None = None
-        routed = valid = False
-        seen: set[str] = set()
-        imported = writing = 0
-        line_no = 1
-        mark = len(self.warnings)
-        try:
-            for i, text in enumerate(chunks):
-                if isinstance(text, bytes):
-                    text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
-                text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
-                parsed = parse_jsonl(text, first_line=line_no, seen=seen)
-                line_no += text.count("\n")
-                problems.extend((p.line, p.message) for p in parsed.problems)
-                valid = valid or bool(parsed.records)
-                by_mount: dict[str, list[Record]] = {}
-                targets: dict[str, Mount] = {}
-                for line, r in zip(parsed.numbers, parsed.records):
-                    if r.level not in routes:
-                        try:
-                            routes[r.level] = self._route(r.level, mount_id)
-                            self._check_writable(routes[r.level])
-                        except (InvalidInput, MountLevelMismatch, NoMount) as err:
-                            routes[r.level] = err
-                    try:
-                        problem = write_namespace_problem(r.namespace)
-                        if problem:
-                            raise InvalidInput(f"namespace: {problem}")
-                        mount = routes[r.level]
-                        if isinstance(mount, YnmError):
-                            if r.level in refused:  # said once, on the first line it met
-                                refused[r.level][1].append(line)
-                                continue
-                            refused[r.level] = (len(problems), [])
-                            raise mount
-                        self._gate(r)
-                    except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
-                        problems.append((line, str(err)))
-                        first_refusal = first_refusal or err
-                        continue
-                    targets[mount.id] = mount
-                    by_mount.setdefault(mount.id, []).append(r)
-                del parsed
-                for mid, records in by_mount.items():
-                    routed = True
-                    mount = targets[mid]
-                    new = mount.fresh_cache().missing(records)
-                    writing = len(new)
-                    if new:
-                        self._append(mount, new, progress or self._progress)
-                    imported += len(new)
-                    writing = 0
-        except KeyboardInterrupt:
-            # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
-            # of the part being written when it came, any number of shards may have landed
-            kept = f"{imported} record(s) were imported and are kept" if imported else ""
-            if writing:
-                kept += ((", and " if kept else "") + f"some or all of the {writing} record(s) "
-                         "being written when it came may be imported too")
-            kept = kept or "no record was imported yet"
-            raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
-                              "run the import again to add the rest (records already there "
-                              "are skipped)") from None
-        for level, (at, more) in refused.items():
-            if more:
-                line, message = problems[at]
-                message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
-                problems[at] = (line, message)
-        problems.sort(key=lambda p: p[0])
-        out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
-        if first_refusal is not None and not routed:
-            raise BatchRefused(first_refusal, out)
-        if problems and not valid:  # not one line of it is a record
-            raise BatchRefused(InvalidInput(
-                f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
-                f"line {problems[0][0]}: {problems[0][1]})"), out)
-        return self._with_warnings(out, mark)
+        return import_chunks(self, chunks, mount_id, progress)
 
     # -- reindex / status ------------------------------------------------------------------
 

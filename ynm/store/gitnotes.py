@@ -9,6 +9,7 @@ Source: reference/storage.md §3 (git-notes layout) and DESIGN.md "Storage".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -356,7 +357,8 @@ class GitNotesLog:
 
             raise AnchorNotCommit(self.refusal)
 
-    def append(self, batches: Mapping[ShardKey, tuple[bytes, int]]) -> list[AppendedShard]:
+    def append(self, batches: Mapping[ShardKey, tuple[bytes, int]], *,
+               locked: bool = False) -> list[AppendedShard]:
         """Append JSONL lines to shards, one new notes commit per shard.
 
         Under ``ynm.lock``, shard by shard: read the tip, its note blob (any of the three
@@ -371,6 +373,8 @@ class GitNotesLog:
         Args:
             batches: shard key -> (payload, record count). The payload is complete JSONL lines,
                 each ending in ``\\n``; shards with an empty payload are skipped.
+            locked: the caller holds :meth:`lock` already (several appends under one
+                acquisition, so a held lock is waited for once, not once per append).
 
         Returns:
             One AppendedShard per written shard, in ``batches`` order.
@@ -393,7 +397,7 @@ class GitNotesLog:
         work = [(key, payload, count) for key, (payload, count) in batches.items() if payload]
         if not work:
             return []
-        with self.lock():
+        with contextlib.nullcontext() if locked else self.lock():
             written: list[AppendedShard] = []
             try:
                 for key, payload, count in work:

@@ -58,6 +58,30 @@ def _read_owner(path: Path) -> tuple[int, int] | None:
         return None
 
 
+def holder_hint(path: Path, owner: tuple[int, int] | None) -> str:
+    """What holds the lock at ``path`` and what to do, for the hint of a :class:`LockTimeout`:
+    ``held by process <pid> (<its command line>) for <s> s: wait for it to finish, then run
+    this again (...)``. The command line is read from ``/proc`` where there is one (cut to 80
+    characters), and left out elsewhere. ``owner``: the file's ``(pid, epoch ms)``, or None
+    while a writer has created it but not yet written it."""
+    after = (f"wait for it to finish, then run this again (a lock held over "
+             f"{STALE_MS // 1000} s, or whose process has ended, is taken over on its own)")
+    if owner is None:
+        return f"another ynm process is taking it ({path} holds no owner yet): {after}"
+    pid, started_ms = owner
+    command = ""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        raw = b""
+    args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    if args:
+        text = " ".join(" ".join([Path(args[0]).name, *args[1:]]).split())  # one line
+        command = f" ({text if len(text) <= 80 else text[:77] + '...'})"
+    seconds = max(0, _now_ms() - started_ms) / 1000
+    return f"held by process {pid}{command} for {seconds:.0f} s: {after}"
+
+
 def _is_stale(path: Path, owner: tuple[int, int] | None) -> bool:
     """A lock is stale when its time is over STALE_MS old or its pid is gone.
 
@@ -87,7 +111,8 @@ class RepoLock:
         timeout_s: Seconds to wait before giving up.
 
     Raises:
-        LockTimeout: On enter, ``lock timeout after <ms>ms: <path>`` when the lock stayed taken.
+        LockTimeout: On enter, ``lock timeout after <ms>ms: <path>`` when the lock stayed taken,
+            with the hint of :func:`holder_hint` (who holds it, what to do).
         StoreError: When the lock file cannot be created for another reason (permissions).
 
     Source: reference/storage.md §3.5 ("Lock (withLock)").
@@ -102,7 +127,8 @@ class RepoLock:
         """Take the lock, breaking a stale one.
 
         Raises:
-            LockTimeout: When the lock is still held by a live owner after ``timeout_s``.
+            LockTimeout: When the lock is still held by a live owner after ``timeout_s``;
+                its ``hint`` names the owner (:func:`holder_hint`).
             StoreError: When the lock file cannot be created for another reason.
         """
         deadline = time.monotonic() + self.timeout_s
@@ -116,7 +142,9 @@ class RepoLock:
                 continue
             if time.monotonic() >= deadline:
                 ms = int(round(self.timeout_s * 1000))
-                raise LockTimeout(f"lock timeout after {ms}ms: {self.path}")
+                err = LockTimeout(f"lock timeout after {ms}ms: {self.path}")
+                err.hint = holder_hint(self.path, owner)
+                raise err
             time.sleep(RETRY_S)
 
     def release(self) -> None:

@@ -1,0 +1,166 @@
+"""Importing records in the on-disk format (``ynm import``, reference/cli.md §4.9): an input
+read in parts, each part's records routed to the mount of their level, checked (namespace,
+redaction gate) and appended; what an interrupted import kept is said in its error.
+
+:meth:`ynm.service.ynm.Ynm.import_jsonl` and :meth:`~ynm.service.ynm.Ynm.import_chunks`
+delegate here; this module owns the rules they document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ynm.errors import BatchRefused, InvalidInput, Refused, YnmError
+from ynm.model.jsonl import parse_jsonl
+from ynm.model.namespaces import write_namespace_problem
+from ynm.model.records import Record
+
+if TYPE_CHECKING:
+    from ynm.service.mounts import Mount
+    from ynm.service.ynm import Progress, Ynm
+
+__all__ = ["BOM", "import_chunks"]
+
+BOM = "\ufeff"  # a UTF-8 byte order mark, once decoded; dropped from text ynm reads
+
+
+def import_chunks(
+    ynm: Ynm, chunks: Iterable[str | bytes], mount_id: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """:meth:`Ynm.import_jsonl <ynm.service.ynm.Ynm.import_jsonl>` of an input given as
+    consecutive parts, each of whole lines (every part but the last ends with a newline), read
+    and appended one part at a time, so memory holds one part's records, not the input's. The
+    result equals one ``import_jsonl`` of the joined text: line numbers count from the start
+    of the input, a record id met earlier in the input is dropped silently (only the ids are
+    kept across parts), and when every record of the whole input is refused nothing is
+    written and :class:`BatchRefused` is raised at the end. Parts already appended stay
+    appended if a later part raises something else.
+
+    A refusal that depends only on a record's level (no mount of that level, ``--mount``
+    of another level, a mount whose anchor is unusable) is one problem, on the first line
+    it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
+    line. In a repository with no distributed mount (ynm init never run in this clone,
+    or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
+    before reading any line: records of such a repository's export could go nowhere.
+
+    Raises:
+        UnknownMount, BatchRefused: as :meth:`~ynm.service.ynm.Ynm.import_jsonl`.
+        NoMount: in a repository with no distributed mount, without ``mount_id``; with
+            the hint of :meth:`~ynm.service.ynm.Ynm._route`.
+        Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
+            many records they held and how far the input was read.
+        LockTimeout: another process kept a mount's lock (one wait, at the part that met
+            it); the parts appended before it stay, and the hint says how many records they
+            held, how far the input was read and who holds the lock.
+    """
+    from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
+
+    if mount_id is not None and ynm.mount(mount_id) is None:
+        raise UnknownMount(mount_id, [m.id for m in ynm.mounts])
+    hint = ynm.no_project_hint()
+    if (mount_id is None and hint is not None
+            and not any(m.level == "distributed" for m in ynm.mounts)):
+        try:
+            ynm._route("distributed")  # raises NoMount with the hint
+        except NoMount as err:
+            err.hint = (f"{err.hint}; an export of personal records alone imports with "
+                        "--mount personal")
+            raise
+    routes: dict[str, Mount | YnmError] = {}  # level -> its mount, or why none takes it
+    refused: dict[str, tuple[int, list[int]]] = {}  # level -> (its problem's index, lines)
+    problems: list[tuple[int, str]] = []
+    first_refusal: YnmError | None = None
+    routed = valid = False
+    seen: set[str] = set()
+    imported = writing = present = repeated = 0
+    line_no = 1
+    mark = len(ynm.warnings)
+    try:
+        for i, text in enumerate(chunks):
+            if isinstance(text, bytes):
+                text = text.decode("utf-8-sig" if i == 0 else "utf-8", errors="replace")
+            text = text.removeprefix(BOM).replace("\n" + BOM, "\n")
+            parsed = parse_jsonl(text, first_line=line_no, seen=seen)
+            line_no += text.count("\n")
+            repeated += parsed.repeated
+            problems.extend((p.line, p.message) for p in parsed.problems)
+            valid = valid or bool(parsed.records)
+            by_mount: dict[str, list[Record]] = {}
+            targets: dict[str, Mount] = {}
+            for line, r in zip(parsed.numbers, parsed.records):
+                if r.level not in routes:
+                    try:
+                        routes[r.level] = ynm._route(r.level, mount_id)
+                        ynm._check_writable(routes[r.level])
+                    except (InvalidInput, MountLevelMismatch, NoMount) as err:
+                        routes[r.level] = err
+                try:
+                    problem = write_namespace_problem(r.namespace)
+                    if problem:
+                        raise InvalidInput(f"namespace: {problem}")
+                    mount = routes[r.level]
+                    if isinstance(mount, YnmError):
+                        if r.level in refused:  # said once, on the first line it met
+                            refused[r.level][1].append(line)
+                            continue
+                        refused[r.level] = (len(problems), [])
+                        raise mount
+                    ynm._gate(r)
+                except (InvalidInput, Refused, MountLevelMismatch, NoMount) as err:
+                    problems.append((line, str(err)))
+                    first_refusal = first_refusal or err
+                    continue
+                targets[mount.id] = mount
+                by_mount.setdefault(mount.id, []).append(r)
+            del parsed
+            for mid, records in by_mount.items():
+                routed = True
+                mount = targets[mid]
+                new = mount.fresh_cache().missing(records)
+                present += len(records) - len(new)
+                writing = len(new)
+                if new:
+                    ynm._append(mount, new, progress or ynm._progress)
+                imported += len(new)
+                writing = 0
+    except LockTimeout as err:  # another process kept a mount's lock: the parts before stay
+        if imported:
+            kept = (f"{imported} record(s) were imported and are kept (the input was read to "
+                    f"line {line_no - 1}); run the import again to add the rest (records "
+                    "already there are skipped)")
+            err.hint = f"{kept}; {err.hint}" if err.hint else kept
+        raise
+    except KeyboardInterrupt:
+        # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
+        # of the part being written when it came, any number of shards may have landed
+        kept = f"{imported} record(s) were imported and are kept" if imported else ""
+        if writing:
+            kept += ((", and " if kept else "") + f"some or all of the {writing} record(s) "
+                     "being written when it came may be imported too")
+        kept = kept or "no record was imported yet"
+        raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
+                          "run the import again to add the rest (records already there "
+                          "are skipped)") from None
+    for level, (at, more) in refused.items():
+        if more:
+            line, message = problems[at]
+            message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
+            problems[at] = (line, message)
+    problems.sort(key=lambda p: p[0])
+    out: dict[str, Any] = {"imported": imported,
+                           "problems": [f"line {n}: {m}" for n, m in problems]}
+    # ours, after the reference's two keys (cli.md §4.9) and only when there is something to
+    # say, as ``warnings`` is: an import with nothing skipped prints the reference's shape
+    if present:
+        out["alreadyPresent"] = present
+    if repeated:
+        out["repeated"] = repeated
+    if first_refusal is not None and not routed:
+        raise BatchRefused(first_refusal, out)
+    if problems and not valid:  # not one line of it is a record
+        raise BatchRefused(InvalidInput(
+            f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
+            f"line {problems[0][0]}: {problems[0][1]})"), out)
+    return ynm._with_warnings(out, mark)
