@@ -23,19 +23,21 @@ VECTOR_PACKAGES = ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
 def cache_checks(facts: StoreFacts) -> list[Check]:
     """``cache <id>``: ok/info ``schema <n>, fresh (<shards> shards, <memories> memories)``,
     or ``not built yet`` (ok: the next read builds it); error with the fix ``ynm reindex
-    --mount <id>`` when the file is damaged inside (``PRAGMA quick_check``: recall may miss
-    memories until it is rebuilt); warn with that fix when the file was written by another schema version, cannot be read, or is
-    stale (``stale: <reason>``, the reasons of ``ynm status``). Nothing is rebuilt here."""
+    --mount <id>`` when the file is damaged (``PRAGMA quick_check``, or SQLite's error as it
+    is read): ``cache file is damaged: <SQLite's message>; the next command that reads the
+    damaged part rebuilds it`` (ynm.service.mounts.Mount.recover); warn with that fix when
+    the file was written by another schema version, cannot be read, or is stale
+    (``stale: <reason>``, the reasons of ``ynm status``). Nothing is rebuilt here."""
     m, c = facts.mount, facts.cache
     name, fix = f"cache {m.id}", f"ynm reindex --mount {m.id}"
     if facts.error is not None:
         return []  # the mount check already failed
     if not c.exists:
         return [check(name, True, f"{c.path}: not built yet; the next read builds it")]
-    if c.damaged is not None:  # reads may answer from it and miss memories on damaged pages
-        return [check(name, False, f"{c.path}: damaged ({c.damaged}); recall may miss "
-                      "memories until it is rebuilt (memories live in git notes: nothing is "
-                      "lost)", "error", fix=fix)]
+    if c.damaged is not None:  # the next command that reads it meets the damage and rebuilds
+        return [check(name, False, f"{c.path}: cache file is damaged: {c.damaged}; the next "
+                      f"command that reads the damaged part rebuilds it, or run `{fix}` "
+                      "(memories live in git notes: nothing is lost)", "error", fix=fix)]
     if c.error is not None:
         return [check(name, False, f"{c.path}: {c.error}; the next read rebuilds it", "warn",
                       fix=fix)]

@@ -298,10 +298,18 @@ class MountCache:
         except sqlite3.DatabaseError as err:
             if not schema.is_damaged(err):
                 raise
+        self.replace()
+        return self._rebuild(log, progress)
+
+    def replace(self) -> None:
+        """Close the connection, delete the file (with its ``-wal`` and ``-shm``) and open an
+        empty cache in its place, for a file that is damaged (:class:`ynm.index.schema.
+        CacheDamaged`); the next :meth:`refresh` builds it from the log. Another process that
+        still has the old file open keeps reading and writing its own copy, which nothing
+        opens again; SQLite's locks on the new file order the rest."""
         self.conn.close()
         schema.remove(self.path)
         self.conn = schema.connect(self.path)
-        return self._rebuild(log, progress)
 
     def _rebuild(self, log: ShardLog, progress: Progress | None) -> RefreshReport:
         tips = log.tips()

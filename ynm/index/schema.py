@@ -453,10 +453,17 @@ def connect(path: Path | str) -> CacheConnection:
     """Open (creating if needed) a cache file with WAL, a busy timeout and the current schema.
 
     A file that is not a database, or holds another schema version, is deleted and created
-    afresh: the cache is derived data. ``":memory:"`` gives a private in-memory cache.
+    afresh: the cache is derived data. When the file was damaged (SQLite's SQLITE_CORRUPT or
+    SQLITE_NOTADB while it is opened: a header or schema page overwritten, a file of random
+    bytes), the new connection's ``replaced`` holds SQLite's message, for the caller to say
+    so; a file of another schema version, or one whose vector table this process cannot
+    load, is replaced without a message. An empty (zero-length) file is an empty database, as
+    SQLite creates every file: it is built like a missing one. ``":memory:"`` gives a private
+    in-memory cache.
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+    damaged, conn = None, None
     try:
         conn = _open(path)
         version = _schema_version(conn)
@@ -466,23 +473,117 @@ def connect(path: Path | str) -> CacheConnection:
             _create(conn)
             return conn
         conn.close()
-    except sqlite3.DatabaseError:
-        pass
+    except sqlite3.DatabaseError as err:
+        if conn is not None:
+            conn.close()
+        if is_damaged(err):
+            damaged = str(err)
     remove(path)
     conn = _open(path)
     _create(conn)
+    conn.replaced = damaged
     return conn
 
 
+class CacheDamaged(sqlite3.DatabaseError):
+    """SQLite's report that a cache file is damaged inside or is not a database
+    (:data:`DAMAGED_CODES`), raised by a :class:`CacheConnection` for any statement or row
+    read from it, at open or mid-query, with the file's ``path`` and SQLite's ``message``
+    (``sqlite_errorcode``/``sqlite_errorname`` as SQLite gave them). It is a
+    ``sqlite3.DatabaseError``, so code that handles those handles it too; the mount the file
+    belongs to deletes and rebuilds it (ynm.service.mounts.Mount.recover)."""
+
+    def __init__(self, path: str, err: sqlite3.DatabaseError) -> None:
+        self.path = path
+        self.message = str(err)
+        super().__init__(self.message)
+        self.sqlite_errorcode = getattr(err, "sqlite_errorcode", DAMAGED_CODES[0])
+        self.sqlite_errorname = getattr(err, "sqlite_errorname", "SQLITE_CORRUPT")
+
+
+def _damaged(path: str, err: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+    """``err`` as a :class:`CacheDamaged` of ``path`` when it reports a damaged file, else
+    ``err`` itself."""
+    if isinstance(err, CacheDamaged) or not is_damaged(err):
+        return err
+    return CacheDamaged(path, err)
+
+
+class CacheCursor(sqlite3.Cursor):
+    """A cursor that reports a damaged file as :class:`CacheDamaged` for every statement it
+    runs and every row it reads (a damaged page is found when a query reaches it)."""
+
+    def _path(self) -> str:
+        return getattr(self.connection, "path", "")
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+    def fetchmany(self, *args: Any, **kwargs: Any) -> list[Any]:
+        try:
+            return super().fetchmany(*args, **kwargs)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self._path(), err) from err
+
+
 class CacheConnection(sqlite3.Connection):
-    """A connection that remembers whether sqlite-vec loaded (``vec_problem`` is None then)."""
+    """A connection to one cache file (``path``) that remembers whether sqlite-vec loaded
+    (``vec_problem`` is None then), and whether it replaced a damaged file (``replaced``:
+    SQLite's message, see :func:`connect`). Every statement and row read through it reports a
+    damaged file as :class:`CacheDamaged` (:class:`CacheCursor`): the one place where damage
+    is told apart from other database errors."""
 
     vec_problem: str | None = "not tried"
+    replaced: str | None = None
+    path: str = ""
+
+    def cursor(self, factory: Any = CacheCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.path, err) from err
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.path, err) from err
 
 
 def _open(path: Path | str) -> CacheConnection:
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            factory=CacheConnection)
+    conn.path = str(path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
@@ -559,8 +660,10 @@ def _create(conn: sqlite3.Connection) -> None:
 
 def is_damaged(err: BaseException) -> bool:
     """Whether ``err`` is SQLite's report of a file damaged inside or not a database
-    (:data:`DAMAGED_CODES`): a cache that gives it is rebuilt by ``ynm reindex``."""
-    return getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES
+    (:data:`DAMAGED_CODES`, extended codes such as SQLITE_CORRUPT_VTAB included): a cache
+    that gives it is deleted and rebuilt from git."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in DAMAGED_CODES
 
 
 def rollback(conn: sqlite3.Connection) -> None:
