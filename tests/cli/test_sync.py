@@ -617,7 +617,7 @@ def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
     assert net.ok(b, "list", "--json").stderr == note
     status = net.json(b, "status")
     assert [m.get("unmerged") for m in status["mounts"] if m["id"] == "project"] == [2]
-    assert "2 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    assert "2 shards fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
     net.remember(a, "Refunds settle overnight")  # one shard moves again
     net.sync(a)
     git(b.path, "fetch", "-q", "origin")
@@ -777,7 +777,7 @@ def test_init_in_a_fresh_clone_fetches_the_memory_and_the_anchor(net):
     note = "note: 1 shard fetched but not merged into project: run `ynm sync`\n"
     assert net.ok(b, "list").stderr == note
     assert net.ok(b, "recall", "idempotency").stderr == note
-    assert "1 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    assert "1 shard fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
     net.sync(b)
     assert net.ok(b, "list").stderr == ""
 

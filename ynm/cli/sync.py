@@ -9,11 +9,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
-
-
-def _n(count: int, word: str) -> str:
-    """``1 record``, ``2 records``."""
-    return f"{count} {word}" + ("" if count == 1 else "s")
+from ynm.model.words import counted
 
 
 def format_sync(results: dict[str, Any]) -> str:
@@ -36,14 +32,14 @@ def format_sync(results: dict[str, Any]) -> str:
         if fetched["shards"]:
             how = []
             if r["fastForwarded"]:
-                how.append(_n(len(r["fastForwarded"]), "fast-forward"))
+                how.append(counted(len(r["fastForwarded"]), "fast-forward"))
             if r["merged"]:
-                how.append(_n(len(r["merged"]), "merge"))
-            parts.append(f"fetched {_n(fetched['records'], 'record')} in "
-                         f"{_n(len(fetched['shards']), 'shard')} ({', '.join(how)})")
+                how.append(counted(len(r["merged"]), "merge"))
+            parts.append(f"fetched {counted(fetched['records'], 'record')} in "
+                         f"{counted(len(fetched['shards']), 'shard')} ({', '.join(how)})")
         if pushed["shards"]:
-            parts.append(f"pushed {_n(pushed['records'], 'record')} in "
-                         f"{_n(len(pushed['shards']), 'shard')}")
+            parts.append(f"pushed {counted(pushed['records'], 'record')} in "
+                         f"{counted(len(pushed['shards']), 'shard')}")
         docs = r.get("documents") or {}
         for name in docs.get("fetched", []):
             how = " (merged)" if name in docs.get("merged", []) else ""

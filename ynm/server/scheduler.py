@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ynm.errors import InvalidInput, YnmError
+from ynm.model.words import counted
 
 if TYPE_CHECKING:
     from ynm.server.app import MemoryService
@@ -161,8 +162,8 @@ def sync_summary(result: Mapping[str, Any]) -> tuple[str, list[str]]:
         if r.get("skipped"):
             parts.append(f"{mount} skipped ({r['skipped']})")
             continue
-        parts.append(f"{mount} fetched {r['fetched']['records']} records, pushed "
-                     f"{r['pushed']['records']} records")
+        parts.append(f"{mount} fetched {counted(r['fetched']['records'], 'record')}, pushed "
+                     f"{counted(r['pushed']['records'], 'record')}")
         conflicts += [f"{mount}: {c}" for c in r.get("conflicts") or []]
     return "; ".join(parts) or "no distributed mount", conflicts
 

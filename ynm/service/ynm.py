@@ -54,6 +54,7 @@ from ynm.model.text import (
     has_no_search_words,
     summarize,
 )
+from ynm.model.words import counted
 from ynm.service import redaction, sessions
 from ynm.service.config import LoadedConfig, load_config
 from ynm.service.mounts import PERSONAL, PROJECT, Mount, open_mounts, route
@@ -1661,7 +1662,7 @@ class Ynm:
 
         A refusal that depends only on a record's level (no mount of that level, ``--mount``
         of another level, a mount whose anchor is unusable) is one problem, on the first line
-        it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
+        it met, ending ``(and <k> more <level> record[s], the last on line <n>)``, not one per
         line. In a repository with no distributed mount (ynm init never run in this clone,
         or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
         before reading any line: records of such a repository's export could go nowhere.
@@ -1744,10 +1745,14 @@ class Ynm:
         except KeyboardInterrupt:
             # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
             # of the part being written when it came, any number of shards may have landed
-            kept = f"{imported} record(s) were imported and are kept" if imported else ""
+            kept = (f"{counted(imported, 'record')} "
+                    f"{'was imported and is' if imported == 1 else 'were imported and are'} kept"
+                    if imported else "")
             if writing:
-                kept += ((", and " if kept else "") + f"some or all of the {writing} record(s) "
-                         "being written when it came may be imported too")
+                part = ("the record being written when it came may be imported too"
+                        if writing == 1 else f"some or all of the {counted(writing, 'record')} "
+                        "being written when it came may be imported too")
+                kept += (", and " if kept else "") + part
             kept = kept or "no record was imported yet"
             raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
                               "run the import again to add the rest (records already there "
@@ -1755,7 +1760,8 @@ class Ynm:
         for level, (at, more) in refused.items():
             if more:
                 line, message = problems[at]
-                message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
+                message += (f" (and {counted(len(more), f'more {level} record')}, the last on "
+                            f"line {more[-1]})")
                 problems[at] = (line, message)
         problems.sort(key=lambda p: p[0])
         out = {"imported": imported, "problems": [f"line {n}: {m}" for n, m in problems]}
@@ -1763,7 +1769,7 @@ class Ynm:
             raise BatchRefused(first_refusal, out)
         if problems and not valid:  # not one line of it is a record
             raise BatchRefused(InvalidInput(
-                f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
+                f"input: no valid record in it ({counted(len(problems), 'line')} skipped; the first: "
                 f"line {problems[0][0]}: {problems[0][1]})"), out)
         return self._with_warnings(out, mark)
 
