@@ -78,6 +78,20 @@ def test_compact_and_append_commits_count(project, cli_run, load, git, n):
         f"project: {n} memories indexed\n")  # the reference's words for any n
 
 
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_import_says_how_many_were_already_there(project, cli_run, tmp_path, n):
+    records = [make_record(content=f"fact {i}", summary=f"fact {i}") for i in range(2)]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records[:n]))
+    if n:
+        assert cli_run("import", path).exit_code == 0
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = cli_run("import", path)
+    assert result.stdout == f"imported {2 - n} record(s)\n"  # the reference's template
+    assert result.stderr == ("" if n == 0 else f"note: {counted(n, 'record')} of {path} "
+                             f"{'was' if n == 1 else 'were'} already in the store and skipped\n")
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_a_level_refusal_counts_the_other_lines(git_repo, cli_run, tmp_path, monkeypatch, n):
     # no distributed mount outside a project: one problem for all of the level's records

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 import click
 
 from ynm.cli._common import common_options, emit, open_ynm
+from ynm.model.words import counted
 
 SHOWN_PROBLEMS = 10  # problems listed in the human line; --json lists them all
 CHUNK_LINES = 50_000  # lines read and appended at a time (about 50,000 records)
@@ -43,7 +44,8 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     level), is skipped and reported with its line number; the rest are imported. When every
     record is refused, nothing is written and the command fails with the first refusal.
     An input with no line to read (empty, blank lines, a byte order mark) imports nothing and
-    says so on stderr; one with lines but no record in them fails (exit 2). Ctrl-C keeps what
+    says so on stderr, as it says how many records were already in the store; one with
+    lines but no record in them fails (exit 2). Ctrl-C keeps what
     was imported and says how much (exit 130); running the import again adds the rest.
 
     \b
@@ -69,6 +71,10 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     emit(result, as_json, format_import)
     if seen.nothing is not None:
         say(f"nothing to import ({where}: {seen.nothing})", err=True)
+    elif ynm.import_present:  # "imported 0 record(s)" says what was written, not why
+        n = ynm.import_present
+        say(f"note: {counted(n, 'record')} of {where} {'was' if n == 1 else 'were'} already "
+            "in the store and skipped", err=True)
 
 
 class SeenInput:

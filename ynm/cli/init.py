@@ -54,9 +54,11 @@ def format_init(r: dict[str, Any]) -> str:
     if fetched is not None:
         got = (f"{counted(fetched['shards'], 'shard')}, "
                f"{counted(fetched['records'], 'record')} from "
-               f"{fetched['remote']}, merged" if fetched["shards"]
-               else f"no new memory on {fetched['remote']}")
-        if fetched["shards"] and waiting:
+               f"{fetched['remote']}, merged" if fetched["records"]
+               else f"no new memory on {fetched['remote']}"
+               + (f" ({counted(fetched['shards'], 'shard')} took its commits, no record new "
+                  "here)" if fetched["shards"] else ""))
+        if fetched["records"] and waiting:
             got += f" (shown once `{waiting['run']}` brings .ynm/config.json)"
         lines.append(f"  {'fetched':<10}{got}")
     if r["hooksInstalled"]:

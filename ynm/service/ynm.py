@@ -163,6 +163,8 @@ class Ynm:
         # ref (an append, a purge, a sync): an operation that wrote is never run again.
         self._running = False
         self._writes = 0
+        # Records the last import read that the store already held (skipped, not imported).
+        self.import_present = 0
 
     @property
     def progress(self) -> Progress | None:
@@ -1667,6 +1669,10 @@ class Ynm:
         or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
         before reading any line: records of such a repository's export could go nowhere.
 
+        Records the store already holds are skipped; how many were is left in
+        :attr:`import_present` (the result keeps the reference's shape, ``{imported,
+        problems}``), for the CLI to say why an import wrote fewer records than it read.
+
         Raises:
             UnknownMount, BatchRefused: as :meth:`import_jsonl`.
             NoMount: in a repository with no distributed mount, without ``mount_id``; with
@@ -1694,6 +1700,7 @@ class Ynm:
         routed = valid = False
         seen: set[str] = set()
         imported = writing = 0
+        self.import_present = 0
         line_no = 1
         mark = len(self.warnings)
         try:
@@ -1737,6 +1744,7 @@ class Ynm:
                     routed = True
                     mount = targets[mid]
                     new = mount.read(lambda cache, rs=records: cache.missing(rs))
+                    self.import_present += len(records) - len(new)
                     writing = len(new)
                     if new:
                         self._append(mount, new, progress or self._progress)
