@@ -159,7 +159,7 @@ class Ynm:
         self.caller: Caller | None = None
         self._people: People | None = None
         # Whether an operation is running (:meth:`run`: only the outermost one runs again
-        # after a damaged cache is rebuilt), and how many times this process moved a shard
+        # after a damaged cache is rebuilt), and how many times this service moved a shard
         # ref (an append, a purge, a sync): an operation that wrote is never run again.
         self._running = False
         self._writes = 0
@@ -208,7 +208,7 @@ class Ynm:
         mid-query), the mount says so on stderr in one line, deletes the file and builds it
         again from git (:meth:`Mount.recover`), and ``fn`` runs again from the start on the
         new file, so the caller gets the answer it would have had. Every public method of
-        this class runs through here (:func:`_operation`), as do the MCP server's calls;
+        this class runs through here (:func:`_operations`), as do the MCP server's calls;
         inside an operation, the methods it calls run directly, so the outermost one starts
         again.
 
