@@ -103,3 +103,22 @@ def test_a_level_refusal_counts_the_other_lines(git_repo, cli_run, tmp_path, mon
     [problem] = json.loads(result.stdout)["problems"]
     assert problem.endswith(f"(and {counted(n, 'more distributed record')}, the last on line "
                             f"{n + 2})")
+
+
+@pytest.mark.parametrize("kind,ctx,said", [
+    ("too_long", {"max_length": 0}, "must have at most 0 items"),
+    ("too_long", {"max_length": 1}, "must have at most 1 item"),
+    ("too_short", {"min_length": 2}, "must have at least 2 items"),
+    ("string_too_long", {"max_length": 1}, "must be at most 1 character"),
+    ("string_too_long", {"max_length": 280}, "must be at most 280 characters"),
+])
+def test_validation_limits_count_their_nouns(kind, ctx, said):
+    from ynm.model.records import plain_message
+
+    assert plain_message({"type": kind, "ctx": ctx, "msg": "pydantic's words"}) == said
+
+
+def test_a_real_limit_reads_as_before(project, cli_run):
+    result = cli_run("remember", "--type", "semantic", "--content", "x", "--summary", "s" * 281)
+    assert result.exit_code == 2
+    assert "summary: must be at most 280 characters" in result.stderr
