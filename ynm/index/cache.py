@@ -849,6 +849,20 @@ class MountCache:
 
     # -- reads -----------------------------------------------------------------------------
 
+    def damaged_text(self) -> str | None:
+        """Why a text this cache keeps cannot be read back (every memory's state and every
+        record's line is read: about a second per 100,000), or None when each one can: what
+        tells whether a :class:`ynm.index.schema.TextDamaged` met while reading rows in
+        Python came from this file. A file damaged in its pages (SQLite's own complaint)
+        says so too."""
+        try:
+            for sql in (f"SELECT count(*) FROM memories WHERE {schema.state_sql()} IS NULL",
+                        "SELECT count(*) FROM records WHERE ynm_unpack(line) IS NULL"):
+                self.conn.execute(sql).fetchone()
+        except schema.CacheDamaged as err:
+            return err.message
+        return None
+
     def problems(self) -> list[tuple[str, int, str]]:
         """Bad lines: ``(shard ref, 1-based line, message)``, by ref then line."""
         return self.conn.execute(

@@ -100,7 +100,9 @@ class Mount:
     def recover(self, err: BaseException, progress: Progress | None = None) -> bool:
         """When ``err`` is SQLite's report that this mount's cache file is damaged
         (:class:`ynm.index.schema.CacheDamaged` naming its file, found at open or mid-query),
-        say so on stderr in one line, delete the file and build it again from git (the
+        or a text read from a row that cannot be read back
+        (:class:`ynm.index.schema.TextDamaged`) when this cache holds such a text
+        (:meth:`MountCache.damaged_text`), say so on stderr in one line, delete the file and build it again from git (the
         steps of ``ynm reindex`` for a damaged file: :meth:`MountCache.replace`, then a
         refresh, from the mount's snapshot when one fits). Returns whether it did; False
         for any other error, which the caller raises. Source: DESIGN.md principle 1 (git is
@@ -109,12 +111,23 @@ class Mount:
         Raises:
             CacheDamaged: the new file is found damaged too (a failing disk); not caught
                 again."""
-        from ynm.index.schema import CacheDamaged
+        from ynm.index.schema import CacheDamaged, TextDamaged
 
         cache = self._cache
-        if cache is None or not isinstance(err, CacheDamaged) or err.path != str(cache.path):
+        if cache is None:
             return False
-        self.say_damaged(err.message)
+        if isinstance(err, CacheDamaged):
+            if err.path != str(cache.path):
+                return False
+            message = err.message
+        elif isinstance(err, TextDamaged):  # read in Python from a row: is it this file's?
+            found = cache.damaged_text()
+            if found is None:
+                return False
+            message = found
+        else:
+            return False
+        self.say_damaged(message)
         cache.replace()
         cache.refresh(self.log, progress or self.progress)
         return True

@@ -228,8 +228,10 @@ class Ynm:
                 try:
                     return fn(self)
                 except Exception as err:
-                    path = getattr(err, "path", None)
-                    if path in rebuilt or not self._recover(err):
+                    if getattr(err, "path", None) in rebuilt:
+                        raise
+                    path = self._recover(err)
+                    if path is None or path in rebuilt:
                         raise
                     rebuilt.add(path)
                     if self._writes != writes:
@@ -240,10 +242,14 @@ class Ynm:
         finally:
             self._running = False
 
-    def _recover(self, err: BaseException) -> bool:
-        """Rebuild the cache ``err`` names when it reports a damaged file
-        (:meth:`Mount.recover`); returns whether one was rebuilt."""
-        return any(m.recover(err, self._progress) for m in self.mounts)
+    def _recover(self, err: BaseException) -> str | None:
+        """Rebuild the cache ``err`` names, or holds the text it could not read back, when it
+        reports a damaged file (:meth:`Mount.recover`); returns the rebuilt file's path, or
+        None when it is no damage of a cache."""
+        for m in self.mounts:
+            if m.recover(err, self._progress):
+                return str(m.cache_path)
+        return None
 
     def _mount_of(self, path: str | None) -> str:
         """The id of the mount whose cache file is ``path`` (the path itself when none)."""
@@ -413,7 +419,7 @@ class Ynm:
                     try:
                         prepared = self._prepare_remember(inp)
                     except Exception as err:
-                        if not self._recover(err):  # a damaged cache is rebuilt: once more
+                        if self._recover(err) is None:  # a damaged cache is rebuilt: once more
                             raise
                         prepared = self._prepare_remember(inp)
                 except Exception as err:  # noqa: BLE001 - reported to this input only
@@ -536,7 +542,7 @@ class Ynm:
                 try:
                     note = self.similar_guidance(memory_id, content, caches=caches, seen=seen)
                 except Exception as err:
-                    if not self._recover(err):  # a damaged cache is rebuilt: look again
+                    if self._recover(err) is None:  # a damaged cache is rebuilt: look again
                         raise
                     seen.clear()
                     note = self.similar_guidance(memory_id, content, caches=caches, seen=seen)
