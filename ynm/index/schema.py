@@ -307,7 +307,7 @@ def unpack(packed: bytes | str | None) -> str | None:
         return packed
     try:
         return _codec()[1].decompress(packed).decode()
-    except Exception as err:  # noqa: BLE001 - zstd's and UTF-8's errors: bytes not packed here
+    except Exception as err:  # zstd's and UTF-8's errors: bytes ynm did not pack
         raise TextDamaged(f"a stored text does not unpack ({type(err).__name__}: {err})") \
             from err
 
