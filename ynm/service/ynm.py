@@ -7,9 +7,9 @@ values in the shapes of reference/cli.md §3. Errors are :mod:`ynm.errors` class
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +78,8 @@ class AppendOutcome:
 
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
+# inspect.CO_GENERATOR, without importing inspect (about 15 ms at every start)
+_GENERATOR = 0x20
 
 
 def _operations(cls: C) -> C:
@@ -93,7 +95,8 @@ def _operations(cls: C) -> C:
 
     for name, fn in list(vars(cls).items()):
         if (not name.startswith("_") and name not in ("run", "close")
-                and inspect.isfunction(fn) and not inspect.isgeneratorfunction(fn)):
+                and isinstance(fn, types.FunctionType)
+                and not fn.__code__.co_flags & _GENERATOR):
             setattr(cls, name, operation(fn))
     return cls
 
