@@ -102,11 +102,11 @@ class Mount:
         (:class:`ynm.index.schema.CacheDamaged` naming its file, found at open or mid-query),
         or a text read from a row that cannot be read back
         (:class:`ynm.index.schema.TextDamaged`) when this cache holds such a text
-        (:meth:`MountCache.damaged_text`), say so on stderr in one line, delete the file and build it again from git (the
-        steps of ``ynm reindex`` for a damaged file: :meth:`MountCache.replace`, then a
-        refresh, from the mount's snapshot when one fits). Returns whether it did; False
-        for any other error, which the caller raises. Source: DESIGN.md principle 1 (git is
-        the truth; the cache can be deleted at any time).
+        (:meth:`MountCache.damaged_text`): say so on stderr in one line, delete the file and
+        build it again from git (the steps of ``ynm reindex`` for a damaged file:
+        :meth:`MountCache.replace`, then a refresh, from the mount's snapshot when one fits).
+        Returns whether it did; False for any other error, which the caller raises. Source:
+        DESIGN.md principle 1 (git is the truth; the cache can be deleted at any time).
 
         Raises:
             CacheDamaged: the new file is found damaged too (a failing disk); not caught
