@@ -50,7 +50,8 @@ def cache_checks(facts: StoreFacts) -> list[Check]:
     if reason is not None:
         return [check(name, False, f"{c.path}: stale ({reason}); the next read refreshes it",
                       "warn", fix=fix)]
-    return [check(name, True, f"schema {SCHEMA_VERSION}, fresh ({counted(len(facts.tips), 'shard')}, "
+    return [check(name, True, f"schema {SCHEMA_VERSION}, fresh "
+                  f"({counted(len(facts.tips), 'shard')}, "
                   f"{counted(c.memories, 'memory', 'memories')})")]
 
 

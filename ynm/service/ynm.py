@@ -1786,8 +1786,8 @@ class Ynm:
             raise BatchRefused(first_refusal, out)
         if problems and not valid:  # not one line of it is a record
             raise BatchRefused(InvalidInput(
-                f"input: no valid record in it ({counted(len(problems), 'line')} skipped; the first: "
-                f"line {problems[0][0]}: {problems[0][1]})"), out)
+                f"input: no valid record in it ({counted(len(problems), 'line')} skipped; the "
+                f"first: line {problems[0][0]}: {problems[0][1]})"), out)
         return self._with_warnings(out, mark)
 
     # -- reindex / status ------------------------------------------------------------------
