@@ -182,7 +182,7 @@ class MissingExtra(YnmError):
 
 class Interrupted(YnmError):
     """Ctrl-C stopped an operation part way. Message: ``interrupted; <what was kept>; <what
-    to do>`` (``interrupted; 1200 record(s) were imported and are kept; run the import again
+    to do>`` (``interrupted; 1200 records were imported and are kept; run the import again
     to add the rest (records already there are skipped)``), exit 130 (128 + SIGINT, as a
     shell reports it). Every write commits with one atomic ref update, so what landed before
     Ctrl-C stays; the operations that run long say so through this (docs/cli.md, exit codes).

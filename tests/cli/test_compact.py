@@ -150,10 +150,10 @@ def test_sync_takes_the_newer_snapshot_and_pushes_with_a_lease(net):
     assert "snapshots" not in net.sync(a)
     net.remember(a, "A fact from a")
     net.ok(a, "compact")
-    assert net.ok(a, "sync").stdout == ("project: pushed 1 record in 1 shard, pushed the "
-                                        "snapshot cache-v14\n")
+    assert net.ok(a, "sync").stdout == ("project: nothing to fetch, pushed 1 record in 1 shard, "
+                                        "pushed the snapshot cache-v14\n")
     assert net.ok(b, "sync").stdout == ("project: fetched 1 record in 1 shard (1 fast-forward),"
-                                        " fetched the snapshot cache-v14\n")
+                                        " fetched the snapshot cache-v14, nothing to push\n")
 
 
 def test_a_corrupt_snapshot_is_ignored_with_a_warning(net):

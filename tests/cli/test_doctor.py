@@ -614,10 +614,11 @@ def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pa
     check = named(result, "cache project")
     assert check["ok"] is False and check["level"] == "error"
     assert line(human, "cache project").startswith("FAIL  cache project: ")
-    assert check["detail"].startswith(f"{cache}: damaged (")
+    assert check["detail"].startswith(f"{cache}: cache file is damaged: ")
     assert "\n" not in check["detail"] and "***" not in check["detail"]
-    assert check["detail"].endswith("); recall may miss memories until it is rebuilt "
-                                    "(memories live in git notes: nothing is lost)")
+    assert check["detail"].endswith("; the next command that reads the damaged part rebuilds "
+                                    "it, or run `ynm reindex --mount project` (memories live "
+                                    "in git notes: nothing is lost)")
     assert check["fix"] == "ynm reindex --mount project"
     run_fix(f"{sys.executable} -m ynm reindex --mount project", project)
     assert named(doctor(cli_run, project)[1], "cache project")["detail"] == (

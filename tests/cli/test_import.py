@@ -213,7 +213,7 @@ def test_a_clone_without_the_config_fails_once_before_reading(git_repo, cli_run,
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"imported": 1, "problems": [
         ('line 1: mount "personal" is personal; cannot take a distributed record (and 3 more '
-        "distributed record(s), the last on line 5)")]}
+        "distributed records, the last on line 5)")]}
 
 
 def test_redaction_refuses_records_not_the_batch(project, cli_run, dump, git):
@@ -264,7 +264,7 @@ def test_records_no_mount_can_take_are_reported_once(tmp_path, cli_run, dump, mo
     out = json.loads(result.stdout)
     assert out["imported"] == 2
     assert out["problems"] == [("line 2: no distributed mount: run `ynm init` in the project "
-                               "(or configure a mount) (and 2 more distributed record(s), the "
+                               "(or configure a mount) (and 2 more distributed records, the "
                                "last on line 5)")]
 
 
@@ -364,7 +364,7 @@ def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, m
     result = cli_run("import", path)
     assert result.exit_code == 130
     assert result.stdout == ""
-    assert result.stderr == ("Error: interrupted; 4 record(s) were imported and are kept (the "
+    assert result.stderr == ("Error: interrupted; 4 records were imported and are kept (the "
                              "input was read to line 4); run the import again to add the rest "
                              "(records already there are skipped)\n")
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs[:4])
@@ -464,8 +464,8 @@ def test_ctrl_c_after_a_part_was_committed_says_it_may_be_imported(project, cli_
     result = cli_run("import", path)
     assert result.exit_code == 130
     assert result.stderr == (
-        "Error: interrupted; 3 record(s) were imported and are kept, and some or all of the 2 "
-        "record(s) being written when it came may be imported too (the input was read to line "
+        "Error: interrupted; 3 records were imported and are kept, and some or all of the 2 "
+        "records being written when it came may be imported too (the input was read to line "
         "5); run the import again to add the rest (records already there are skipped)\n")
     monkeypatch.setattr(MountCache, "apply_append", real)
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs)

@@ -148,7 +148,7 @@ def test_human_output(net):
     a, b = net.clone("a"), net.clone("b")
     net.remember(a, "Deploys go out on Tuesdays")
     result = net.ok(a, "sync")
-    assert result.stdout == "project: pushed 1 record in 1 shard\n"
+    assert result.stdout == "project: nothing to fetch, pushed 1 record in 1 shard\n"
     assert net.ok(a, "sync").stdout == "project: up to date\n"
     net.remember(b, "The ledger service owns refunds")
     net.remember(b, "Payments uses idempotency keys", namespace="team/payments")
@@ -157,10 +157,78 @@ def test_human_output(net):
                              "pushed 2 records in 2 shards\n")
     assert result.stderr == ""
     net.remember(b, "Refunds settle overnight")
-    assert net.ok(b, "sync").stdout == "project: pushed 1 record in 1 shard\n"
+    assert net.ok(b, "sync").stdout == "project: nothing to fetch, pushed 1 record in 1 shard\n"
     result = net.ok(a, "sync")
-    assert result.stdout == "project: fetched 3 records in 2 shards (2 fast-forwards)\n"
+    assert result.stdout == ("project: fetched 3 records in 2 shards (2 fast-forwards), "
+                             "nothing to push\n")
     assert net.ok(a, "sync").stdout == net.ok(b, "sync").stdout == "project: up to date\n"
+
+
+def test_each_half_says_what_it_did_with_the_flags_given(net):
+    a, b = net.clone("a"), net.clone("b")
+    assert net.ok(a, "sync", "--no-push").stdout == "project: nothing to fetch\n"
+    assert net.ok(a, "sync", "--no-pull").stdout == "project: nothing to push\n"
+    assert net.ok(a, "sync", "--dry-run").stdout == (  # a dry run never tries the push
+        "dry run: nothing was changed; would move:\nproject: nothing to fetch\n")
+    assert net.ok(a, "sync", "--no-pull", "--no-push").stdout == (
+        "project: nothing tried (--no-pull and --no-push)\n")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.remember(a, "Refunds settle overnight", namespace="team/payments")
+    assert net.ok(a, "sync", "--no-push").stdout == "project: nothing to fetch\n"
+    assert net.ok(a, "sync", "--no-pull").stdout == "project: pushed 2 records in 2 shards\n"
+    assert net.ok(b, "sync", "--no-push").stdout == (
+        "project: fetched 2 records in 2 shards (2 fast-forwards)\n")
+
+
+def test_the_same_records_committed_apart_say_nothing_new_moved(net):
+    # Two clones that imported the same export hold the same records in other commits: the
+    # sync merges and pushes history, and says that no record was new, instead of
+    # "fetched 0 records in 2 shards (2 merges), pushed 0 records in 2 shards"
+    a, b = net.clone("a"), net.clone("b")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.remember(a, "Refunds settle overnight", namespace="team/payments")
+    exported = net.tmp / "export.jsonl"
+    exported.write_text("\n".join(net.export(a)) + "\n")
+    net.ok(a, "sync")
+    net.mp.setenv("GIT_COMMITTER_EMAIL", "b@example.com")  # b's commits are b's own
+    assert net.ok(b, "import", exported).stdout == "imported 2 record(s)\n"
+    result = net.ok(b, "sync")
+    assert result.stdout == (
+        "project: nothing new fetched (2 shards took the remote's commits, no record new here: "
+        "2 merges), nothing new pushed (2 shards sent commits, no record new to the remote)\n")
+    out = net.ok(b, "sync", "--json")
+    assert json.loads(out.stdout)["project"]["fetched"] == {"shards": [], "records": 0}
+    assert net.ok(a, "sync").stdout == (
+        "project: nothing new fetched (2 shards took the remote's commits, no record new here: "
+        "2 fast-forwards), nothing to push\n")
+    assert net.ok(a, "sync").stdout == net.ok(b, "sync").stdout == "project: up to date\n"
+    again = net.ok(b, "import", exported)
+    assert again.stdout == "imported 0 record(s)\n"
+    assert again.stderr == f"note: 2 records of {exported} were already in the store and skipped\n"
+
+
+def test_a_clone_without_the_config_says_why_nothing_synced(net, git):
+    # the config was never committed: a clone has no project mount, whatever the notes hold
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    net.ok(a, "sync")
+    bare = net.tmp / "bare"
+    git(net.tmp, "clone", "-q", str(net.origin), str(bare))
+    git(bare, "fetch", "-q", "origin", "refs/notes/*:refs/notes/*")  # the notes, by hand
+    c = Clone(bare, net.tmp / "home-bare")
+    result = net.ok(c, "sync")
+    assert result.stdout == "nothing to sync (no replicating distributed mount)\n"
+    assert result.stderr == (f"hint: {bare} has no .ynm/config.json: run `ynm init` there (a "
+                             "clone gets it only when it is committed where ynm init ran)\n")
+    # the personal store is a repository of its own: the fix names it
+    store = str(c.home / "store.git")
+    result = net.ynm(c, "sync", "--mount", "personal", "--remote", "origin")
+    assert result.exit_code == 1  # asked for by name
+    assert result.stdout == (f'personal: skipped: remote "origin" is not configured in {store}; '
+                             f"add it with `git -C {store} remote add origin <url>` and sync "
+                             "again\n")
+    net.ok(c, "init", "--no-clients")  # now with a config of its own, as a teammate's would be
+    assert net.ok(c, "sync").stdout == "project: up to date\n"
 
 
 @pytest.mark.parametrize("seed", [20260901])
@@ -617,7 +685,7 @@ def test_fetched_but_unmerged_shards_are_pointed_out_until_sync(net, git):
     assert net.ok(b, "list", "--json").stderr == note
     status = net.json(b, "status")
     assert [m.get("unmerged") for m in status["mounts"] if m["id"] == "project"] == [2]
-    assert "2 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    assert "2 shards fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
     net.remember(a, "Refunds settle overnight")  # one shard moves again
     net.sync(a)
     git(b.path, "fetch", "-q", "origin")
@@ -777,7 +845,7 @@ def test_init_in_a_fresh_clone_fetches_the_memory_and_the_anchor(net):
     note = "note: 1 shard fetched but not merged into project: run `ynm sync`\n"
     assert net.ok(b, "list").stderr == note
     assert net.ok(b, "recall", "idempotency").stderr == note
-    assert "1 shard(s) fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
+    assert "1 shard fetched but not merged: run `ynm sync`" in net.ok(b, "status").stdout
     net.sync(b)
     assert net.ok(b, "list").stderr == ""
 

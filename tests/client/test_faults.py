@@ -162,7 +162,7 @@ def test_outbox_retry(tmp_path, cli_run):
     back = QUEUE_PREFIX + keys[1][len(REFUSED_PREFIX):]
     assert json.loads(result.stdout) == {"store": f"sqlite:///{path}", "queued": [back]}
     result = cli_run("outbox", "retry", "--refused", "--store", path)
-    assert result.stdout.startswith("queued 1 refused record(s) again")
+    assert result.stdout.startswith("queued 1 refused record again")
     rows = json.loads(cli_run("outbox", "list", "--store", path, "--json").stdout)
     assert [r["state"] for r in rows] == ["queued", "queued"]
 
@@ -430,7 +430,7 @@ def test_records_for_a_deleted_repository_can_be_dropped(tmp_path, cli_run, proj
     result = cli_run("outbox", "drop", "--orphaned", "--store", path)
     assert result.exit_code == 2 and "irreversible" in result.stderr
     result = cli_run("outbox", "drop", "--orphaned", "--store", path, "--yes")
-    assert result.stdout == f"dropped 1 record(s)\n  {keys[1]}\n"
+    assert result.stdout == f"dropped 1 record\n  {keys[1]}\n"
     result = cli_run("outbox", "drop", keys[2], "--store", path, "--yes")
     assert result.exit_code == 2  # its repository may come back: only with --queued
     result = cli_run("outbox", "drop", keys[2], "--queued", "--store", path, "--yes")

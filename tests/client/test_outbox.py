@@ -89,7 +89,7 @@ def test_flush_to_an_endpoint_that_is_down_exits_1_and_keeps_all(tmp_path, cli_r
     doc = json.loads(result.stdout)
     assert doc["left"] == 3 and doc["stopped"].startswith(url)
     # the flush says why it stopped: the outage, in the server's words, and what it left
-    assert result.stderr.startswith(f"Error: 3 record(s) left queued: stopped: {url}: ")
+    assert result.stderr.startswith(f"Error: 3 records left queued: stopped: {url}: ")
     assert "; 1 meant for another store (see `ynm outbox list`)" in result.stderr
 
 
@@ -151,7 +151,7 @@ def test_a_record_no_mount_can_take_is_refused_and_the_reason_shown(tmp_path, cl
     store.close()
     flushed = cli_run("outbox", "flush", "--store", path, "--json")
     assert flushed.exit_code == 1  # a record was refused during this flush: it says so
-    assert flushed.stderr == ("Error: 1 record(s) refused by ynm during this flush, kept aside "
+    assert flushed.stderr == ("Error: 1 record refused by ynm during this flush, kept aside "
                               "(`ynm outbox retry` once fixed, or `ynm outbox drop`) (see "
                               "`ynm outbox list`)\n")
     assert json.loads(flushed.stdout) == {"store": f"sqlite:///{path}", "sent": 1,
@@ -244,11 +244,11 @@ def test_drop_removes_refused_records(tmp_path, cli_run, monkeypatch):
     monkeypatch.setattr(outbox_cli, "_terminal", lambda: True)
     result = cli_run("outbox", "drop", "--refused", "--store", path, input="n\n")
     assert result.exit_code == 1 and "Error: nothing dropped" in result.stderr
-    assert "Drop 2 refused record(s) from sqlite:///" in result.stderr
+    assert "Drop 2 refused records from sqlite:///" in result.stderr
     assert states() == ["queued", "refused", "refused"]
     result = cli_run("outbox", "drop", "--refused", "--store", path, input="y\n")
     assert result.exit_code == 0
-    assert result.stdout == f"dropped 2 record(s)\n  {keys[2]}\n  {keys[3]}\n"
+    assert result.stdout == f"dropped 2 records\n  {keys[2]}\n  {keys[3]}\n"
     assert keys[2] not in result.stderr  # the keys are printed once, on stdout
     assert states() == ["queued"]
 

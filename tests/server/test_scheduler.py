@@ -276,7 +276,7 @@ def test_sync_every_pushes_and_variables_are_honoured(project, git, tmp_path):
         assert srv.scheduler()["lastError"] is None
         assert srv.stop() == 0
     assert "[ynm-mcp] scheduler: sync every 300ms" in srv.stderr
-    assert "[ynm-mcp] sync: project fetched 0 records, pushed 1 records" in srv.stderr
+    assert "[ynm-mcp] sync: project pushed 1 record" in srv.stderr
 
 
 def _overlaps(runs: list[tuple[str, float, float]]) -> list[tuple]:

@@ -114,9 +114,11 @@ def print_warnings(ynm: Ynm) -> None:
 def note_unmerged(ynm: Ynm) -> bool:
     """When ``git fetch`` brought teammates' shards that ``ynm sync`` has not merged (a fresh
     clone looks empty until then), say so on stderr after the output:
-    ``note: <n> shard(s) fetched but not merged into <mount>: run `ynm sync```. Counted now,
+    ``note: <n> shard[s] fetched but not merged into <mount>: run `ynm sync```. Counted now,
     while the service is open; printed when the command ends. Returns whether it said so."""
-    lines = [f"note: {n} shard{'' if n == 1 else 's'} fetched but not merged into {mount}: "
+    from ynm.model.words import counted
+
+    lines = [f"note: {counted(n, 'shard')} fetched but not merged into {mount}: "
              "run `ynm sync`" for mount, n in ynm.unmerged().items()]
     ctx = click.get_current_context(silent=True)
     if lines and ctx is not None:

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import common_options, emit, say
+from ynm.model.words import counted
 
 OUTCOMES = ("ok", "refused", "error")
 DEFAULT_TAIL = 20  # events `ynm audit tail` shows without -n
@@ -104,7 +105,7 @@ def _where(filters: dict[str, Any]) -> Any:
 def _warn_bad(bad: list[Any]) -> None:
     if bad:
         first = bad[0]
-        say(f"warning: skipped {len(bad)} line{'s' if len(bad) != 1 else ''} that "
+        say(f"warning: skipped {counted(len(bad), 'line')} that "
                    f"{'are' if len(bad) != 1 else 'is'} not an audit event (first: "
                    f"{first.file}:{first.line})", err=True)
         bad.clear()

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import common_options, emit, open_ynm
+from ynm.model.words import counted
 
 
 def format_compact(results: list[dict[str, Any]]) -> str:
@@ -24,8 +25,9 @@ def format_compact(results: list[dict[str, Any]]) -> str:
             continue
         head = f"{r['mount']}: snapshot {r['commit'][:12]}"
         if r["written"]:
-            lines.append(f"{head} written ({r['memories']} memories, {r['records']} records, "
-                         f"{r['shards']} shards, {r['bytes']} bytes)")
+            lines.append(f"{head} written ({counted(r['memories'], 'memory', 'memories')}, "
+                         f"{counted(r['records'], 'record')}, {counted(r['shards'], 'shard')}, "
+                         f"{counted(r['bytes'], 'byte')})")
         else:
             lines.append(f"{head} unchanged (nothing new since it was written)")
     return "\n".join(lines)

@@ -50,7 +50,8 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     level), is skipped and reported with its line number; the rest are imported. When every
     record is refused, nothing is written and the command fails with the first refusal.
     An input with no line to read (empty, blank lines, a byte order mark) imports nothing and
-    says so on stderr; one with lines but no record in them fails (exit 2). Ctrl-C keeps what
+    says so on stderr, as it says how many records were already in the store; one with
+    lines but no record in them fails (exit 2). Ctrl-C keeps what
     was imported and says how much (exit 130); running the import again adds the rest.
 
     \b

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import common_options, emit, say
+from ynm.model.words import counted
 
 
 def ynm_command() -> tuple[list[str], str | None]:
@@ -51,11 +52,13 @@ def format_init(r: dict[str, Any]) -> str:
         lines.append(f"  {'refspecs' if i == 0 else '':<10}{spec}")
     fetched = r.get("fetched")
     if fetched is not None:
-        got = (f"{fetched['shards']} shard{'' if fetched['shards'] == 1 else 's'}, "
-               f"{fetched['records']} record{'' if fetched['records'] == 1 else 's'} from "
-               f"{fetched['remote']}, merged" if fetched["shards"]
-               else f"no new memory on {fetched['remote']}")
-        if fetched["shards"] and waiting:
+        got = (f"{counted(fetched['shards'], 'shard')}, "
+               f"{counted(fetched['records'], 'record')} from "
+               f"{fetched['remote']}, merged" if fetched["records"]
+               else f"no new memory on {fetched['remote']}"
+               + (f" ({counted(fetched['shards'], 'shard')} took its commits, no record new "
+                  "here)" if fetched["shards"] else ""))
+        if fetched["records"] and waiting:
             got += f" (shown once `{waiting['run']}` brings .ynm/config.json)"
         lines.append(f"  {'fetched':<10}{got}")
     if r["hooksInstalled"]:

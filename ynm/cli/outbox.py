@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ynm.cli._common import common_options, emit, say
+from ynm.model.words import counted
 
 if TYPE_CHECKING:
     from ynm.client.stores import SQLQueueStore
@@ -208,17 +209,18 @@ def _drop(as_json: bool, store: str | None, ids: list[str], all_refused: bool,
     try:
         queue = Queue(None, qs, owner="outbox", target="outbox")
         if all_refused:
-            count, what = len(qs.keys(REFUSED_PREFIX)), "refused record(s)"
+            count, what = len(qs.keys(REFUSED_PREFIX)), "refused record"
         elif orphaned:
             count = len([k for k in qs.keys(QUEUE_PREFIX) if queue._orphaned(k)])
-            what = "queued record(s) whose repository no longer exists"
+            what = "queued record"
         else:
-            count, what = len(set(ids)), "record(s)"
+            count, what = len(set(ids)), "record"
+        what = counted(count, what) + (" whose repository no longer exists" if orphaned else "")
         if not yes:
             if not _terminal():
                 raise Refused("dropping records is irreversible; re-run with --yes to confirm")
-            if count and not click.confirm(f"Drop {count} {what} from {qs.display_url} for "
-                                           "good?", err=True):
+            if count and not click.confirm(f"Drop {what} from {qs.display_url} for good?",
+                                           err=True):
                 raise YnmError("nothing dropped")
         dropped = queue.drop(ids, refused=all_refused, orphaned=orphaned, queued=any_queued)
     except YnmError:
@@ -228,7 +230,7 @@ def _drop(as_json: bool, store: str | None, ids: list[str], all_refused: bool,
     finally:
         qs.close()
     result = {"store": qs.display_url, "dropped": dropped}
-    emit(result, as_json, lambda r: f"dropped {len(r['dropped'])} record(s)"
+    emit(result, as_json, lambda r: f"dropped {counted(len(r['dropped']), 'record')}"
          + "".join(f"\n  {key}" for key in r["dropped"]))
 
 
@@ -249,7 +251,7 @@ def _retry(as_json: bool, store: str | None, ids: list[str], all_refused: bool) 
     finally:
         qs.close()
     result = {"store": qs.display_url, "queued": back}
-    emit(result, as_json, lambda r: f"queued {len(r['queued'])} refused record(s) again "
+    emit(result, as_json, lambda r: f"queued {counted(len(r['queued']), 'refused record')} again "
          "(`ynm outbox flush` sends them)" + "".join(f"\n  {key}" for key in r["queued"]))
 
 
@@ -380,10 +382,10 @@ def _flush(as_json: bool, cwd: Path | None, store: str | None, endpoint: str | N
     problems = []
     if left:
         why = "; ".join(reasons) or "queued by another worker meanwhile"
-        problems.append(f"{left} record(s) left queued: {why}")
+        problems.append(f"{counted(left, 'record')} left queued: {why}")
     if queue.refused:
-        problems.append(f"{queue.refused} record(s) refused by ynm during this flush, kept "
-                        "aside (`ynm outbox retry` once fixed, or `ynm outbox drop`)")
+        problems.append(f"{counted(queue.refused, 'record')} refused by ynm during this flush, "
+                        "kept aside (`ynm outbox retry` once fixed, or `ynm outbox drop`)")
     if problems:
         say(f"Error: {'; '.join(problems)} (see `ynm outbox list`)", err=True)
         raise click.exceptions.Exit(1)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import common_options, emit, open_ynm
+from ynm.model.words import counted
 
 ACTIONS = ("list", "whoami", "nickname", "clear", "link")
 WHOAMI = ("{actor} on this machine; on a hosted store you write as the person your sign-in "
@@ -27,7 +28,7 @@ def format_people(doc: dict[str, Any]) -> str:
     for pid, entry in people.items():
         n = len(entry.get("logins", []))
         nick = entry.get("nickname") or "-"
-        lines.append(f"{pid}  {nick:<20} {n} linked login{'' if n == 1 else 's'}")
+        lines.append(f"{pid}  {nick:<20} {counted(n, 'linked login')}")
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from ynm.cli._common import (
     open_ynm,
     warn_unknown_mount,
 )
+from ynm.model.words import counted
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -92,8 +93,7 @@ def session(as_json: bool, cwd: Path | None, action: str, session_id: str | None
             result = ynm.session_end(session_id, expire)
         n = len(result["expired"])
         emit(result, as_json, lambda r: (
-            f"ended {r['sessionId']}; expired {n} working "
-            f"{'memory' if n == 1 else 'memories'}"))
+            f"ended {r['sessionId']}; expired {counted(n, 'working memory', 'working memories')}"))
         return
     inp = parse_input(SessionStartInput, drop_none(
         session_id=session_id, namespace=namespace, budget_tokens=budget_tokens, ttl=ttl))

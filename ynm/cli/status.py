@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import common_options, emit, open_ynm
+from ynm.model.words import counted
 
 
 def format_status(s: dict[str, Any]) -> str:
@@ -42,13 +43,13 @@ def format_status(s: dict[str, Any]) -> str:
             missing = " (not a git remote here: sync skips it)" if m.get("remoteMissing") else ""
             cols.append(f"remote {m['remote']}{missing}")
         if m.get("unmerged"):
-            cols.append(f"{m['unmerged']} shard(s) fetched but not merged: run `ynm sync`")
+            cols.append(f"{counted(m['unmerged'], 'shard')} fetched but not merged: run `ynm sync`")
         if m.get("badLines"):
-            cols.append(f"{m['badLines']} bad line(s)")
+            cols.append(counted(m["badLines"], "bad line"))
         if m.get("anchorProblem"):
             cols.append("anchor unusable: shows no memory, refuses writes (see the warning)")
         if e is not None and "vectors" in e:
-            cols.append(f"{e['vectors']} vector(s)")
+            cols.append(counted(e["vectors"], "vector"))
         if e is not None and e.get("pendingVectors"):
             cols.append(f"{e['pendingVectors']} waiting to be embedded (by the next recall)")
         lines.append(head + "  ".join(cols))

@@ -9,52 +9,70 @@ from typing import Any
 import click
 
 from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
+from ynm.model.words import counted
 
 
-def _n(count: int, word: str) -> str:
-    """``1 record``, ``2 records``."""
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def format_sync(results: dict[str, Any]) -> str:
-    """One line per mount (docs/cli.md "ynm sync"): ``<mount>: skipped: <reason>``,
-    ``<mount>: up to date``, or what moved: ``<mount>: fetched <r> records in <s> shards
-    (<f> fast-forwards, <m> merges), pushed <r> records in <s> shards`` (each half only when
-    something moved), ``fetched the people document[ (merged)]`` and ``pushed the people
-    document`` when the people document moved, ``fetched the snapshot <name>`` and ``pushed
-    the snapshot <name>`` when a snapshot (ynm compact) moved, then ``, retries <n>`` and ``, conflicts:
-    <c1>; <c2>`` when any."""
+def format_sync(results: dict[str, Any], *, pull: bool = True, push: bool = True,
+                dry_run: bool = False) -> str:
+    """One line per mount (docs/cli.md "ynm sync") saying what moved, each half (fetch, push)
+    for itself: ``<mount>: skipped: <reason>``; ``<mount>: up to date`` when both ran and
+    nothing moved; else what the fetch brought (``fetched <r> records in <s> shards (<f>
+    fast-forwards, <m> merges)``, the documents and snapshots it fetched) or ``nothing to
+    fetch``, then what the push sent (``pushed <r> records in <s> shards``, the documents and
+    snapshots it pushed) or ``nothing to push``; a half that did not run is left out
+    (``--no-pull``, ``--no-push``, and the push of a dry run, which is never tried). Shards
+    that moved without a record new to their side (a merge of records both sides had, a
+    purge) say so: ``nothing new fetched (<s> shards took the remote's commits, no record
+    new here: <how>)``, ``nothing new pushed (<s> shards sent commits, no record new to the
+    remote)``. Documents read ``fetched the people document[ (merged)]``, ``pushed the
+    people document``; snapshots (ynm compact) ``fetched the snapshot <name>``, ``pushed the
+    snapshot <name>``. Then ``, retries <n>`` and ``, conflicts: <c1>; <c2>`` when any.
+    ``pull``, ``push``, ``dry_run``: the flags the sync ran with. Counts agree with their
+    nouns (``1 record``)."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
+    push = push and not dry_run
     lines = []
     for mount, r in results.items():
         if r.get("skipped"):
             lines.append(f"{mount}: skipped: {r['skipped']}")
             continue
-        parts = []
         fetched, pushed = r["fetched"], r["pushed"]
+        docs = r.get("documents") or {}
+        snaps = r.get("snapshots") or {}
+        got, sent = [], []  # what the fetch brought, what the push sent
         if fetched["shards"]:
             how = []
             if r["fastForwarded"]:
-                how.append(_n(len(r["fastForwarded"]), "fast-forward"))
+                how.append(counted(len(r["fastForwarded"]), "fast-forward"))
             if r["merged"]:
-                how.append(_n(len(r["merged"]), "merge"))
-            parts.append(f"fetched {_n(fetched['records'], 'record')} in "
-                         f"{_n(len(fetched['shards']), 'shard')} ({', '.join(how)})")
-        if pushed["shards"]:
-            parts.append(f"pushed {_n(pushed['records'], 'record')} in "
-                         f"{_n(len(pushed['shards']), 'shard')}")
-        docs = r.get("documents") or {}
+                how.append(counted(len(r["merged"]), "merge"))
+            shards = counted(len(fetched["shards"]), "shard")
+            got.append(f"fetched {counted(fetched['records'], 'record')} in {shards} "
+                       f"({', '.join(how)})" if fetched["records"] else
+                       f"nothing new fetched ({shards} took the remote's commits, no record "
+                       f"new here: {', '.join(how)})")
         for name in docs.get("fetched", []):
             how = " (merged)" if name in docs.get("merged", []) else ""
-            parts.append(f"fetched the {name} document{how}")
-        parts += [f"pushed the {name} document" for name in docs.get("pushed", [])]
-        snaps = r.get("snapshots") or {}
-        parts += [f"fetched the snapshot {name}" for name in snaps.get("fetched", [])]
-        parts += [f"pushed the snapshot {name}" for name in snaps.get("pushed", [])]
+            got.append(f"fetched the {name} document{how}")
+        got += [f"fetched the snapshot {name}" for name in snaps.get("fetched", [])]
+        if pushed["shards"]:
+            shards = counted(len(pushed["shards"]), "shard")
+            sent.append(f"pushed {counted(pushed['records'], 'record')} in {shards}"
+                        if pushed["records"] else
+                        f"nothing new pushed ({shards} sent commits, no record new to the "
+                        "remote)")
+        sent += [f"pushed the {name} document" for name in docs.get("pushed", [])]
+        sent += [f"pushed the snapshot {name}" for name in snaps.get("pushed", [])]
+        if pull and push and not got and not sent:
+            parts = ["up to date"]
+        else:
+            parts = ((got or ["nothing to fetch"]) if pull else got) + \
+                    ((sent or ["nothing to push"]) if push else sent)
+            parts = parts or ["nothing tried (--no-pull and --no-push)"]
         if r["retries"]:
             parts.append(f"retries {r['retries']}")
-        line = f"{mount}: " + (", ".join(parts) if parts else "up to date")
+        line = f"{mount}: " + ", ".join(parts)
         if r["conflicts"]:
             line += ", conflicts: " + "; ".join(r["conflicts"])
         lines.append(line)
@@ -105,7 +123,8 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
     if dry_run and not as_json and not (quiet and not bad):
         say("dry run: nothing was changed; would move:")
     if not (quiet and not bad):
-        emit(results, as_json, format_sync)
+        emit(results, as_json,
+             lambda r: format_sync(r, pull=pull, push=push, dry_run=dry_run))
         if hint is not None:
             say(f"hint: {hint}", err=True)
     if bad:

@@ -15,6 +15,7 @@ from ynm.doctor.mounts import StoreFacts
 from ynm.errors import pip_install
 from ynm.index.inspect import stale_reason
 from ynm.index.schema import SCHEMA_VERSION
+from ynm.model.words import counted
 
 MAX_LISTED = 20  # bad lines named in a detail; the rest are counted (`ynm status` lists all)
 VECTOR_PACKAGES = ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
@@ -23,19 +24,21 @@ VECTOR_PACKAGES = ("numpy", "onnxruntime", "tokenizers", "sqlite_vec")
 def cache_checks(facts: StoreFacts) -> list[Check]:
     """``cache <id>``: ok/info ``schema <n>, fresh (<shards> shards, <memories> memories)``,
     or ``not built yet`` (ok: the next read builds it); error with the fix ``ynm reindex
-    --mount <id>`` when the file is damaged inside (``PRAGMA quick_check``: recall may miss
-    memories until it is rebuilt); warn with that fix when the file was written by another schema version, cannot be read, or is
-    stale (``stale: <reason>``, the reasons of ``ynm status``). Nothing is rebuilt here."""
+    --mount <id>`` when the file is damaged (``PRAGMA quick_check``, or SQLite's error as it
+    is read): ``cache file is damaged: <SQLite's message>; the next command that reads the
+    damaged part rebuilds it`` (ynm.service.mounts.Mount.recover); warn with that fix when
+    the file was written by another schema version, cannot be read, or is stale
+    (``stale: <reason>``, the reasons of ``ynm status``). Nothing is rebuilt here."""
     m, c = facts.mount, facts.cache
     name, fix = f"cache {m.id}", f"ynm reindex --mount {m.id}"
     if facts.error is not None:
         return []  # the mount check already failed
     if not c.exists:
         return [check(name, True, f"{c.path}: not built yet; the next read builds it")]
-    if c.damaged is not None:  # reads may answer from it and miss memories on damaged pages
-        return [check(name, False, f"{c.path}: damaged ({c.damaged}); recall may miss "
-                      "memories until it is rebuilt (memories live in git notes: nothing is "
-                      "lost)", "error", fix=fix)]
+    if c.damaged is not None:  # the next command that reads it meets the damage and rebuilds
+        return [check(name, False, f"{c.path}: cache file is damaged: {c.damaged}; the next "
+                      f"command that reads the damaged part rebuilds it, or run `{fix}` "
+                      "(memories live in git notes: nothing is lost)", "error", fix=fix)]
     if c.error is not None:
         return [check(name, False, f"{c.path}: {c.error}; the next read rebuilds it", "warn",
                       fix=fix)]
@@ -47,8 +50,9 @@ def cache_checks(facts: StoreFacts) -> list[Check]:
     if reason is not None:
         return [check(name, False, f"{c.path}: stale ({reason}); the next read refreshes it",
                       "warn", fix=fix)]
-    return [check(name, True, f"schema {SCHEMA_VERSION}, fresh ({_n(len(facts.tips), 'shard')}, "
-                  f"{_n(c.memories, 'memory', 'memories')})")]
+    return [check(name, True, f"schema {SCHEMA_VERSION}, fresh "
+                  f"({counted(len(facts.tips), 'shard')}, "
+                  f"{counted(c.memories, 'memory', 'memories')})")]
 
 
 def bad_lines_checks(facts: StoreFacts) -> list[Check]:
@@ -65,8 +69,7 @@ def bad_lines_checks(facts: StoreFacts) -> list[Check]:
     listed = "; ".join(f"{ref}:{line} {msg}" for ref, line, msg in bad[:MAX_LISTED])
     more = f"; and {len(bad) - MAX_LISTED} more (`ynm status` lists them)" \
         if len(bad) > MAX_LISTED else ""
-    noun = "line" if len(bad) == 1 else "lines"
-    return [check(name, False, f"{len(bad)} {noun} skipped (every other record is read): "
+    return [check(name, False, f"{counted(len(bad), 'line')} skipped (every other record is read): "
                   f"{listed}{more}", "warn",
                   fix=f"git -C {facts.details['repo']} notes --ref {bad[0][0]} edit "
                   f"{m.log.anchor}")]
@@ -107,8 +110,8 @@ def snapshot_checks(facts: StoreFacts) -> list[Check]:
                  for r, tip in tips.items())
     covered = sum(int(s.get("records", 0)) for s in found.meta.shards.values())
     return [check(name, True, f"{ref} {found.commit[:12]}: covers "
-                  f"{_n(covered, 'record')} in {_n(len(found.meta.shards), 'shard')}, "
-                  f"{_n(behind, 'record')} behind the tips")]
+                  f"{counted(covered, 'record')} in {counted(len(found.meta.shards), 'shard')}, "
+                  f"{counted(behind, 'record')} behind the tips")]
 
 
 def vector_model(spec: str, home: Path, env: Mapping[str, str]) -> Check:
@@ -177,17 +180,12 @@ def cache_size_checks(facts: StoreFacts) -> list[Check]:
     if facts.error is not None:
         return []
     c = facts.cache
-    records = f"{_size(facts.raw_bytes)} of records in {_n(len(facts.tips), 'shard')}"
+    records = f"{_size(facts.raw_bytes)} of records in {counted(len(facts.tips), 'shard')}"
     if not c.exists:
         return [check(f"cache size {facts.mount.id}", True, f"no cache yet; {records}")]
     ratio = f" ({c.bytes / facts.raw_bytes:.1f}x)" if facts.raw_bytes else ""
     return [check(f"cache size {facts.mount.id}", True,
                   f"{_size(c.bytes)} cache for {records}{ratio}")]
-
-
-def _n(n: int, one: str, many: str | None = None) -> str:
-    """``1 shard``, ``2 shards`` (``many`` for an irregular plural)."""
-    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _size(n: int) -> str:

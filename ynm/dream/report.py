@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ynm.dream.seams import Usage
+from ynm.model.words import counted
 
 __all__ = ["MODEL_PASSES", "PassReport", "consolidate_report", "format_report"]
 
@@ -76,10 +77,6 @@ NO_WRITER_HINT = ("no writer configured: set dream.writer to claude-cli or "
 CAP_HINT = "the pair cap (--max-pairs, dream.maxPairsPerRun)"
 
 
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def format_report(r: dict[str, Any]) -> str:
     """The human text of ``ynm dream`` (reference/cli.md §4.5): per pass in report order,
     ``<pass>: <changed>/<candidates> changed`` (``would change`` in a dry run); in a dry run
@@ -117,7 +114,7 @@ def format_report(r: dict[str, Any]) -> str:
         fp = (full.get("passes") or {}).get(name, {})
         n = len(p["changed"])
         if not judged and name in MODEL_PASSES and p["candidates"] > 0:
-            line = f"{name}: {_count(p['candidates'], 'candidate')} (not judged; add --judge)"
+            line = f"{name}: {counted(p['candidates'], 'candidate')} (not judged; add --judge)"
             if n:
                 line += f", {n} would change"
         else:
@@ -125,11 +122,11 @@ def format_report(r: dict[str, Any]) -> str:
         flagged = len(set(fp.get("flagged") or ()))
         if flagged:
             any_flagged = True
-            line += f", {_count(flagged, 'memory', 'memories')} {flag_verb} for review"
+            line += f", {counted(flagged, 'memory', 'memories')} {flag_verb} for review"
         skipped = fp.get("skipped") or 0
         if skipped and name == "reflect":
             if no_writer and fp.get("fallback"):
-                line += f", {_count(skipped, 'subject')} skipped: {NO_WRITER_HINT}"
+                line += f", {counted(skipped, 'subject')} skipped: {NO_WRITER_HINT}"
             else:
                 line += f", {skipped} skipped"
         elif skipped:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ynm.dream.seams import Judge, Question
+from ynm.model.words import counted
 
 __all__ = ["RERANK_QUESTIONS", "RERANK_WEIGHT", "rerank", "rerank_recall"]
 
@@ -66,7 +67,7 @@ def rerank(hits: list[dict[str, Any]], text: str, limit: int, judge: Judge,
         verdicts = list(pool.map(lambda h: _judged(judge, text, h), top))
     failed = [v for v in verdicts if isinstance(v, str)]
     if failed and problems is not None:
-        problems.append(f"recall was not reranked for {len(failed)} of {len(top)} hits "
+        problems.append(f"recall was not reranked for {len(failed)} of {counted(len(top), 'hit')} "
                         f"({failed[0]})")
     out = []
     for hit, p in zip(top, verdicts):

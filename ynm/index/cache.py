@@ -299,10 +299,18 @@ class MountCache:
         except sqlite3.DatabaseError as err:
             if not schema.is_damaged(err):
                 raise
+        self.replace()
+        return self._rebuild(log, progress)
+
+    def replace(self) -> None:
+        """Close the connection, delete the file (with its ``-wal`` and ``-shm``) and open an
+        empty cache in its place, for a file that is damaged (:class:`ynm.index.schema.
+        CacheDamaged`); the next :meth:`refresh` builds it from the log. Another process that
+        still has the old file open keeps reading and writing its own copy, which nothing
+        opens again; SQLite's locks on the new file order the rest."""
         self.conn.close()
         schema.remove(self.path)
         self.conn = schema.connect(self.path)
-        return self._rebuild(log, progress)
 
     def _rebuild(self, log: ShardLog, progress: Progress | None) -> RefreshReport:
         tips = log.tips()
@@ -841,6 +849,20 @@ class MountCache:
         return known, todo
 
     # -- reads -----------------------------------------------------------------------------
+
+    def damaged_text(self) -> str | None:
+        """Why a text this cache keeps cannot be read back (every memory's state and every
+        record's line is read: about a second per 100,000), or None when each one can: what
+        tells whether a :class:`ynm.index.schema.TextDamaged` met while reading rows in
+        Python came from this file. A file damaged in its pages (SQLite's own complaint)
+        says so too."""
+        try:
+            for sql in (f"SELECT count(*) FROM memories WHERE {schema.state_sql()} IS NULL",
+                        "SELECT count(*) FROM records WHERE ynm_unpack(line) IS NULL"):
+                self.conn.execute(sql).fetchone()
+        except schema.CacheDamaged as err:
+            return err.message
+        return None
 
     def problems(self) -> list[tuple[str, int, str]]:
         """Bad lines: ``(shard ref, 1-based line, message)``, by ref then line."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ynm.errors import pip_install
+from ynm.model.words import counted
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length
@@ -340,7 +341,7 @@ class OpenAICompatibleEmbedder(Embedder):
                 f"{self.url}: the answer is not a list of embeddings ({err!r})") from err
         if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
             raise EmbedderUnavailable(
-                f"{self.url}: expected {len(texts)} vector(s) of one length, got shape "
+                f"{self.url}: expected {counted(len(texts), 'vector')} of one length, got shape "
                 f"{vectors.shape}")
         if self.dim and vectors.shape[1] != self.dim:
             was, self.dim = self.dim, int(vectors.shape[1])

@@ -288,15 +288,28 @@ def pack(text: str) -> bytes:
     return _codec()[0].compress(text.encode())
 
 
+class TextDamaged(ValueError):
+    """A text the cache keeps cannot be read back: a packed text that does not unpack, a
+    column NULL or not JSON where ynm wrote one. ynm writes only texts it reads back, so the
+    file is damaged (bytes overwritten inside a page, which SQLite's page checks do not
+    see). Read through a :class:`CacheConnection` (``ynm_unpack``, ``ynm_state`` in SQL) it
+    becomes :class:`CacheDamaged` naming the file; read in Python from a row, the mount
+    looks for the damaged text in its cache (ynm.index.cache.MountCache.damaged_text)."""
+
+
 def unpack(packed: bytes | str | None) -> str | None:
     """The text :func:`pack` was given. A ``str`` (or None) is returned as it is.
 
     Raises:
-        zstandard.ZstdError: ``packed`` is not a packed text (a damaged cache file).
+        TextDamaged: ``packed`` is not a packed text (a damaged cache file).
     """
     if packed is None or isinstance(packed, str):
         return packed
-    return _codec()[1].decompress(packed).decode()
+    try:
+        return _codec()[1].decompress(packed).decode()
+    except Exception as err:  # zstd's and UTF-8's errors: bytes ynm did not pack
+        raise TextDamaged(f"a stored text does not unpack ({type(err).__name__}: {err})") \
+            from err
 
 
 # The ``memories`` columns a folded state is rebuilt from, in :func:`state_text`'s order;
@@ -387,8 +400,24 @@ def state_text(memory_id: str, line: bytes | str, type: str, level: str, namespa
     state goes through here (``ynm_state(...)`` in SQL, :func:`state_sql`).
 
     Raises:
-        zstandard.ZstdError: ``line`` or ``extra`` is not a packed text (a damaged cache).
+        TextDamaged: ``line`` or ``extra`` is not a packed text, or not the JSON written
+            there, or ``line`` or ``tags`` is NULL (a damaged cache file).
     """
+    try:
+        return _state_text(memory_id, line, type, level, namespace, subject, tags, importance,
+                           confidence, pinned, needs_review, tombstoned, created_at,
+                           updated_at, versions, extra)
+    except TextDamaged:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise TextDamaged(f"memory {memory_id}: its state cannot be read back "
+                          f"({err.__class__.__name__}: {err})") from err  # type: the column
+
+
+def _state_text(memory_id: str, line: bytes | str, type: str, level: str, namespace: str,
+                subject: str | None, tags: str, importance: float, confidence: float,
+                pinned: int, needs_review: int, tombstoned: int, created_at: str,
+                updated_at: str, versions: int, extra: bytes | str | None) -> str:
     rest = json.loads(unpack(extra)) if extra is not None else {}
     current = rest.pop("current", None)
     obj: dict[str, Any] = {"type": type, "level": level, "namespace": namespace}
@@ -453,10 +482,17 @@ def connect(path: Path | str) -> CacheConnection:
     """Open (creating if needed) a cache file with WAL, a busy timeout and the current schema.
 
     A file that is not a database, or holds another schema version, is deleted and created
-    afresh: the cache is derived data. ``":memory:"`` gives a private in-memory cache.
+    afresh: the cache is derived data. When the file was damaged (SQLite's SQLITE_CORRUPT or
+    SQLITE_NOTADB while it is opened: a header or schema page overwritten, a file of random
+    bytes), the new connection's ``replaced`` holds SQLite's message, for the caller to say
+    so; a file of another schema version, or one whose vector table this process cannot
+    load, is replaced without a message. An empty (zero-length) file is an empty database, as
+    SQLite creates every file: it is built like a missing one. ``":memory:"`` gives a private
+    in-memory cache.
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+    damaged, conn = None, None
     try:
         conn = _open(path)
         version = _schema_version(conn)
@@ -466,30 +502,140 @@ def connect(path: Path | str) -> CacheConnection:
             _create(conn)
             return conn
         conn.close()
-    except sqlite3.DatabaseError:
-        pass
+    except sqlite3.DatabaseError as err:
+        if conn is not None:
+            conn.close()
+        if is_damaged(err):
+            damaged = str(err)
     remove(path)
     conn = _open(path)
     _create(conn)
+    conn.replaced = damaged
     return conn
 
 
+class CacheDamaged(sqlite3.DatabaseError):
+    """SQLite's report that a cache file is damaged inside or is not a database
+    (:data:`DAMAGED_CODES`), raised by a :class:`CacheConnection` for any statement or row
+    read from it, at open or mid-query, with the file's ``path`` and SQLite's ``message``
+    (``sqlite_errorcode``/``sqlite_errorname`` as SQLite gave them; SQLITE_CORRUPT for a
+    text that cannot be read back, :class:`TextDamaged`). It is a
+    ``sqlite3.DatabaseError``, so code that handles those handles it too; the mount the file
+    belongs to deletes and rebuilds it (ynm.service.mounts.Mount.recover)."""
+
+    def __init__(self, path: str, err: sqlite3.DatabaseError | str) -> None:
+        self.path = path
+        self.message = str(err)
+        super().__init__(self.message)
+        self.sqlite_errorcode = getattr(err, "sqlite_errorcode", DAMAGED_CODES[0])
+        self.sqlite_errorname = getattr(err, "sqlite_errorname", "SQLITE_CORRUPT")
+
+
+def _damaged(conn: Any, err: sqlite3.DatabaseError) -> sqlite3.DatabaseError:
+    """``err``, met on ``conn``, as a :class:`CacheDamaged` of its file when it reports a
+    damaged file, else ``err`` itself: SQLite's corruption codes; a text column that is not
+    UTF-8 (ynm writes only UTF-8); one of ynm's functions (``ynm_unpack``, ``ynm_state``)
+    that failed on a text it cannot read back (:class:`TextDamaged`)."""
+    if isinstance(err, CacheDamaged):
+        return err
+    path = getattr(conn, "path", "")
+    told = getattr(conn, "damaged_text", None)
+    if is_damaged(err):
+        return CacheDamaged(path, err)
+    text = str(err)
+    if told is not None and told[0] and "user-defined function raised exception" in text:
+        message, told[0] = told[0], None
+        return CacheDamaged(path, message)
+    if text.startswith("Could not decode to UTF-8"):
+        return CacheDamaged(path, text)
+    return err
+
+
+class CacheCursor(sqlite3.Cursor):
+    """A cursor that reports a damaged file as :class:`CacheDamaged` for every statement it
+    runs and every row it reads (a damaged page is found when a query reaches it)."""
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+    def fetchmany(self, *args: Any, **kwargs: Any) -> list[Any]:
+        try:
+            return super().fetchmany(*args, **kwargs)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self.connection, err) from err
+
+
 class CacheConnection(sqlite3.Connection):
-    """A connection that remembers whether sqlite-vec loaded (``vec_problem`` is None then)."""
+    """A connection to one cache file (``path``) that remembers whether sqlite-vec loaded
+    (``vec_problem`` is None then), and whether it replaced a damaged file (``replaced``:
+    SQLite's message, see :func:`connect`). Every statement and row read through it reports a
+    damaged file as :class:`CacheDamaged` (:class:`CacheCursor`): the one place where damage
+    is told apart from other database errors."""
 
     vec_problem: str | None = "not tried"
+    replaced: str | None = None
+    path: str = ""
+    # [message] of the last TextDamaged one of ynm's SQL functions raised, which SQLite
+    # reports only as "user-defined function raised exception" (None: none pending)
+    damaged_text: list[str | None] | None = None
+
+    def cursor(self, factory: Any = CacheCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self, err) from err
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as err:
+            raise _damaged(self, err) from err
 
 
 def _open(path: Path | str) -> CacheConnection:
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            factory=CacheConnection)
+    conn.path = str(path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     # ``ynm_unpack(line)`` / ``ynm_unpack(extra)``: the packed texts; ``ynm_state``: a state.
-    conn.create_function("ynm_unpack", 1, unpack, deterministic=True)
-    conn.create_function("ynm_state", len(STATE_COLUMNS), state_text, deterministic=True)
+    told: list[str | None] = [None]
+    conn.damaged_text = told
+    conn.create_function("ynm_unpack", 1, _telling(unpack, told), deterministic=True)
+    conn.create_function("ynm_state", len(STATE_COLUMNS), _telling(state_text, told),
+                         deterministic=True)
     has_vec_table = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE name IN ('vec', 'vector_codes')").fetchone() is not None
     # sqlite-vec loads only where vectors are kept (or asked for: MountCache.vector_problem),
@@ -499,6 +645,19 @@ def _open(path: Path | str) -> CacheConnection:
         conn.close()
         raise sqlite3.DatabaseError("cache has a vector table but sqlite-vec cannot load")
     return conn
+
+
+def _telling(fn: Any, told: list[str | None]) -> Any:
+    """``fn`` as an SQL function that, when it fails on a damaged text
+    (:class:`TextDamaged`), leaves the reason in ``told[0]`` for the connection to report
+    (SQLite passes on only that a function failed)."""
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except TextDamaged as err:
+            told[0] = str(err)
+            raise
+    return call
 
 
 def load_vec(conn: CacheConnection) -> str | None:
@@ -559,8 +718,10 @@ def _create(conn: sqlite3.Connection) -> None:
 
 def is_damaged(err: BaseException) -> bool:
     """Whether ``err`` is SQLite's report of a file damaged inside or not a database
-    (:data:`DAMAGED_CODES`): a cache that gives it is rebuilt by ``ynm reindex``."""
-    return getattr(err, "sqlite_errorcode", None) in DAMAGED_CODES
+    (:data:`DAMAGED_CODES`, extended codes such as SQLITE_CORRUPT_VTAB included): a cache
+    that gives it is deleted and rebuilt from git."""
+    code = getattr(err, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in DAMAGED_CODES
 
 
 def rollback(conn: sqlite3.Connection) -> None:

@@ -37,6 +37,7 @@ from pydantic.alias_generators import to_camel
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import namespace_problem
+from ynm.model.words import counted
 
 SCHEMA_VERSION = 1
 Op = Literal["create", "supersede", "annotate", "tombstone", "purge-marker", "snapshot"]
@@ -358,9 +359,6 @@ _PLAIN = {
     "model_attributes_type": "must be an object",
     "list_type": "must be a list",
     "tuple_type": "must be a list",
-    "string_too_long": "must be at most {max_length} characters",
-    "too_long": "must have at most {max_length} items",
-    "too_short": "must have at least {min_length} items",
     "greater_than_equal": "must be at least {ge}",
     "greater_than": "must be more than {gt}",
     "less_than_equal": "must be at most {le}",
@@ -370,6 +368,12 @@ _PLAIN = {
     "json_type": "not valid JSON",
     "none_required": "must be null",
 }
+# pydantic's error types whose limit is a count: (phrase, the limit's key in ``ctx``, noun).
+_COUNTED = {
+    "string_too_long": ("must be at most", "max_length", "character"),
+    "too_long": ("must have at most", "max_length", "item"),
+    "too_short": ("must have at least", "min_length", "item"),
+}
 # Parts of a pydantic error location that name a union member or a validator, not a field.
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "nonetype"})
 
@@ -378,8 +382,9 @@ def plain_message(issue: Mapping[str, Any]) -> str:
     """One pydantic error (an item of ``ValidationError.errors()``) as a plain phrase: no
     ``[type=...]``, no input value, no URL, no pydantic wording (``Input should be ...``):
     ``required``, ``unknown field``, ``must be one of a, b, c``, ``must be at most 280
-    characters``, ``must be a whole number``; a message ynm's own validators raise is kept as
-    written (without pydantic's ``Value error, `` prefix)."""
+    characters`` (a limit of one: ``1 character``, ``1 item``), ``must be a whole number``;
+    a message ynm's own validators raise is kept as written (without pydantic's ``Value
+    error, `` prefix)."""
     kind = issue.get("type", "")
     ctx = issue.get("ctx") or {}
     msg = str(issue.get("msg", ""))
@@ -394,6 +399,9 @@ def plain_message(issue: Mapping[str, Any]) -> str:
         return "must not be empty" if n == 1 else f"must be at least {n} characters"
     if kind in ("value_error", "assertion_error"):
         return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if kind in _COUNTED and isinstance(ctx.get(_COUNTED[kind][1]), int):
+        phrase, key, noun = _COUNTED[kind]
+        return f"{phrase} {counted(ctx[key], noun)}"
     template = _PLAIN.get(kind)
     if template is not None:
         shown = {k: int(v) if isinstance(v, float) and v.is_integer() else v

@@ -153,15 +153,17 @@ class MemoryService:
         return self._executor.submit(self._call, fn, caller).result()
 
     def _call(self, fn: Callable[[Ynm], T], caller: CallerOf | None) -> T:
+        """``fn(ynm)`` as one operation (:meth:`Ynm.run`: a damaged cache met on the way is
+        rebuilt and ``fn`` runs again), as ``caller`` when given."""
         ynm = self._ynm()
         if caller is None:
-            return fn(ynm)
+            return ynm.run(fn)
         # Who this call writes as (Ynm.caller: provenance.actor and .client, the unnamed
         # namespace); set for this call only. Safe: this thread is the only one that touches
         # the service.
         ynm.caller = caller(ynm)
         try:
-            return fn(ynm)
+            return ynm.run(fn)
         finally:
             ynm.caller = None
 

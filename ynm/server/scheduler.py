@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ynm.errors import InvalidInput, YnmError
+from ynm.model.words import counted
 
 if TYPE_CHECKING:
     from ynm.server.app import MemoryService
@@ -154,15 +155,22 @@ def dream_summary(report: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def sync_summary(result: Mapping[str, Any]) -> tuple[str, list[str]]:
     """The log line of a sync result (``Ynm.sync``: ``{mount id: SyncResult JSON}``) and its
-    conflicts: per mount ``<mount> skipped (<why>)`` or ``<mount> fetched <n> records, pushed
-    <n> records``; ``no distributed mount`` when there is none."""
+    conflicts: per mount ``<mount> skipped (<why>)``, ``<mount> up to date`` when no shard
+    moved, else what moved (``fetched <n> records``, ``pushed <n> records``, each only when
+    its side moved; ``no new record`` for shards that moved without one: a merge of records
+    both sides had, a purge); ``no distributed mount`` when there is none. Counts agree with
+    their nouns (``1 record``)."""
     parts, conflicts = [], []
     for mount, r in result.items():
         if r.get("skipped"):
             parts.append(f"{mount} skipped ({r['skipped']})")
             continue
-        parts.append(f"{mount} fetched {r['fetched']['records']} records, pushed "
-                     f"{r['pushed']['records']} records")
+        moved = [f"{verb} {counted(side['records'], 'record')}"
+                 for verb, side in (("fetched", r["fetched"]), ("pushed", r["pushed"]))
+                 if side["records"]]
+        if not moved and (r["fetched"]["shards"] or r["pushed"]["shards"]):
+            moved = ["no new record (shards moved: merges or purges)"]
+        parts.append(f"{mount} {', '.join(moved) or 'up to date'}")
         conflicts += [f"{mount}: {c}" for c in r.get("conflicts") or []]
     return "; ".join(parts) or "no distributed mount", conflicts
 

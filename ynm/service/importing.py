@@ -15,6 +15,7 @@ from ynm.errors import BatchRefused, InvalidInput, Refused, YnmError
 from ynm.model.jsonl import parse_jsonl
 from ynm.model.namespaces import write_namespace_problem
 from ynm.model.records import Record
+from ynm.model.words import counted
 
 if TYPE_CHECKING:
     from ynm.service.mounts import Mount
@@ -40,7 +41,7 @@ def import_chunks(
 
     A refusal that depends only on a record's level (no mount of that level, ``--mount``
     of another level, a mount whose anchor is unusable) is one problem, on the first line
-    it met, ending ``(and <k> more <level> record(s), the last on line <n>)``, not one per
+    it met, ending ``(and <k> more <level> record[s], the last on line <n>)``, not one per
     line. In a repository with no distributed mount (ynm init never run in this clone,
     or its ``.ynm/config.json`` never committed), an import without ``mount_id`` fails
     before reading any line: records of such a repository's export could go nowhere.
@@ -118,7 +119,7 @@ def import_chunks(
             for mid, records in by_mount.items():
                 routed = True
                 mount = targets[mid]
-                new = mount.fresh_cache().missing(records)
+                new = mount.read(lambda cache, rs=records: cache.missing(rs))
                 present += len(records) - len(new)
                 writing = len(new)
                 if new:
@@ -127,18 +128,23 @@ def import_chunks(
                 writing = 0
     except LockTimeout as err:  # another process kept a mount's lock: the parts before stay
         if imported:
-            kept = (f"{imported} record(s) were imported and are kept (the input was read to "
-                    f"line {line_no - 1}); run the import again to add the rest (records "
-                    "already there are skipped)")
+            kept = (f"{counted(imported, 'record')} "
+                    f"{'was imported and is' if imported == 1 else 'were imported and are'} "
+                    f"kept (the input was read to line {line_no - 1}); run the import again "
+                    "to add the rest (records already there are skipped)")
             err.hint = f"{kept}; {err.hint}" if err.hint else kept
         raise
     except KeyboardInterrupt:
         # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
         # of the part being written when it came, any number of shards may have landed
-        kept = f"{imported} record(s) were imported and are kept" if imported else ""
+        kept = (f"{counted(imported, 'record')} "
+                f"{'was imported and is' if imported == 1 else 'were imported and are'} kept"
+                if imported else "")
         if writing:
-            kept += ((", and " if kept else "") + f"some or all of the {writing} record(s) "
-                     "being written when it came may be imported too")
+            part = ("the record being written when it came may be imported too"
+                    if writing == 1 else f"some or all of the {counted(writing, 'record')} "
+                    "being written when it came may be imported too")
+            kept += (", and " if kept else "") + part
         kept = kept or "no record was imported yet"
         raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
                           "run the import again to add the rest (records already there "
@@ -146,7 +152,8 @@ def import_chunks(
     for level, (at, more) in refused.items():
         if more:
             line, message = problems[at]
-            message += f" (and {len(more)} more {level} record(s), the last on line {more[-1]})"
+            message += (f" (and {counted(len(more), f'more {level} record')}, the last on "
+                        f"line {more[-1]})")
             problems[at] = (line, message)
     problems.sort(key=lambda p: p[0])
     out: dict[str, Any] = {"imported": imported,
@@ -161,6 +168,6 @@ def import_chunks(
         raise BatchRefused(first_refusal, out)
     if problems and not valid:  # not one line of it is a record
         raise BatchRefused(InvalidInput(
-            f"input: no valid record in it ({len(problems)} line(s) skipped; the first: "
-            f"line {problems[0][0]}: {problems[0][1]})"), out)
+            f"input: no valid record in it ({counted(len(problems), 'line')} skipped; the "
+            f"first: line {problems[0][0]}: {problems[0][1]})"), out)
     return ynm._with_warnings(out, mark)

@@ -7,9 +7,10 @@ distributed notes once ``.ynm/config.json`` exists), then each configured ``moun
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ynm.errors import ConfigError, MountLevelMismatch, NoMount, UnknownMount, YnmError
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 PERSONAL = "personal"
 PROJECT = "project"
+T = TypeVar("T")
 
 
 @dataclass
@@ -45,12 +47,19 @@ class Mount:
 
     @property
     def cache(self) -> MountCache:
-        """The mount's cache (opened on first use; not refreshed)."""
+        """The mount's cache (opened on first use; not refreshed). A file found damaged as it
+        is opened was replaced by an empty one (ynm.index.schema.connect): that is said on
+        stderr (:meth:`say_damaged`) and the new file is built from git at once, as
+        :meth:`recover` does for damage found later."""
         if self._cache is None:
             from ynm.index.cache import MountCache
 
-            self._cache = MountCache(self.cache_path, self.id)
-            self._cache.snapshot_source = self.snapshot_for
+            cache = MountCache(self.cache_path, self.id)
+            cache.snapshot_source = self.snapshot_for
+            if cache.conn.replaced is not None:
+                self.say_damaged(cache.conn.replaced)
+                cache.refresh(self.log, self.progress)
+            self._cache = cache
         return self._cache
 
     def snapshot_for(self, tips: dict[str, str]) -> Any:
@@ -75,10 +84,77 @@ class Mount:
 
     def fresh_cache(self, progress: Progress | None = None) -> MountCache:
         """The cache, brought up to date with the shard refs first (reporting to ``progress``,
-        else to the mount's own :attr:`progress`)."""
+        else to the mount's own :attr:`progress`); a cache found damaged meanwhile is
+        rebuilt (:meth:`recover`).
+
+        Raises:
+            CacheDamaged: (ynm.index.schema) the rebuilt file is found damaged again."""
         cache = self.cache
-        cache.refresh(self.log, progress or self.progress)
+        try:
+            cache.refresh(self.log, progress or self.progress)
+        except Exception as err:
+            if not self.recover(err, progress):
+                raise
         return cache
+
+    def recover(self, err: BaseException, progress: Progress | None = None) -> bool:
+        """When ``err`` is SQLite's report that this mount's cache file is damaged
+        (:class:`ynm.index.schema.CacheDamaged` naming its file, found at open or mid-query),
+        or a text read from a row that cannot be read back
+        (:class:`ynm.index.schema.TextDamaged`) when this cache holds such a text
+        (:meth:`MountCache.damaged_text`): say so on stderr in one line, delete the file and
+        build it again from git (the steps of ``ynm reindex`` for a damaged file:
+        :meth:`MountCache.replace`, then a refresh, from the mount's snapshot when one fits).
+        Returns whether it did; False for any other error, which the caller raises. Source:
+        DESIGN.md principle 1 (git is the truth; the cache can be deleted at any time).
+
+        Raises:
+            CacheDamaged: the new file is found damaged too (a failing disk); not caught
+                again."""
+        from ynm.index.schema import CacheDamaged, TextDamaged
+
+        cache = self._cache
+        if cache is None:
+            return False
+        if isinstance(err, CacheDamaged):
+            if err.path != str(cache.path):
+                return False
+            message = err.message
+        elif isinstance(err, TextDamaged):  # read in Python from a row: is it this file's?
+            found = cache.damaged_text()
+            if found is None:
+                return False
+            message = found
+        else:
+            return False
+        self.say_damaged(message)
+        cache.replace()
+        cache.refresh(self.log, progress or self.progress)
+        return True
+
+    def say_damaged(self, message: str) -> None:
+        """Say on stderr, in one line, that this mount's cache file is damaged (``message``:
+        SQLite's words) and is being rebuilt from git."""
+        import sys
+
+        from ynm.model.controls import visible
+
+        print(visible(f"warning: the search cache of mount {self.id} ({self.cache_path}) is "
+                      f"damaged: {message}; rebuilding it from git (memories live in git "
+                      "notes: nothing is lost)"), file=sys.stderr, flush=True)
+
+    def read(self, fn: Callable[[MountCache], T]) -> T:
+        """``fn(cache)`` on the fresh cache, for a read that holds nothing of the cache
+        across calls (no rowids): when the cache is found damaged during it, it is rebuilt
+        (:meth:`recover`) and ``fn`` runs once more on the new file. For writes made in
+        steps (an import's chunks, a sync's merge, expiry), where running the whole
+        operation again would misreport what it did."""
+        try:
+            return fn(self.fresh_cache())
+        except Exception as err:
+            if not self.recover(err):
+                raise
+        return fn(self.fresh_cache())
 
     def __post_init__(self) -> None:
         if self.anchor_problem is not None:  # the store refuses writes too (a backstop)

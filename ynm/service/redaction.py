@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from ynm.errors import Refused, YnmError, pip_install
 from ynm.model.records import Record
+from ynm.model.words import counted
 
 DetectorSet = Literal["default", "entropy", "none"]
 """Which secret detectors run: the format detectors, those plus the entropy ones, or none."""
@@ -238,11 +239,11 @@ class Findings:
         is the reference's message (cli.md §2)."""
         parts = []
         if self.detectors:
-            noun = "detector" if len(self.detectors) == 1 else "detectors"
-            parts.append(f"{len(self.detectors)} secret {noun}: {', '.join(self.detectors)}")
+            parts.append(f"{counted(len(self.detectors), 'secret detector')}: "
+                         f"{', '.join(self.detectors)}")
         if self.patterns:
-            noun = "pattern" if len(self.patterns) == 1 else "patterns"
-            parts.append(f"{len(self.patterns)} redaction {noun}: {', '.join(self.patterns)}")
+            parts.append(f"{counted(len(self.patterns), 'redaction pattern')}: "
+                         f"{', '.join(self.patterns)}")
         return "refused: content matches " + "; ".join(parts)
 
 

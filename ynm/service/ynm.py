@@ -7,12 +7,14 @@ values in the shapes of reference/cli.md §3. Errors are :mod:`ynm.errors` class
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ynm import __version__
 from ynm.errors import (
@@ -72,6 +74,32 @@ class AppendOutcome:
     revision: str
 
 
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+# inspect.CO_GENERATOR, without importing inspect (about 15 ms at every start)
+_GENERATOR = 0x20
+
+
+def _operations(cls: C) -> C:
+    """Run every public method of ``cls`` (functions that return their result; not
+    generators, properties, class or static methods, ``run`` itself) through
+    :meth:`Ynm.run`, so a damaged cache met anywhere in an operation is rebuilt and the
+    operation answers: done here once for every command and tool, present and future."""
+    def operation(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(self: Ynm, *args: Any, **kwargs: Any) -> Any:
+            return self.run(lambda y: fn(y, *args, **kwargs))
+        return run
+
+    for name, fn in list(vars(cls).items()):
+        if (not name.startswith("_") and name not in ("run", "close")
+                and isinstance(fn, types.FunctionType)
+                and not fn.__code__.co_flags & _GENERATOR):
+            setattr(cls, name, operation(fn))
+    return cls
+
+
+@_operations
 class Ynm:
     """ynm's operations over the mounts of one configuration.
 
@@ -131,6 +159,11 @@ class Ynm:
         # namespace. The MCP server sets it around each tool call.
         self.caller: Caller | None = None
         self._people: People | None = None
+        # Whether an operation is running (:meth:`run`: only the outermost one runs again
+        # after a damaged cache is rebuilt), and how many times this service moved a shard
+        # ref (an append, a purge, a sync): an operation that wrote is never run again.
+        self._running = False
+        self._writes = 0
 
     @property
     def progress(self) -> Progress | None:
@@ -167,6 +200,59 @@ class Ynm:
         self.close()
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def run(self, fn: Callable[[Ynm], T]) -> T:
+        """``fn(self)`` as one operation, rebuilding a cache found damaged on the way: when a
+        query meets a damaged cache file (ynm.index.schema.CacheDamaged, at open or
+        mid-query), the mount says so on stderr in one line, deletes the file and builds it
+        again from git (:meth:`Mount.recover`), and ``fn`` runs again from the start on the
+        new file, so the caller gets the answer it would have had. Every public method of
+        this class runs through here (:func:`_operations`), as do the MCP server's calls;
+        inside an operation, the methods it calls run directly, so the outermost one starts
+        again.
+
+        Raises:
+            CacheDamaged: the same file is found damaged again after its rebuild.
+            YnmError: ``the search cache of mount <id> was damaged ...``, when the operation
+                had written records before the damage was found: the cache is rebuilt, and
+                the operation is not run again (it would write or report twice).
+        """
+        if self._running:
+            return fn(self)
+        self._running = True
+        rebuilt: set[str] = set()
+        try:
+            while True:
+                writes = self._writes
+                try:
+                    return fn(self)
+                except Exception as err:
+                    if getattr(err, "path", None) in rebuilt:
+                        raise
+                    path = self._recover(err)
+                    if path is None or path in rebuilt:
+                        raise
+                    rebuilt.add(path)
+                    if self._writes != writes:
+                        raise YnmError(f"the search cache of mount {self._mount_of(path)} was "
+                                       f"damaged ({err}) and has been rebuilt from git; what "
+                                       "was written before it stays: run the command again "
+                                       "to finish") from None
+        finally:
+            self._running = False
+
+    def _recover(self, err: BaseException) -> str | None:
+        """Rebuild the cache ``err`` names, or holds the text it could not read back, when it
+        reports a damaged file (:meth:`Mount.recover`); returns the rebuilt file's path, or
+        None when it is no damage of a cache."""
+        for m in self.mounts:
+            if m.recover(err, self._progress):
+                return str(m.cache_path)
+        return None
+
+    def _mount_of(self, path: str | None) -> str:
+        """The id of the mount whose cache file is ``path`` (the path itself when none)."""
+        return next((m.id for m in self.mounts if str(m.cache_path) == path), str(path))
 
     def mount(self, mount_id: str) -> Mount | None:
         """The open mount with this id, or None."""
@@ -218,13 +304,18 @@ class Ynm:
         if progress:
             progress("append", 0, len(records))
         appended = mount.log.append(batches, locked=locked)
+        self._writes += 1
         revision = appended[-1].revision if appended else ""
         # The records are committed: from here on a failure is a warning, never the result,
         # or a caller told "failed" would write them again.
         try:
             if progress:
                 progress("append", len(records), len(records))
-            mount.cache.apply_append(mount.log, appended, records, lines)
+            try:
+                mount.cache.apply_append(mount.log, appended, records, lines)
+            except Exception as err:
+                if not mount.recover(err, self._progress):  # rebuilt with the new records
+                    raise
         except Exception as err:  # noqa: BLE001 (any failure: the write stands)
             self.warnings.append(f"saved, but the search cache of mount {mount.id} was not "
                                  f"updated ({type(err).__name__}: {err}); the next command "
@@ -344,7 +435,12 @@ class Ynm:
                 self.caller = caller
                 mark = len(self.warnings)
                 try:
-                    prepared = self._prepare_remember(inp)
+                    try:
+                        prepared = self._prepare_remember(inp)
+                    except Exception as err:
+                        if self._recover(err) is None:  # a damaged cache is rebuilt: once more
+                            raise
+                        prepared = self._prepare_remember(inp)
                 except Exception as err:  # noqa: BLE001 - reported to this input only
                     outs[n] = err
                     continue
@@ -472,8 +568,14 @@ class Ynm:
         seen: dict[Any, Any] = {}  # the store does not change in between: lookups are shared
         for memory_id, content in writes:
             try:
-                out.append((self.similar_guidance(memory_id, content, caches=caches, seen=seen),
-                            []))
+                try:
+                    note = self.similar_guidance(memory_id, content, caches=caches, seen=seen)
+                except Exception as err:
+                    if self._recover(err) is None:  # a damaged cache is rebuilt: look again
+                        raise
+                    seen.clear()
+                    note = self.similar_guidance(memory_id, content, caches=caches, seen=seen)
+                out.append((note, []))
             except Exception as err:  # noqa: BLE001
                 out.append((None, failed(err)))
         return out
@@ -750,6 +852,7 @@ class Ynm:
             "(SELECT shard FROM records WHERE memory_id = ?)", (inp.memory_id,))]
         had_snapshot = _has_snapshot(mount)
         removed, _ = mount.log.purge(inp.memory_id, refs, forget_history=inp.forget_history)
+        self._writes += 1
         reason = inp.reason + (" (history dropped)" if inp.forget_history else "")
         marker = self._stamp({"op": "purge-marker", "memoryId": inp.memory_id,
                               "type": state["type"], "level": state["level"],
@@ -1055,6 +1158,7 @@ class Ynm:
                 if self._progress:
                     self._progress("sync", i, len(mounts))
                 name = remote or mount.remote or self.config.remote
+                self._writes += 1  # a sync may merge into the mount's shards
                 out[mount.id] = sync_log(
                     mount.log, name, push=push, pull=pull, dry_run=dry_run,
                     after_merge=lambda m=mount: self._reapply_purges(m),
@@ -1108,22 +1212,27 @@ class Ynm:
         tries again`` per memory that failed."""
         problems: list[str] = []
         had_snapshot = _has_snapshot(mount)
-        cache = mount.fresh_cache()
-        back = [row[0] for row in cache.conn.execute(
-            "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
-            "AND memory_id IN (SELECT memory_id FROM records WHERE op != 'purge-marker')")]
-        for memory_id in back:
-            refs = [row[0] for row in cache.conn.execute(
+
+        def purged_back(cache: Any) -> dict[str, list[str]]:
+            """Memory id -> the refs of its records, for each memory purged here that the
+            merge brought records of back."""
+            back = [row[0] for row in cache.conn.execute(
+                "SELECT DISTINCT memory_id FROM records WHERE op = 'purge-marker' "
+                "AND memory_id IN (SELECT memory_id FROM records WHERE op != 'purge-marker')")]
+            return {memory_id: [row[0] for row in cache.conn.execute(
                 "SELECT ref FROM shard_refs WHERE shard IN (SELECT shard FROM records "
-                "WHERE memory_id = ? AND op != 'purge-marker')",
-                (memory_id,))]
+                "WHERE memory_id = ? AND op != 'purge-marker')", (memory_id,))]
+                for memory_id in back}
+
+        back = mount.read(purged_back)  # after the merge: a damaged cache is rebuilt here
+        for memory_id, refs in back.items():
             try:
                 mount.log.purge_locked(memory_id, refs)
             except (YnmError, OSError) as exc:
                 problems.append(f"purge of {memory_id} not re-applied: {exc}; the next sync "
                                 "tries again")
         if back:
-            cache.refresh(mount.log)
+            mount.fresh_cache()
             if had_snapshot and not _has_snapshot(mount):
                 from ynm.compact import compact_mount
 
@@ -1508,7 +1617,7 @@ class Ynm:
             UnknownMemory: no mount holds it (an orphan-only id counts as unknown).
         """
         for mount in self.mounts:
-            state = mount.fresh_cache().get_state(memory_id)
+            state = mount.read(lambda cache: cache.get_state(memory_id))
             if state is not None:
                 return mount, state
         raise UnknownMemory(memory_id)

@@ -22,6 +22,7 @@ import pygit2
 
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
+from ynm.model.words import counted
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import (
     DeflatedContent,
@@ -129,8 +130,7 @@ def append_message(key: ShardKey, count: int) -> str:
 
     Source: reference/storage.md §3.6.
     """
-    noun = "record" if count == 1 else "records"
-    return f"ynm: {count} {noun} {key.shard_id}"
+    return f"ynm: {counted(count, 'record')} {key.shard_id}"
 
 
 def _is_lock_busy(exc: pygit2.GitError) -> bool:

@@ -56,6 +56,7 @@ import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from shlex import quote
 from typing import Any
 
 import pygit2
@@ -453,8 +454,14 @@ def sync_log(
     git = Transport(str(log.common_dir))
     url = config_value(repo, f"remote.{remote}.url")
     if not url:
-        result.skipped = (f'remote "{remote}" is not configured; add it with '
-                          f"`git remote add {remote} <url>` and sync again")
+        # a bare store (the personal store in YNM_HOME, a shared one) is not the repository
+        # the command runs in: name it, or the fix would add the remote to the wrong one
+        where, flag = "", ""
+        if repo.is_bare:
+            path = repo.path.rstrip("/")
+            where, flag = f" in {path}", f"-C {quote(path)} "
+        result.skipped = (f'remote "{remote}" is not configured{where}; add it with '
+                          f"`git {flag}remote add {remote} <url>` and sync again")
         return result
     mirror = (config_value(repo, f"remote.{remote}.mirror") or "").lower() in GIT_TRUE
     target = url if mirror else remote
