@@ -579,3 +579,34 @@ def test_lines_of_another_key_order_carry_their_id(tmp_path: Path):
     full.cache.refresh(log)
     assert states(cold.cache) == states(full.cache) != {}
     assert orphan_ids(cold.cache) == orphan_ids(full.cache)
+
+
+def test_a_state_holding_a_memory_twice_is_unusable(store, tmp_path: Path, capsys):
+    """A state.bin whose memories repeat a memory id (intact as a blob, its hash recorded)
+    fails when the cache's unique index is built: the cache is built from the notes."""
+    import sqlite3
+
+    repo = store.repo
+    ref = snapshot_ref("distributed", NAME)
+    found, _ = check_snapshot(repo, ref)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.sqlite"
+        path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
+        conn = sqlite3.connect(path)
+        first, second = [r[0] for r in conn.execute(
+            "SELECT rowid FROM memories ORDER BY rowid LIMIT 2")]
+        conn.execute("UPDATE memories SET memory_id = ? WHERE rowid IN (?, ?)",
+                     ("01ARZ3NDEKTSV4RRFFQ69G5FAV", first, second))
+        conn.commit()
+        conn.close()
+        state = zstandard.ZstdCompressor().compress(path.read_bytes())
+    _replace(repo, ref, state=state, rehash=True)
+    cold = mount(store, tmp_path / "cold.sqlite")
+    report = cold.cache.refresh(store)
+    assert report.snapshot is None and report.rebuilt
+    err = capsys.readouterr().err
+    assert "state.bin is damaged (it does not hold a cache state)" in err, err
+    full = mount(store, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(store)
+    assert states(cold.cache) == states(full.cache) != {}

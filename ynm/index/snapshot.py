@@ -498,14 +498,14 @@ def load_into(conn: Any, meta: dict[str, Any],
             conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
             conn.execute(_load_sql("problems"))
             conn.execute(_load_memories_sql())
+        for stmt in (*schema.RECORD_INDEXES.values(), *schema.MEMORY_INDEXES.values()):
+            conn.execute(stmt)  # a memory id twice (a damaged state) fails here
         model = meta.get("embedder")
         if isinstance(model, str):
             conn.execute("INSERT OR IGNORE INTO main.embeddings(model, hash, vector) "
                          "SELECT ?, hash, vector FROM snap.embeddings", (model,))
     except sqlite3.Error:
         raise SnapshotUnusable("state.bin is damaged (it does not hold a cache state)") from None
-    for stmt in (*schema.RECORD_INDEXES.values(), *schema.MEMORY_INDEXES.values()):
-        conn.execute(stmt)  # a duplicate memory id (a damaged state) fails here: rolled back
     loaded = 0
     rows = []
     for rowid, summary, content, subject, tags in conn.execute(
