@@ -113,3 +113,19 @@ def test_an_unknown_mount_on_a_read_warns_on_stderr(project, cli_run):
     result = cli_run("export", "--mount", "nope")
     assert result.exit_code == 0 and result.stdout == ""
     assert 'warning: no mount "nope"' in result.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(project, cli_run, load):
+    """``ynm export | head -1`` and ``ynm list --json | head``: the reader closing the pipe
+    early ends the command with exit 0 and nothing on stderr (no broken-pipe traceback)."""
+    import subprocess
+    import sys
+
+    load(*[make_record(content=f"fact {i} " + "x" * 200) for i in range(3000)])
+    for args in (["export"], ["list", "--json", "--limit", "3000"]):
+        proc = subprocess.Popen([sys.executable, "-m", "ynm.cli", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout.readline()  # one line, then the reader goes away
+        proc.stdout.close()
+        _, err = proc.communicate(timeout=120)
+        assert (proc.returncode, err.decode()) == (0, ""), args

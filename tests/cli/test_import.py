@@ -336,7 +336,7 @@ def test_a_lock_held_from_a_later_part_on_fails_once_and_says_what_is_kept(
     err, hint = result.stderr.splitlines()
     assert err == f"Error: lock timeout after 300ms: {lock.resolve()}"
     assert hint.startswith(
-        "hint: 2 record(s) were imported and are kept (the input was read to line 4); run the "
+        "hint: 2 records were imported and are kept (the input was read to line 4); run the "
         "import again to add the rest (records already there are skipped); held by process "
         f"{os.getpid()} ")
     lock.unlink()
@@ -470,3 +470,34 @@ def test_ctrl_c_after_a_part_was_committed_says_it_may_be_imported(project, cli_
     monkeypatch.setattr(MountCache, "apply_append", real)
     assert sorted(export_ids(cli_run)) == sorted(r["id"] for r in recs)
     assert cli_run("import", path).stdout == "imported 0 record(s); 5 already present\n"
+
+
+def test_imports_of_one_file_at_once_write_each_record_once(project, dump):
+    """Three processes import the same file at once: which records the store lacks is asked
+    under the lock their appends take, so each record lands in the notes once and the other
+    imports find it present."""
+    import subprocess
+    import sys
+
+    N = 1500  # enough that the three imports overlap
+    recs = [make_record(level="distributed", namespace="common") for _ in range(N)]
+    path = dump(jsonl(*recs))
+    procs = [subprocess.Popen([sys.executable, "-m", "ynm.cli", "import", str(path), "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    results = [json.loads(out) for out, _ in outs]
+    assert sum(r["imported"] for r in results) == N
+    assert sum(r.get("alreadyPresent", 0) for r in results) == 2 * N
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True,
+                              text=True).stdout
+
+    lines = 0
+    for ref in git("for-each-ref", "--format=%(refname)", "refs/notes/ynm").split():
+        for entry in git("ls-tree", "-r", ref).splitlines():
+            blob = entry.split()[2]
+            lines += sum(1 for line in git("cat-file", "blob", blob).splitlines() if line)
+    assert lines == N

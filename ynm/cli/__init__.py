@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import click
@@ -85,6 +86,16 @@ class LazyGroup(click.Group):
             # update), and the cache catches up on the next command. 130 = 128 + SIGINT.
             say("Error: interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:
+            if not _reader_gone():
+                raise
+            # `ynm export | head -1`: the reader has all it wanted. Nothing more is written
+            # (stdout now points nowhere, so the final flush cannot fail either), and the
+            # command did what it was asked: a write stays committed, exit 0.
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(0)
         except Exception as err:  # noqa: BLE001 - a bug or an unforeseen failure: one line
             invalid = _invalid_input(err)
             if invalid is not None:  # a model validated outside parse_input
@@ -100,6 +111,19 @@ class LazyGroup(click.Group):
             say(f"Error: {describe_unexpected(err)} (set YNM_DEBUG=1 for the traceback)",
                 err=True)
             ctx.exit(1)
+
+
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (``poll`` reports an
+    error on it): a broken pipe met elsewhere (a git child's stdin) is a real failure."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _invalid_input(err: BaseException) -> Any:

@@ -119,11 +119,15 @@ def import_chunks(
             for mid, records in by_mount.items():
                 routed = True
                 mount = targets[mid]
-                new = mount.read(lambda cache, rs=records: cache.missing(rs))
-                present += len(records) - len(new)
-                writing = len(new)
-                if new:
-                    ynm._append(mount, new, progress or ynm._progress)
+                # which records the store lacks is asked under the lock the append takes:
+                # imports of one file running at once then write each record once (the
+                # second finds the first's records present), not once each
+                with ynm._write_lock([mount]):
+                    new = mount.read(lambda cache, rs=records: cache.missing(rs))
+                    present += len(records) - len(new)
+                    writing = len(new)
+                    if new:
+                        ynm._append(mount, new, progress or ynm._progress, locked=True)
                 imported += len(new)
                 writing = 0
     except LockTimeout as err:  # another process kept a mount's lock: the parts before stay
