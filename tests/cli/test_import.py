@@ -42,6 +42,14 @@ def test_from_stdin(project, cli_run):
     assert export_ids(cli_run) == [a["id"]]
 
 
+def test_dash_is_stdin(project, cli_run):
+    """``ynm import -`` reads standard input, as ``--content -`` does for remember."""
+    a, b = make_record(), make_record()
+    result = cli_run("import", "-", input=jsonl(a, b))
+    assert (result.exit_code, result.stdout) == (0, "imported 2 record(s)\n"), result.stderr
+    assert sorted(export_ids(cli_run)) == sorted([a["id"], b["id"]])
+
+
 def test_json_key_order(project, cli_run, dump):
     result = cli_run("import", dump(jsonl(make_record())), "--json")
     assert list(json.loads(result.stdout)) == ["imported", "problems"]

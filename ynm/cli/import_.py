@@ -39,19 +39,20 @@ def format_import(r: dict[str, Any]) -> str:
 
 
 @click.command("import")
-@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", required=False,
+                type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--mount", help="Put every record in this mount (its level must match).")
 @common_options
 def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:
-    """Import records in the export format from FILE or stdin.
+    """Import records in the export format from FILE or stdin (no FILE, or -).
 
     Ids are kept; records already present are skipped. A bad line, or a record that is refused
     (redaction, a namespace that would collide with another's shard refs, no mount of its
     level), is skipped and reported with its line number; the rest are imported. When every
     record is refused, nothing is written and the command fails with the first refusal.
+    Records the store already holds are counted in the result (``; <n> already present``).
     An input with no line to read (empty, blank lines, a byte order mark) imports nothing and
-    says so on stderr, as it says how many records were already in the store; one with
-    lines but no record in them fails (exit 2). Ctrl-C keeps what
+    says so on stderr; one with lines but no record in them fails (exit 2). Ctrl-C keeps what
     was imported and says how much (exit 130); running the import again adds the rest.
 
     \b
@@ -62,6 +63,8 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     from ynm.cli._common import say
     from ynm.errors import BatchRefused
 
+    if file is not None and str(file) == "-":
+        file = None  # standard input, as with no FILE
     where = str(file or "standard input")
     # opened before a line is read: a store that cannot take the records fails first
     with open_ynm(cwd) as ynm, (file.open("rb") if file is not None
