@@ -380,6 +380,26 @@ def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, m
     assert cli_run("import", path).stdout == "imported 1 record(s); 4 already present\n"
 
 
+def test_ctrl_c_before_any_part_was_read_says_nothing_was_imported(project, cli_run, dump,
+                                                                    monkeypatch):
+    """Ctrl-C while the first part is being read: nothing was imported, and the message says
+    so without a line number of zero or a "rest" to add."""
+    from ynm.cli import import_
+
+    path = dump(jsonl(make_record(), make_record()))
+
+    def stopped(stream, lines):
+        raise KeyboardInterrupt
+        yield  # a generator, as line_chunks is
+
+    monkeypatch.setattr(import_, "line_chunks", stopped)
+    result = cli_run("import", path)
+    assert result.exit_code == 130
+    assert result.stderr == ("Error: interrupted; no record was imported (it came while the "
+                             "first part of the input was read); run the import again\n")
+    assert export_ids(cli_run) == []
+
+
 def test_missing_file(project, tmp_path):
     """A missing file is an ordinary failure: ``Error: <message>``, exit 1, no traceback
     (cli.md §2 "everything else: the error's message verbatim, exit 1")."""

@@ -149,8 +149,13 @@ def import_chunks(
                     if writing == 1 else f"some or all of the {counted(writing, 'record')} "
                     "being written when it came may be imported too")
             kept += (", and " if kept else "") + part
-        kept = kept or "no record was imported yet"
-        raise Interrupted(f"{kept} (the input was read to line {line_no - 1})",
+        read = line_no - 1  # the lines of the parts read whole
+        where = (f"the input was read to line {read}" if read
+                 else "it came while the first part of the input was read")
+        if not kept:
+            raise Interrupted(f"no record was imported ({where})",
+                              "run the import again") from None
+        raise Interrupted(f"{kept} ({where})",
                           "run the import again to add the rest (records already there "
                           "are skipped)") from None
     for level, (at, more) in refused.items():
