@@ -400,6 +400,20 @@ def test_an_unreachable_remote_is_a_failure_not_up_to_date(net, git, tmp_path, f
     assert "does not appear to be a git repository" in result.stderr
 
 
+def test_an_unreachable_ssh_remote_names_the_cause(net, git, monkeypatch):
+    """git's own line (``Could not read from remote repository``) does not say why; the line
+    the transport printed before it does, and the error keeps it."""
+    a = net.clone("a")
+    net.remember(a, "Deploys go out on Tuesdays")
+    git(a.path, "remote", "add", "far", "ssh://git@example.invalid/team/memory.git")
+    monkeypatch.setenv("GIT_SSH_COMMAND", "sh -c 'echo \"ssh: connect to host example.invalid "
+                       "port 22: Connection refused\" >&2; exit 255'")
+    result = net.ynm(a, "sync", "--remote", "far", "--no-push")
+    assert result.exit_code == 1
+    assert ("git fetch from far failed: ssh: connect to host example.invalid port 22: "
+            "Connection refused; fatal: Could not read from remote repository.") in result.stderr
+
+
 # ------------------------------------------------------------------ dry run, quiet, refspec
 
 

@@ -330,11 +330,17 @@ def fetch_changed(repo: pygit2.Repository, git: Transport, target: str,
 
 
 def _first_line(proc: subprocess.CompletedProcess[str]) -> str:
-    """git's first ``fatal``/``error`` line of a failed run, else its first line."""
+    """git's first ``fatal``/``error`` line of a failed run, after the lines the transport
+    printed before it (up to two: ``ssh: connect to host h port 22: Connection refused``,
+    the cause that git's own ``Could not read from remote repository`` does not name), joined
+    with ``; ``; else its first line."""
     lines = [line.strip() for line in (proc.stderr or proc.stdout or "").splitlines()
              if line.strip()]
-    return next((line for line in lines if line.lower().startswith(("fatal", "error"))),
-                lines[0] if lines else f"exit {proc.returncode}")
+    at = next((i for i, line in enumerate(lines)
+               if line.lower().startswith(("fatal", "error"))), None)
+    if at is None:
+        return lines[0] if lines else f"exit {proc.returncode}"
+    return "; ".join(lines[max(0, at - 2): at + 1])
 
 
 def config_value(repo: pygit2.Repository, name: str) -> str | None:
