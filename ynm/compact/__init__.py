@@ -1,8 +1,9 @@
 """``ynm compact``: write each mount's folded state as a snapshot a cold cache starts from.
 
 A compaction brings the mount's cache up to date, then writes its state (folded memories,
-every record line with the orphans among them, bad lines, the shard commits it covers, and the
-vectors of the configured embedder) to ``refs/ynm/<level>/snapshots/cache-v<schema>``
+every record with the orphans among them, each line named by its number in the note blob it
+is in, bad lines, the shard commits it covers, and the vectors of the configured embedder) to
+``refs/ynm/<level>/snapshots/cache-v<schema>``
 (:mod:`ynm.store.snapshots` for the ref, :mod:`ynm.index.snapshot` for the state). The shard
 logs are not touched: every record stays where it was, and readers that know nothing of
 snapshots (the reference implementation) read the store exactly as before.
