@@ -103,3 +103,39 @@ def test_partially_written_fresh_lock_is_respected(tmp_path: Path) -> None:
         pass
     assert (info.value.hint or "").startswith(
         f"another ynm process is taking it ({path} holds no owner yet): wait for it")
+
+
+def test_a_wait_for_a_live_owner_is_told_once(tmp_path: Path) -> None:
+    """A writer waiting for a live owner says who holds the lock once, after a second; one
+    that gets the lock at once says nothing."""
+    path = tmp_path / "ynm.lock"
+    heard: list[str] = []
+    with RepoLock(path, timeout_s=1.0, on_wait=heard.append):
+        pass
+    assert heard == []
+    path.write_text(f"{os.getpid()}\n{_now_ms()}\n")  # this process: alive
+    with pytest.raises(LockTimeout):
+        RepoLock(path, timeout_s=2.0, on_wait=heard.append).acquire()
+    assert len(heard) == 1
+    assert heard[0].startswith(f"waiting for {path}, held by process {os.getpid()} (")
+    assert heard[0].endswith("; giving up after 2 s (a lock held over 60 s, or whose process "
+                             "has ended, is taken over)")
+
+
+def test_a_remember_that_waits_for_the_lock_says_so(project, tmp_path: Path) -> None:
+    """``ynm remember`` while another process holds the store's lock for ~2.5 s: it waits,
+    says on stderr who holds the lock, once, then writes."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom ynm.store.lock import RepoLock\n"
+         "with RepoLock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(2.5)\n",
+         str(project / ".git" / "ynm.lock")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    done = subprocess.run([sys.executable, "-m", "ynm.cli", "remember", "--type", "semantic",
+                           "--level", "distributed", "--content", "we ship on Tuesdays"],
+                          cwd=project, capture_output=True, text=True, timeout=120)
+    holder.wait(timeout=30)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: waiting for")]
+    assert len(notes) == 1, done.stderr
+    assert f"held by process {holder.pid} (" in notes[0]

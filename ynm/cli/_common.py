@@ -75,10 +75,15 @@ def open_ynm(cwd: Path | None) -> Ynm:
 
     The service's :attr:`~ynm.service.ynm.Ynm.progress` is the command's
     :class:`TerminalProgress` (see :func:`command_progress`), so every long operation it runs
-    (reading shards, folding, embedding, writing, syncing, dreaming) draws one bar on stderr."""
+    (reading shards, folding, embedding, writing, syncing, dreaming) draws one bar on stderr.
+    A write that waits more than a second for another process's ``ynm.lock`` says so on
+    stderr, once: ``note: waiting for <lock>, held by process <pid> (<command>) for <s> s;
+    ...`` (ynm.store.lock.waiting_note)."""
     from ynm.service.ynm import Ynm
 
     ynm = Ynm.open(cwd or Path.cwd())
+    for mount in ynm.mounts:  # a write that waits for another process's lock says so
+        mount.log.on_lock_wait = lambda text: say(f"note: {text}", err=True)
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(lambda: print_warnings(ynm))

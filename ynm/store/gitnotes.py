@@ -187,6 +187,8 @@ class GitNotesLog:
         self.anchor = anchor
         self.mount_id = mount_id
         self.lock_timeout_s = lock_timeout_s
+        # told what a write waits for when another process holds ynm.lock (RepoLock.on_wait)
+        self.on_lock_wait: Callable[[str], None] | None = None
         self.common_dir = repo_common_dir(self.repo)
         self.before_update_ref: Callable[[str], None] | None = None
         self.refusal: str | None = None
@@ -206,8 +208,10 @@ class GitNotesLog:
     # ----------------------------------------------------------------------------- reading
 
     def lock(self) -> RepoLock:
-        """The repository lock (``<common dir>/ynm.lock``) for callers of ``write_shard``."""
-        return RepoLock(self.common_dir / LOCK_FILE_NAME, self.lock_timeout_s)
+        """The repository lock (``<common dir>/ynm.lock``) for callers of ``write_shard``;
+        a wait for a live owner is told to :attr:`on_lock_wait` (when set) after a second."""
+        return RepoLock(self.common_dir / LOCK_FILE_NAME, self.lock_timeout_s,
+                        on_wait=self.on_lock_wait)
 
     def tips(self) -> dict[str, ShardTip]:
         """Every shard ref of this log's level, in one pass over the ref names.

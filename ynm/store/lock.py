@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -18,6 +19,7 @@ LOCK_FILE_NAME = "ynm.lock"
 LOCK_TIMEOUT_S = 60.0
 STALE_MS = 60_000
 RETRY_S = 0.015
+WAIT_NOTICE_S = 1.0  # seconds of waiting for a live owner before RepoLock's on_wait is told
 # A process that dies between creating the break guard and removing it leaves it behind; after
 # this long the guard itself is treated as stale.
 BREAK_GUARD_STALE_S = 10.0
@@ -58,16 +60,10 @@ def _read_owner(path: Path) -> tuple[int, int] | None:
         return None
 
 
-def holder_hint(path: Path, owner: tuple[int, int] | None) -> str:
-    """What holds the lock at ``path`` and what to do, for the hint of a :class:`LockTimeout`:
-    ``held by process <pid> (<its command line>) for <s> s: wait for it to finish, then run
-    this again (...)``. The command line is read from ``/proc`` where there is one (cut to 80
-    characters), and left out elsewhere. ``owner``: the file's ``(pid, epoch ms)``, or None
-    while a writer has created it but not yet written it."""
-    after = (f"wait for it to finish, then run this again (a lock held over "
-             f"{STALE_MS // 1000} s, or whose process has ended, is taken over on its own)")
-    if owner is None:
-        return f"another ynm process is taking it ({path} holds no owner yet): {after}"
+def _holder(owner: tuple[int, int]) -> str:
+    """``held by process <pid> (<its command line>) for <s> s`` for the owner ``(pid, epoch
+    ms)`` of a lock file; the command line is read from ``/proc`` where there is one (cut to
+    80 characters), and left out elsewhere."""
     pid, started_ms = owner
     command = ""
     try:
@@ -79,7 +75,28 @@ def holder_hint(path: Path, owner: tuple[int, int] | None) -> str:
         text = " ".join(" ".join([Path(args[0]).name, *args[1:]]).split())  # one line
         command = f" ({text if len(text) <= 80 else text[:77] + '...'})"
     seconds = max(0, _now_ms() - started_ms) / 1000
-    return f"held by process {pid}{command} for {seconds:.0f} s: {after}"
+    return f"held by process {pid}{command} for {seconds:.0f} s"
+
+
+def holder_hint(path: Path, owner: tuple[int, int] | None) -> str:
+    """What holds the lock at ``path`` and what to do, for the hint of a :class:`LockTimeout`:
+    ``held by process <pid> (<its command line>) for <s> s: wait for it to finish, then run
+    this again (...)`` (:func:`_holder`). ``owner``: the file's ``(pid, epoch ms)``, or None
+    while a writer has created it but not yet written it."""
+    after = (f"wait for it to finish, then run this again (a lock held over "
+             f"{STALE_MS // 1000} s, or whose process has ended, is taken over on its own)")
+    if owner is None:
+        return f"another ynm process is taking it ({path} holds no owner yet): {after}"
+    return f"{_holder(owner)}: {after}"
+
+
+def waiting_note(path: Path, owner: tuple[int, int] | None, timeout_s: float) -> str:
+    """What a writer waiting for the lock at ``path`` says while it waits: ``waiting for
+    <path>, held by process <pid> (<command>) for <s> s; giving up after <t> s (a lock held
+    over 60 s, or whose process has ended, is taken over)`` (:func:`_holder`)."""
+    held = _holder(owner) if owner is not None else "which another ynm process is taking"
+    return (f"waiting for {path}, {held}; giving up after {timeout_s:.0f} s (a lock held "
+            f"over {STALE_MS // 1000} s, or whose process has ended, is taken over)")
 
 
 def _is_stale(path: Path, owner: tuple[int, int] | None) -> bool:
@@ -109,6 +126,9 @@ class RepoLock:
     Args:
         path: The lock file path.
         timeout_s: Seconds to wait before giving up.
+        on_wait: Told once, after :data:`WAIT_NOTICE_S` seconds of waiting for a live owner,
+            who holds the lock (:func:`waiting_note`), so a command that waits does not sit
+            silent for up to a minute; None: wait quietly.
 
     Raises:
         LockTimeout: On enter, ``lock timeout after <ms>ms: <path>`` when the lock stayed taken,
@@ -118,9 +138,11 @@ class RepoLock:
     Source: reference/storage.md §3.5 ("Lock (withLock)").
     """
 
-    def __init__(self, path: str | os.PathLike[str], timeout_s: float = LOCK_TIMEOUT_S) -> None:
+    def __init__(self, path: str | os.PathLike[str], timeout_s: float = LOCK_TIMEOUT_S,
+                 on_wait: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self.timeout_s = timeout_s
+        self.on_wait = on_wait
         self.held = False
 
     def acquire(self) -> None:
@@ -131,7 +153,9 @@ class RepoLock:
                 its ``hint`` names the owner (:func:`holder_hint`).
             StoreError: When the lock file cannot be created for another reason.
         """
-        deadline = time.monotonic() + self.timeout_s
+        start = time.monotonic()
+        deadline = start + self.timeout_s
+        told = self.on_wait is None
         while True:
             if self._try_create():
                 self.held = True
@@ -140,6 +164,10 @@ class RepoLock:
             if _is_stale(self.path, owner):
                 self._break_stale(owner)
                 continue
+            if not told and time.monotonic() - start >= WAIT_NOTICE_S:
+                told = True
+                assert self.on_wait is not None
+                self.on_wait(waiting_note(self.path, owner, self.timeout_s))
             if time.monotonic() >= deadline:
                 ms = int(round(self.timeout_s * 1000))
                 err = LockTimeout(f"lock timeout after {ms}ms: {self.path}")
