@@ -125,15 +125,15 @@ def test_a_wait_for_a_live_owner_is_told_once(tmp_path: Path) -> None:
 def test_a_remember_that_waits_for_the_lock_says_so(project, tmp_path: Path) -> None:
     """``ynm remember`` while another process holds the store's lock for ~2.5 s: it waits,
     says on stderr who holds the lock, once, then writes."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom ynm.store.lock import RepoLock\n"
-         "with RepoLock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(2.5)\n",
-         str(project / ".git" / "ynm.lock")], stdout=subprocess.PIPE, text=True)
+    script = ("import sys, time\nfrom ynm.store.lock import RepoLock\n"
+              "with RepoLock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(2.5)\n")
+    holder = subprocess.Popen([sys.executable, "-c", script, str(project / ".git" / "ynm.lock")],
+                              stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
     done = subprocess.run([sys.executable, "-m", "ynm.cli", "remember", "--type", "semantic",
                            "--level", "distributed", "--content", "we ship on Tuesdays"],
-                          cwd=project, capture_output=True, text=True, timeout=120)
+                          cwd=project, capture_output=True, text=True, timeout=120,
+                          check=False)
     holder.wait(timeout=30)
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: waiting for")]
