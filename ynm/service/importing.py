@@ -26,6 +26,21 @@ __all__ = ["BOM", "import_chunks"]
 BOM = "\ufeff"  # a UTF-8 byte order mark, once decoded; dropped from text ynm reads
 
 
+_AGAIN = "run the import again to add the rest (records already there are skipped)"
+
+
+def _kept(imported: int) -> str:
+    """``<n> record[s] was|were imported and is|are kept``: what an import that stopped keeps."""
+    return (f"{counted(imported, 'record')} "
+            f"{'was imported and is' if imported == 1 else 'were imported and are'} kept")
+
+
+def _read_to(read: int) -> str:
+    """How far an import that stopped had read its input (``read``: lines of whole parts)."""
+    return (f"the input was read to line {read}" if read
+            else "it came while the first part of the input was read")
+
+
 def import_chunks(
     ynm: Ynm, chunks: Iterable[str | bytes], mount_id: str | None = None,
     progress: Progress | None = None,
@@ -132,32 +147,23 @@ def import_chunks(
                 writing = 0
     except LockTimeout as err:  # another process kept a mount's lock: the parts before stay
         if imported:
-            kept = (f"{counted(imported, 'record')} "
-                    f"{'was imported and is' if imported == 1 else 'were imported and are'} "
-                    f"kept (the input was read to line {line_no - 1}); run the import again "
-                    "to add the rest (records already there are skipped)")
+            kept = f"{_kept(imported)} ({_read_to(line_no - 1)}); {_AGAIN}"
             err.hint = f"{kept}; {err.hint}" if err.hint else kept
         raise
     except KeyboardInterrupt:
         # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
         # of the part being written when it came, any number of shards may have landed
-        kept = (f"{counted(imported, 'record')} "
-                f"{'was imported and is' if imported == 1 else 'were imported and are'} kept"
-                if imported else "")
+        kept = _kept(imported) if imported else ""
         if writing:
             part = ("the record being written when it came may be imported too"
                     if writing == 1 else f"some or all of the {counted(writing, 'record')} "
                     "being written when it came may be imported too")
             kept += (", and " if kept else "") + part
-        read = line_no - 1  # the lines of the parts read whole
-        where = (f"the input was read to line {read}" if read
-                 else "it came while the first part of the input was read")
+        where = _read_to(line_no - 1)  # the lines of the parts read whole
         if not kept:
             raise Interrupted(f"no record was imported ({where})",
                               "run the import again") from None
-        raise Interrupted(f"{kept} ({where})",
-                          "run the import again to add the rest (records already there "
-                          "are skipped)") from None
+        raise Interrupted(f"{kept} ({where})", _AGAIN) from None
     for level, (at, more) in refused.items():
         if more:
             line, message = problems[at]
