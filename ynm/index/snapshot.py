@@ -170,7 +170,7 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
     insert = "INSERT INTO snap.records VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     for shard, ref, blob_id in shards:
         numbers = _line_numbers(read_blob(blob_id)) if blob_id else {}
-        crc = 0
+        crc = count = 0
         rows = []
         for rowid, rid, memory_of, recorded_ms, op, packed in conn.execute(
                 "SELECT rowid, id, memory_of, recorded_ms, op, line FROM main.records "
@@ -182,13 +182,13 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
             rows.append((rowid, None if n is not None and _line_id(line) == rid else rid,
                          memory_of, ref, recorded_ms, op, n, line if n is None else None))
             crc = _line_sum(crc, line)
+            count += 1
             if len(rows) == _RECORD_ROWS:
                 conn.executemany(insert, rows)
                 rows = []
         conn.executemany(insert, rows)
         del numbers
-        if crc or conn.execute("SELECT 1 FROM main.records WHERE shard = ? LIMIT 1",
-                               (shard,)).fetchone():
+        if count:
             conn.execute("INSERT INTO snap.line_sums VALUES (?, ?)", (ref, crc))
 
 
