@@ -31,7 +31,7 @@ from ynm.store.objects import (
     write_appended_blob,
     write_blob,
 )
-from ynm.store.repo import open_repository, repo_common_dir, signature
+from ynm.store.repo import git_failure_line, open_repository, repo_common_dir, signature
 
 MAX_CAS_RETRIES = 5
 # git waits this long for another process's `<ref>.lock` (core.filesRefLockTimeout, 100 ms).
@@ -709,7 +709,7 @@ class GitNotesLog:
             done = subprocess.run(["git", f"--git-dir={self.common_dir}", *REPACK_COMMAND],
                                   capture_output=True, text=True, check=False)
             if done.returncode != 0:
-                raise StoreError(f"git repack failed: {done.stderr.strip()}")
+                raise StoreError(f"git repack failed: {git_failure_line(done)}")
             (self.common_dir / LOOSE_COUNTER_FILE).write_text(f"{0:020d}\n")
 
     def wait_for_packing(self, timeout_s: float | None = None) -> int | None:

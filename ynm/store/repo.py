@@ -1,4 +1,5 @@
-"""Opening a git repository with pygit2: its common dir and the identity ynm commits with.
+"""Opening a git repository with pygit2: its common dir, the identity ynm commits with, and
+the one line ynm shows of a failed ``git`` child's output.
 
 Source: reference/storage.md §3.5 (identity fallback, lock in the common dir).
 """
@@ -6,6 +7,7 @@ Source: reference/storage.md §3.5 (identity fallback, lock in the common dir).
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pygit2
@@ -105,3 +107,20 @@ def refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
                 continue
             out[name] = str(target)
     return out
+
+
+def git_failure_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """What a failed ``git`` child said, on one line: git's first ``fatal``/``error`` line,
+    after the lines printed before it (up to two: the transport's cause, such as
+    ``ssh: connect to host h port 22: Connection refused``, that git's own ``Could not read
+    from remote repository`` does not name; a pre-receive hook's ``remote: ...`` reason),
+    joined with ``; ``; else its first non-blank line; else ``exit <code>``. The advice git
+    prints after the error (``Please make sure you have the correct access rights``) is left
+    out. Reads ``stderr``, then ``stdout`` when stderr is empty."""
+    lines = [line.strip() for line in (proc.stderr or proc.stdout or "").splitlines()
+             if line.strip()]
+    at = next((i for i, line in enumerate(lines)
+               if line.lower().startswith(("fatal", "error"))), None)
+    if at is None:
+        return lines[0] if lines else f"exit {proc.returncode}"
+    return "; ".join(lines[max(0, at - 2): at + 1])
