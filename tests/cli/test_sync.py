@@ -168,8 +168,8 @@ def test_each_half_says_what_it_did_with_the_flags_given(net):
     a, b = net.clone("a"), net.clone("b")
     assert net.ok(a, "sync", "--no-push").stdout == "project: nothing to fetch\n"
     assert net.ok(a, "sync", "--no-pull").stdout == "project: nothing to push\n"
-    assert net.ok(a, "sync", "--dry-run").stdout == (  # a dry run never tries the push
-        "dry run: nothing was changed; would move:\nproject: nothing to fetch\n")
+    assert net.ok(a, "sync", "--dry-run").stdout == (
+        "dry run: nothing was changed; would move:\nproject: up to date\n")
     assert net.ok(a, "sync", "--no-pull", "--no-push").stdout == (
         "project: nothing tried (--no-pull and --no-push)\n")
     net.remember(a, "Deploys go out on Tuesdays")
@@ -425,13 +425,14 @@ def test_dry_run_reports_and_changes_no_ref(net):
     before_b, before_origin = net.refs(b.path, "refs/notes/ynm/"), net.refs(net.origin)
     result = net.sync(b, "--dry-run")
     assert result["merged"] == list(before_b) and result["fetched"]["shards"] == list(before_b)
-    assert result["pushed"] == {"shards": [], "records": 0}
+    assert result["pushed"] == {"shards": list(before_b), "records": 1}
     assert result["fetched"]["records"] == 1 and result["conflicts"] == []
     assert net.refs(b.path, "refs/notes/ynm/") == before_b
     assert net.refs(net.origin) == before_origin
     human = net.ok(b, "sync", "--dry-run").stdout
     assert human == ("dry run: nothing was changed; would move:\n"
-                     "project: fetched 1 record in 1 shard (1 merge)\n")
+                     "project: fetched 1 record in 1 shard (1 merge), "
+                     "pushed 1 record in 1 shard\n")
 
 
 def test_quiet_prints_nothing_on_success(net):

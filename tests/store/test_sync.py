@@ -283,13 +283,14 @@ def test_dry_run_reports_and_moves_no_working_ref(origin):
     write(la, EPISODIC)
     sync_log(la, "origin")
     write(lb)
-    before_b, before_origin = refs(b, "refs/notes/ynm/"), refs(origin)
+    before_b, before_origin = refs(b, "refs/"), refs(origin)
     result = sync_log(lb, "origin", dry_run=True)
     assert result.fetched == [EPISODIC_REF, REF]  # what would move, and how
     assert result.merged == [REF] and result.fast_forwarded == [EPISODIC_REF]
     assert result.fetched_records == 2
-    assert result.pushed == [] and result.conflicts == []
-    assert refs(b, "refs/notes/ynm/") == before_b
+    assert result.pushed == [REF] and result.pushed_records == 1  # b's record origin lacks
+    assert result.conflicts == []
+    assert refs(b, "refs/") == before_b  # not even a tracking ref moved
     assert refs(origin) == before_origin
 
 

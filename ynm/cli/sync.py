@@ -20,7 +20,8 @@ def format_sync(results: dict[str, Any], *, pull: bool = True, push: bool = True
     fast-forwards, <m> merges)``, the documents and snapshots it fetched) or ``nothing to
     fetch``, then what the push sent (``pushed <r> records in <s> shards``, the documents and
     snapshots it pushed) or ``nothing to push``; a half that did not run is left out
-    (``--no-pull``, ``--no-push``, and the push of a dry run, which is never tried). Shards
+    (``--no-pull``, ``--no-push``). A dry run's lines say the same of what would move (its
+    push half is computed, not tried: :func:`ynm.store.sync.sync_log`). Shards
     that moved without a record new to their side (a merge of records both sides had, a
     purge) say so: ``nothing new fetched (<s> shards took the remote's commits, no record
     new here: <how>)``, ``nothing new pushed (<s> shards sent commits, no record new to the
@@ -31,7 +32,6 @@ def format_sync(results: dict[str, Any], *, pull: bool = True, push: bool = True
     nouns (``1 record``)."""
     if not results:
         return "nothing to sync (no replicating distributed mount)"
-    push = push and not dry_run
     lines = []
     for mount, r in results.items():
         if r.get("skipped"):

@@ -56,6 +56,7 @@ import re
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from shlex import quote
 from typing import Any
 
@@ -71,7 +72,7 @@ from ynm.model.shards import (
 )
 from ynm.store.gitnotes import GitNotesLog
 from ynm.store.objects import write_blob
-from ynm.store.repo import refs_under, signature
+from ynm.store.repo import git_failure_line, refs_under, signature
 from ynm.store.snapshots import (
     Snapshot,
     check_snapshot,
@@ -90,6 +91,11 @@ TRANSFER_JOBS = min(4, os.cpu_count() or 1)
 # git fetch flags (git >= 2.29) that keep concurrent fetches into one repository apart.
 FETCH_FLAGS = ("--quiet", "--no-write-fetch-head", "--no-auto-maintenance")
 _REJECTED = re.compile(r"rejected|fetch first|non-fast-forward|failed to push", re.IGNORECASE)
+# a ref of ``git push --porcelain`` the remote turned down because it moved (``[rejected]
+# (fetch first)``, ``(non-fast-forward)``, ``(stale info)``), and one it refused outright
+# (``[remote rejected] (pre-receive hook declined)``)
+_PORCELAIN_RACE = re.compile(r"^!\t[^\t]*\t\[rejected\]", re.MULTILINE)
+_PORCELAIN_REFUSED = re.compile(r"^!\t[^\t]*\t\[remote rejected\] \(([^)]*)\)", re.MULTILINE)
 
 
 @dataclass
@@ -243,13 +249,14 @@ class Transport:
             StoreError: git failed (with ``check``) or could not run.
         """
         try:
-            proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], env=self.env,
+            proc = subprocess.run(["git", f"--git-dir={self.git_dir}", *args], check=False,
+                                  env=self.env,
                                   capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
                                   stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise StoreError(f"git {args[0]} failed: {exc}") from exc
         if check and proc.returncode != 0:
-            raise StoreError(f"git {' '.join(args[:1])} failed: {proc.stderr.strip()}")
+            raise StoreError(f"git {' '.join(args[:1])} failed: {git_failure_line(proc)}")
         return proc
 
     def run_all(self, runs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
@@ -298,7 +305,7 @@ def fetch_changed(repo: pygit2.Repository, git: Transport, target: str,
     """
     listing = git.run("ls-remote", target, *(f"{spec.source}*" for spec in specs), check=False)
     if listing.returncode != 0:
-        raise StoreError(f"git fetch from {target} failed: {_first_line(listing)}")
+        raise StoreError(f"git fetch from {target} failed: {git_failure_line(listing)}")
     batch: list[str] = []
     alone: list[str] = []
     for line in listing.stdout.splitlines():
@@ -325,22 +332,33 @@ def fetch_changed(repo: pygit2.Repository, git: Transport, target: str,
     procs = git.run_all([["fetch", *FETCH_FLAGS, target, *refspecs] for refspecs in runs])
     failed = next((proc for proc in procs if proc.returncode != 0), None)
     if failed is not None:
-        raise StoreError(f"git fetch from {target} failed: {_first_line(failed)}")
+        raise StoreError(f"git fetch from {target} failed: {git_failure_line(failed)}")
     return len(runs)
 
 
-def _first_line(proc: subprocess.CompletedProcess[str]) -> str:
-    """git's first ``fatal``/``error`` line of a failed run, after the lines the transport
-    printed before it (up to two: ``ssh: connect to host h port 22: Connection refused``,
-    the cause that git's own ``Could not read from remote repository`` does not name), joined
-    with ``; ``; else its first line."""
-    lines = [line.strip() for line in (proc.stderr or proc.stdout or "").splitlines()
-             if line.strip()]
-    at = next((i for i, line in enumerate(lines)
-               if line.lower().startswith(("fatal", "error"))), None)
-    if at is None:
-        return lines[0] if lines else f"exit {proc.returncode}"
-    return "; ".join(lines[max(0, at - 2): at + 1])
+def lost_race(proc: subprocess.CompletedProcess[str]) -> bool:
+    """Whether a failed ``git push --porcelain`` failed only because the remote moved since it
+    was fetched (a ref marked ``[rejected]``: fetch first, non-fast-forward, a stale lease),
+    which a fetch and merge mend. A ref the remote refused outright (``[remote rejected]``: a
+    pre-receive hook, a protected ref) is never a race, so it is not retried."""
+    out = proc.stdout or ""
+    if _PORCELAIN_REFUSED.search(out):
+        return False
+    if _PORCELAIN_RACE.search(out):
+        return True
+    return bool(_REJECTED.search(proc.stderr or "")) and "remote rejected" not in (
+        proc.stderr or "")
+
+
+def push_failure(proc: subprocess.CompletedProcess[str]) -> str:
+    """Why a ``git push --porcelain`` failed, on one line (:func:`git_failure_line`), led by
+    the remote's refusal when it refused a ref (``the remote refused it (pre-receive hook
+    declined): remote: <the hook's words>; error: failed to push some refs to '<url>'``)."""
+    line = git_failure_line(proc)
+    refused = _PORCELAIN_REFUSED.search(proc.stdout or "")
+    if refused is not None:
+        return f"the remote refused it ({refused.group(1)}): {line}"
+    return line
 
 
 def config_value(repo: pygit2.Repository, name: str) -> str | None:
@@ -474,20 +492,23 @@ def sync_log(
     level = log.level
     local_prefix = f"{NOTES_PREFIX}/{level}/"
     tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{level}/"
+    if dry_run:
+        return _dry_run(log, remote, target, result, push=push, pull=pull,
+                        merge_documents=merge_documents or {})
     docs = _Documents(log, remote, merge_documents or {})
     snaps = _Snapshots(log, remote)
-    if level == "distributed" and not mirror and not dry_run:
+    if level == "distributed" and not mirror:
         spec = fetch_refspec(remote, level)
         if spec not in repo.remotes[remote].fetch_refspecs:
             repo.remotes.add_fetch(remote, spec)
             result.refspec_added = spec
     with log.lock():
         for round_ in range(MAX_ROUNDS):
-            moved = pull and _pull(log, git, target, local_prefix, tracking_prefix, dry_run,
+            moved = pull and _pull(log, git, target, local_prefix, tracking_prefix, False,
                                    result, docs, snaps)
-            if after_merge is not None and pull and not dry_run and (moved or round_ == 0):
+            if after_merge is not None and pull and (moved or round_ == 0):
                 result.conflicts.extend(after_merge())
-            if not push or dry_run:
+            if not push:
                 return result
             local = refs_under(repo, local_prefix)
             doc_refs = docs.pushable()
@@ -512,11 +533,11 @@ def sync_log(
                     if proc.returncode == 0:
                         _count_pushed(repo, proc.stdout, local, result)
                         docs.count_pushed(proc.stdout, result)
-                    elif _REJECTED.search(proc.stderr + proc.stdout):
+                    elif lost_race(proc):
                         _count_pushed(repo, proc.stdout, local, result)  # what did go through
                         rejected = True
                     else:
-                        raise StoreError(f"git push to {remote} failed: {proc.stderr.strip()}")
+                        raise StoreError(f"git push to {remote} failed: {push_failure(proc)}")
             if not rejected:
                 snaps.push(git, target, result)
                 return result
@@ -525,13 +546,132 @@ def sync_log(
     return result
 
 
+def _dry_run(log: GitNotesLog, remote: str, target: str, result: SyncResult, *,
+             push: bool, pull: bool, merge_documents: Mapping[str, DocumentMerger]
+             ) -> SyncResult:
+    """What a sync of ``log`` with ``remote`` would fetch and push, changing no ref, note,
+    object or configuration of the store (``ynm sync --dry-run``).
+
+    The sync runs in a throwaway copy of the store: a bare repository in a temporary folder
+    whose object database borrows the store's (``objects/info/alternates``) and whose
+    configuration includes the store's (so the remote, its URL rewrites, credential helpers
+    and SSH command are the same), holding copies of the level's shard, document and
+    snapshot refs and their tracking refs. The copy fetches from the remote as a sync does
+    (:func:`fetch_changed`; what the fetch brings lands in the copy's objects) and, with
+    ``pull``, merges its shards and documents as a sync does; its snapshots report what they
+    would do (warnings say "would"). Then, with ``push``, each shard whose tip the remote
+    (as just listed) does not hold and that does not lie behind the remote's is listed under
+    ``pushed`` with the records the remote lacks (:func:`new_records` against the remote's
+    tip), each document likewise under ``documents_pushed``, each snapshot the push would
+    send under ``snapshots_pushed``. Without ``pull``, a shard or document behind or apart
+    from the remote's would be rejected: a warning names it. The purges a real sync
+    re-applies after a merge are not re-applied. The folder is removed on return.
+
+    Raises:
+        StoreError: the remote cannot be listed or fetched from (git's first line).
+    """
+    import tempfile
+
+    if not (push or pull):
+        return result
+    level = log.level
+    local_prefix = f"{NOTES_PREFIX}/{level}/"
+    tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{level}/"
+    with tempfile.TemporaryDirectory(prefix="ynm-sync-dry-run-") as tmp:
+        copy = _store_copy(log, remote, Path(tmp) / "store.git")
+        git = Transport(str(copy.common_dir))
+        docs = _Documents(copy, remote, merge_documents)
+        snaps = _Snapshots(copy, remote)
+        if pull:
+            _pull(copy, git, target, local_prefix, tracking_prefix, False, result, docs,
+                  snaps, snapshots_dry_run=True)
+        else:  # learn the remote's tips only
+            fetch_changed(copy.repo, git, target, [
+                FetchSpec(local_prefix, tracking_prefix),
+                FetchSpec(docs.local_prefix, docs.tracking_prefix, per_ref=False),
+                FetchSpec(snaps.local_prefix, snaps.tracking_prefix, per_ref=False)])
+        if push:
+            _would_push(copy, local_prefix, tracking_prefix, docs, pull, result)
+            snaps.push(git, target, result, dry_run=True)
+        copy.repo.free()
+    return result
+
+
+def _store_copy(log: GitNotesLog, remote: str, path: Path) -> GitNotesLog:
+    """The throwaway copy of ``log``'s store at ``path`` that :func:`_dry_run` syncs: a bare
+    repository of the same object format borrowing the store's objects, including its
+    configuration, with copies of the level's refs under ``refs/notes/ynm/<level>/``,
+    ``refs/ynm/<level>/`` and ``remote``'s tracking refs of both."""
+    repo = log.repo
+    fmt = "sha256" if len(log.anchor) == 64 else "sha1"  # the anchor is a commit id
+    made = subprocess.run(["git", "init", "-q", "--bare", f"--object-format={fmt}", str(path)],
+                          capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    if made.returncode != 0:
+        raise StoreError(f"git init of a dry run's copy failed: {git_failure_line(made)}")
+    objects = (log.common_dir / "objects").resolve()
+    (path / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (path / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    own = (path / "config").read_text()
+    # the store's settings first, the copy's own (bare, object format) after them, so they win
+    (path / "config").write_text(
+        f"[include]\n\tpath = {(log.common_dir / 'config').resolve()}\n" + own)
+    copy = GitNotesLog(path, level=log.level, anchor=log.anchor, mount_id=log.mount_id)
+    copy.pack_after_bytes = None
+    level = log.level
+    for prefix in (f"{NOTES_PREFIX}/{level}/", f"{REMOTE_PREFIX}/{remote}/{level}/",
+                   f"{DOCUMENTS_PREFIX}/{level}/", f"{DOCUMENTS_REMOTE_PREFIX}/{remote}/{level}/"):
+        for ref, sha in refs_under(repo, prefix).items():
+            copy.repo.references.create(ref, pygit2.Oid(hex=sha), force=True)
+    return copy
+
+
+def _would_push(copy: GitNotesLog, local_prefix: str, tracking_prefix: str, docs: _Documents,
+                pulled: bool, result: SyncResult) -> None:
+    """Add to ``result`` the shards and documents of ``copy`` a push would move (see
+    :func:`_dry_run`), each with the records the remote's tip lacks."""
+    repo = copy.repo
+    tracking = refs_under(repo, tracking_prefix)
+    for ref, sha in sorted(refs_under(repo, local_prefix).items()):
+        theirs = tracking.get(tracking_prefix + ref[len(local_prefix):])
+        if theirs == sha or (theirs is not None and copy.is_ancestor(sha, theirs)):
+            if theirs != sha and not pulled:
+                result.warnings.append(
+                    f"{ref}: the remote holds records this clone lacks, so a push without "
+                    "a pull would be rejected; sync without --no-pull")
+            continue  # the remote holds all of it
+        if theirs is not None and not copy.is_ancestor(theirs, sha):
+            if not pulled:
+                result.warnings.append(
+                    f"{ref}: this clone and the remote both hold records the other lacks, so "
+                    "a push without a pull would be rejected; sync without --no-pull")
+            continue
+        result.pushed.append(ref)
+        result.pushed_records += new_records(repo, sha, theirs)
+    for ref in docs.pushable():
+        name = ref[len(docs.local_prefix):]
+        sha = refs_under(repo, ref).get(ref)
+        theirs = refs_under(repo, docs.tracking_prefix + name).get(docs.tracking_prefix + name)
+        if sha is None or theirs == sha or (theirs is not None
+                                             and not copy.is_ancestor(theirs, sha)):
+            if theirs is not None and sha is not None and theirs != sha and not pulled:
+                result.warnings.append(
+                    f"{ref}: the remote's copy has changes this clone lacks, so a push "
+                    "without a pull would be rejected; sync without --no-pull")
+            continue
+        result.documents_pushed.append(name)
+
+
 def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
           tracking_prefix: str, dry_run: bool, result: SyncResult,
-          docs: _Documents | None = None, snaps: _Snapshots | None = None) -> bool:
+          docs: _Documents | None = None, snaps: _Snapshots | None = None,
+          snapshots_dry_run: bool = False) -> bool:
     """Fetch the remote's shards (and named documents) into the tracking refs and bring each
     into its local shard (document), adding what moved to ``result`` (a shard counted once
     however many rounds move it). Returns True when a local shard moved (or would, in a dry
-    run)."""
+    run). ``snapshots_dry_run``: report what the snapshots would do and move none (the dry
+    run's copy of the store, :func:`_dry_run`, merges its shards but never its snapshots, so
+    its warnings say "would")."""
     repo = log.repo
     specs = [FetchSpec(local_prefix, tracking_prefix)]
     if docs is not None:
@@ -575,7 +715,7 @@ def _pull(log: GitNotesLog, git: Transport, target: str, local_prefix: str,
     result.fast_forwarded.sort()
     result.merged.sort()
     if snaps is not None:
-        snaps.reconcile(dry_run, result)
+        snaps.reconcile(dry_run or snapshots_dry_run, result)
     return moved
 
 
@@ -658,11 +798,13 @@ class _Snapshots:
             result.warnings.append(f"{why}; {because}, so it {done} here and never pushed; "
                                    "`ynm compact` writes a new one")
 
-    def push(self, git: Transport, target: str, result: SyncResult) -> None:
+    def push(self, git: Transport, target: str, result: SyncResult,
+             dry_run: bool = False) -> None:
         """Push each usable local snapshot (checked against the local shard tips) that the
         remote (as last fetched) lacks, or holds an unusable or losing copy of, leased on
         that copy; a lost lease (another clone pushed one since) is left for the next sync to
-        reconcile. An unusable local snapshot is never pushed.
+        reconcile. An unusable local snapshot is never pushed. ``dry_run``: list under
+        ``snapshots_pushed`` what would be pushed, and push nothing.
 
         Raises:
             StoreError: the push failed for another reason than a rejection.
@@ -683,13 +825,16 @@ class _Snapshots:
                 theirs, their_why, _ = self._check(tref, tips)
                 if theirs is not None and their_why is None and _wins(theirs, ours):
                     continue  # the remote's is the winner: the next pull takes it
+            if dry_run:
+                result.snapshots_pushed.append(name)
+                continue
             proc = git.run("push", "--porcelain", f"--force-with-lease={lref}:{seen or ''}",
                            target, f"{lref}:{lref}", check=False)
             if proc.returncode == 0:
                 repo.references.create(tref, pygit2.Oid(hex=lsha), force=True)
                 result.snapshots_pushed.append(name)
-            elif not _REJECTED.search(proc.stderr + proc.stdout):  # a lost lease: "rejected"
-                raise StoreError(f"git push of {lref} failed: {_first_line(proc)}")
+            elif not lost_race(proc):  # a lost lease: "[rejected] (stale info)"
+                raise StoreError(f"git push of {lref} failed: {push_failure(proc)}")
 
 
 def _wins(a: Snapshot, b: Snapshot) -> bool:
