@@ -112,17 +112,16 @@ def test_a_recall_whose_words_are_all_held_names_what_else_left_them_out(project
          make_record(type="semantic", content="The ledger closes at noon"))
     result = cli_run("recall", "release", "--type", "episodic", "--namespace", "team")
     assert result.stdout == "no matches\n"
+    # no memory is forgotten: forgetting is not named
     assert result.stderr == ("hint: some memory holds each word of the question, but each "
-                             "memory holding them fails one of: passing --type, --namespace; "
-                             "not being forgotten (add --include-tombstoned)\n")
+                             "memory holding them fails one of: passing --type, --namespace\n")
     # three words, each held by another memory: none holds half of them
     load(make_record(type="semantic", content="Rota for the weekend"))
     result = cli_run("recall", "release", "ledger", "rota")
     assert result.stdout == "no matches\n"
     assert result.stderr == ("hint: some memory holds each word of the question, but each "
                              "memory holding them fails one of: holding at least half of them "
-                             "by weight (rarer words weigh more; function words aside); not "
-                             "being forgotten (add --include-tombstoned)\n")
+                             "by weight (rarer words weigh more; function words aside)\n")
     memory = cli_run("recall", "release", "--json").stdout
     forgotten = json.loads(memory)[0]["memoryId"]
     assert cli_run("forget", forgotten).exit_code == 0
@@ -133,6 +132,63 @@ def test_a_recall_whose_words_are_all_held_names_what_else_left_them_out(project
     result = cli_run("recall", "ledger", "--level", "distributed")
     assert result.stderr == ('hint: no memory of the mounts --level selected holds "ledger"; '
                              "ask in the words your memories use\n")
+
+
+HOLDING = ("hint: some memory holds each word of the question, but each memory holding them "
+           "fails one of: ")
+FORGOTTEN = "not being forgotten (add --include-tombstoned)"
+
+
+def test_the_hint_names_forgetting_only_when_a_forgotten_memory_holds_the_words(
+        project, cli_run, load):
+    kept = proc("Release train leaves on Thursdays", namespace="user/david/ops")
+    gone = make_record(type="semantic", content="The ledger closes at noon")
+    load(kept, gone)
+    assert cli_run("forget", gone["id"]).exit_code == 0
+    # "ledger" is held by the forgotten memory only: named
+    result = cli_run("recall", "ledger")
+    assert result.stdout == "no matches\n"
+    assert result.stderr == HOLDING + FORGOTTEN + "\n"
+    assert cli_run("recall", "ledger", "--include-tombstoned").stdout.count(gone["id"]) == 1
+    # "release" is held by a memory that is not forgotten: only the filter that left it out
+    result = cli_run("recall", "release", "--type", "semantic")
+    assert result.stderr == HOLDING + "passing --type\n"
+    # both words: the forgotten one and the filtered one are each named
+    result = cli_run("recall", "release", "ledger", "--type", "reference")
+    assert result.stderr.startswith(HOLDING) and result.stderr.endswith(
+        "passing --type; " + FORGOTTEN + "\n")
+    # working memory past its ttl is left out as if forgotten: named too
+    late = make_record(type="working", namespace="session/s1", content="Rollback drill at five",
+                       ttl="PT1H", recordedAt="2026-01-01T10:00:00.000Z")
+    load(late)
+    assert cli_run("recall", "rollback").stderr == HOLDING + FORGOTTEN + "\n"
+
+
+@pytest.mark.parametrize("flags", [
+    ("--type", "reference"), ("--namespace", "team"), ("--subject", "planes"),
+    ("--tags", "docs"), ("--data-key", "team"), ("--since", "2026-10-01"),
+    ("--until", "2026-08-01"), ("--pinned-only",),
+])
+def test_each_filter_that_left_the_memory_out_is_named(project, cli_run, load, flags):
+    load(proc("Release train leaves on Thursdays", namespace="user/david/ops", tags=["ops"],
+              subject="trains", data={"owner": "ops"}, recordedAt="2026-09-01T10:00:00.000Z"),
+         proc("The wiki holds the runbooks", tags=["docs"], subject="planes", pinned=True,
+              data={"team": "docs"}))  # passes the filter, holds no word of the question
+    result = cli_run("recall", "release", *flags)
+    assert result.stdout == "no matches\n"
+    assert result.stderr == HOLDING + f"passing {flags[0]}\n"
+
+
+def test_a_filter_that_left_no_memory_out_is_not_named(project, cli_run, load):
+    load(proc("Release train leaves on Thursdays", namespace="user/david/ops", tags=["ops"]))
+    # --namespace and --tags pass the one memory holding "release"; --type leaves it out
+    result = cli_run("recall", "release", "--namespace", "user/david/ops", "--tags", "ops",
+                     "--type", "semantic")
+    assert result.stdout == "no matches\n"
+    assert result.stderr == HOLDING + "passing --type\n"
+    # --subject leaves it out (it has none), --since does not
+    result = cli_run("recall", "release", "--subject", "x", "--since", "2026-01-01")
+    assert result.stderr == HOLDING + "passing --subject\n"
 
 
 def test_a_recall_with_hits_or_without_words_gives_no_hint(project, cli_run, load):

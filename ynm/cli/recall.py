@@ -31,7 +31,8 @@ FILTER_FLAGS = (("type", "--type"), ("level", "--level"), ("namespace", "--names
                 ("mount", "--mount"))
 
 
-def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
+def no_match_hint(asked: Any, q: Any, hosted: bool = False,
+                  excluded: set[str] | None = None) -> str | None:
     """Why a recall with words found nothing, for a ``hint:`` line on stderr, from what the
     recall already knows: ``asked`` (ynm.service.recall.QuestionWords: the question's words
     and those no memory holds) and the query ``q`` (a RecallQuery). None without words.
@@ -49,8 +50,14 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
     - Otherwise (every word held somewhere, or the unheld ones left out of the share): what
       else left the memories holding them out: ``... but each memory holding them fails one
       of: holding at least half of them by weight (...); passing --type; not being forgotten
-      (add --include-tombstoned)``, naming only the filters given (the first only for a
-      question of two words or more)."""
+      (add --include-tombstoned)``, the first only for a question of two words or more.
+      ``excluded`` (ynm.service.ynm.Ynm.recall_exclusions: the RecallQuery fields that left
+      out a memory holding a word of the question, ``include_tombstoned`` when a forgotten
+      one holds one) narrows the rest: a filter flag is named only when it left such a
+      memory out, ``--include-tombstoned`` only when a forgotten memory holds a word;
+      ``--level`` and ``--mount`` are named whenever given (they chose the mounts read, and
+      what they left out was not looked at). None: every filter given, and forgetting, are
+      named."""
     from ynm.model.text import phrase_words
 
     if asked is None or not asked.words:
@@ -70,13 +77,14 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False) -> str | None:
                 "aside): ask without "
                 f"{'it' if len(shown) == 1 else 'them'}, or in the words your memories use")
     head = f"{nobody} holds {missing} (left out); " if shown else ""
-    filters = [flag for field, flag in FILTER_FLAGS if getattr(q, field)]
+    filters = [flag for field, flag in FILTER_FLAGS if getattr(q, field)
+               and (excluded is None or field in excluded or field in ("level", "mount"))]
     share = ("holding at least half of them by weight (rarer words weigh more; function "
              "words aside)")
     ways = [share] if len(asked.words) > 1 else []
     if filters:
         ways.append("passing " + ", ".join(filters))
-    if not q.include_tombstoned:
+    if not q.include_tombstoned and (excluded is None or "include_tombstoned" in excluded):
         ways.append("not being forgotten (add --include-tombstoned)")
     if not ways:  # one word, held, no filter: nothing else to name
         return None
@@ -161,6 +169,11 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         left_out = list(ynm.left_out)
         asked = ynm.recall_words
         hosted = bool(ynm.remotes)
+        # which filters (and whether forgetting) kept the question's words away: asked only
+        # of a recall that found nothing and will say why
+        excluded = (ynm.recall_exclusions(q)
+                    if not (hits or left_out or unmerged) and asked is not None and asked.words
+                    else None)
     from ynm.model.text import has_no_search_words, no_search_words_reason
 
     if has_no_search_words(q.text):
@@ -173,7 +186,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         emit(hits, as_json, format_hits)
     # no hint for an answer already said to be incomplete: the stores left out (or the shards
     # fetched but not merged) may hold the words
-    hint = None if hits or left_out or unmerged else no_match_hint(asked, q, hosted)
+    hint = None if hits or left_out or unmerged else no_match_hint(asked, q, hosted, excluded)
     if hint is not None:
         say(f"hint: {hint}", err=True)
     note_left_out(left_out)

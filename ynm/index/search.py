@@ -92,6 +92,60 @@ def like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+def filter_parts(q: SearchQuery, alias: str = "m") -> list[tuple[str, str, list[Any]]]:
+    """The WHERE conditions of ``q``, each as ``(name, SQL, parameters)``: ``name`` is the
+    :class:`SearchQuery` field that asked for it (``tombstoned`` for the condition that
+    leaves forgotten memories out, with expired working memory), one entry per tag of
+    ``tags`` and ``exclude_tags``. :func:`filter_sql` joins them; :func:`excluded_by` asks
+    them one at a time."""
+    parts: list[tuple[str, str, list[Any]]] = []
+    if not q.include_tombstoned:
+        if q.now_ms is not None:
+            kept = (f"({alias}.tombstoned = 0 AND ({alias}.expires_at IS NULL "
+                    f"OR {alias}.expires_at > ?))")
+            parts.append(("tombstoned", kept, [q.now_ms]))
+        else:
+            parts.append(("tombstoned", f"{alias}.tombstoned = 0", []))
+    if q.working_session is not None:
+        # only this session's working memory (working memory lives in session/<id>)
+        mine = (f"({alias}.type != 'working' OR {alias}.namespace = ? "
+                f"OR {alias}.namespace LIKE ? ESCAPE '\\')")
+        parts.append(("working_session", mine,
+                      [q.working_session, like_escape(q.working_session) + "/%"]))
+    if q.types:
+        parts.append(("types", f"{alias}.type IN ({', '.join('?' * len(q.types))})",
+                      list(q.types)))
+    if q.levels:
+        parts.append(("levels", f"{alias}.level IN ({', '.join('?' * len(q.levels))})",
+                      list(q.levels)))
+    if q.namespace:
+        parts.append(("namespace",
+                      f"({alias}.namespace = ? OR {alias}.namespace LIKE ? ESCAPE '\\')",
+                      [q.namespace, like_escape(q.namespace) + "/%"]))
+    if q.subject is not None:
+        parts.append(("subject", f"{alias}.subject = ?", [q.subject]))
+    for tag in q.tags:
+        parts.append(("tags", f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
+                      [tag]))
+    for tag in q.exclude_tags:
+        parts.append(("exclude_tags",
+                      f"NOT EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
+                      [tag]))
+    if q.data_key is not None:
+        parts.append(("data_key",
+                      f"EXISTS (SELECT 1 FROM json_each({alias}.data_keys) WHERE value = ?)",
+                      [q.data_key]))
+    if q.since is not None:
+        parts.append(("since", f"{alias}.updated_at >= ?", [q.since]))
+    if q.until is not None:
+        parts.append(("until", f"{alias}.updated_at <= ?", [q.until]))
+    if q.pinned_only:
+        parts.append(("pinned_only", f"{alias}.pinned = 1", []))
+    if q.needs_review is not None:
+        parts.append(("needs_review", f"{alias}.needs_review = ?", [int(q.needs_review)]))
+    return parts
+
+
 def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
     """The WHERE conditions of ``q`` joined by AND (``"1"`` when none) and their parameters.
 
@@ -101,51 +155,31 @@ def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
     ``include_tombstoned`` it stays, like a tombstoned memory. With ``q.working_session``
     (``session/<id>``) working memory outside that namespace is left out (a session start's
     context block holds no other session's working memory)."""
-    where: list[str] = []
-    args: list[Any] = []
-    if not q.include_tombstoned:
-        where.append(f"{alias}.tombstoned = 0")
-        if q.now_ms is not None:
-            where.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
-            args.append(q.now_ms)
-    if q.working_session is not None:
-        # only this session's working memory (working memory lives in session/<id>)
-        where.append(f"({alias}.type != 'working' OR {alias}.namespace = ? "
-                     f"OR {alias}.namespace LIKE ? ESCAPE '\\')")
-        args.extend([q.working_session, like_escape(q.working_session) + "/%"])
-    if q.types:
-        where.append(f"{alias}.type IN ({', '.join('?' * len(q.types))})")
-        args.extend(q.types)
-    if q.levels:
-        where.append(f"{alias}.level IN ({', '.join('?' * len(q.levels))})")
-        args.extend(q.levels)
-    if q.namespace:
-        where.append(f"({alias}.namespace = ? OR {alias}.namespace LIKE ? ESCAPE '\\')")
-        args.extend([q.namespace, like_escape(q.namespace) + "/%"])
-    if q.subject is not None:
-        where.append(f"{alias}.subject = ?")
-        args.append(q.subject)
-    for tag in q.tags:
-        where.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
-        args.append(tag)
-    for tag in q.exclude_tags:
-        where.append(f"NOT EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
-        args.append(tag)
-    if q.data_key is not None:
-        where.append(f"EXISTS (SELECT 1 FROM json_each({alias}.data_keys) WHERE value = ?)")
-        args.append(q.data_key)
-    if q.since is not None:
-        where.append(f"{alias}.updated_at >= ?")
-        args.append(q.since)
-    if q.until is not None:
-        where.append(f"{alias}.updated_at <= ?")
-        args.append(q.until)
-    if q.pinned_only:
-        where.append(f"{alias}.pinned = 1")
-    if q.needs_review is not None:
-        where.append(f"{alias}.needs_review = ?")
-        args.append(int(q.needs_review))
-    return (" AND ".join(where) or "1"), args
+    parts = filter_parts(q, alias)
+    return (" AND ".join(sql for _, sql, _ in parts) or "1",
+            [arg for _, _, args in parts for arg in args])
+
+
+def excluded_by(conn: sqlite3.Connection, phrases: Sequence[str], q: SearchQuery) -> set[str]:
+    """The conditions of ``q`` (:func:`filter_parts` names: ``tombstoned``, ``types``,
+    ``namespace``, ...) that each leave out at least one memory holding one of ``phrases``
+    (quoted FTS5 phrases, matched as FTS5 ``OR``): how a recall that found nothing tells
+    which of its filters, and whether forgetting, kept the question's words away. One
+    ``LIMIT 1`` query per condition; a memory failing a condition by a missing value (no
+    subject for ``--subject``) counts as left out. Empty without phrases."""
+    if not phrases:
+        return set()
+    match = " OR ".join(phrases)
+    out: set[str] = set()
+    for name, sql, args in filter_parts(q):
+        if name in out:
+            continue
+        row = conn.execute(
+            "SELECT 1 FROM fts JOIN memories m ON m.rowid = fts.rowid "
+            f"WHERE fts MATCH ? AND COALESCE(({sql}), 0) = 0 LIMIT 1", [match, *args]).fetchone()
+        if row is not None:
+            out.add(name)
+    return out
 
 
 def search_sql(q: SearchQuery) -> tuple[str, list[Any]]:

@@ -1266,7 +1266,6 @@ class Ynm:
         similar memories after a local write does not wait on the network (the reference's
         does, algorithms.md §8.32).
         """
-        from ynm.index.search import SearchQuery
         from ynm.service.remote import hosted_hits, hosted_recall
 
         found_hosted: list[Any] = []
@@ -1275,12 +1274,7 @@ class Ynm:
             found_hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level),
                                                         q)
         k = max(q.limit * 4, 40)
-        searches = [(mount, SearchQuery(
-            types=q.type, levels=q.level, namespace=q.namespace,
-            subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
-            until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
-            now_ms=self._now_ms(), limit=k,
-        )) for mount in self._select(q.mount, q.level)]
+        searches = [(mount, self._search_query(q, k)) for mount in self._select(q.mount, q.level)]
         report: dict[str, Any] = {}
         ranked = self._ranked_across(searches, q.text, weigh_words,
                                      outside=[e for _, _, e in found_hosted], report=report)
@@ -1306,6 +1300,42 @@ class Ynm:
 
         return rerank_recall(self, q, hits)
         # -- end rerank --
+
+    def _search_query(self, q: RecallQuery, limit: int) -> Any:
+        """The cache query (ynm.index.search.SearchQuery) of recall ``q``'s filters."""
+        from ynm.index.search import SearchQuery
+
+        return SearchQuery(
+            types=q.type, levels=q.level, namespace=q.namespace,
+            subject=q.subject, tags=q.tags, data_key=q.data_key, since=q.since,
+            until=q.until, pinned_only=q.pinned_only, include_tombstoned=q.include_tombstoned,
+            now_ms=self._now_ms(), limit=limit)
+
+    def recall_exclusions(self, q: RecallQuery) -> set[str]:
+        """Which of recall ``q``'s filters left out a memory holding a word of its question,
+        after :meth:`recall` found nothing: the :class:`~ynm.model.inputs.RecallQuery` fields
+        (``type``, ``namespace``, ``subject``, ``tags``, ``data_key``, ``since``, ``until``,
+        ``pinned_only``) and ``include_tombstoned`` when a forgotten memory (or working
+        memory past its ttl) holds one. Asked of the local mounts ``q`` selects, one
+        ``LIMIT 1`` query per filter and mount (ynm.index.search.excluded_by), never a second
+        recall; the words are those of :attr:`recall_words` that some memory holds. ``level``
+        and ``mount`` are never in the answer: they choose which mounts are read, and a
+        memory they left out lives in a mount this recall did not read (its cache is not
+        opened for a hint). Empty when the question had no such word."""
+        from ynm.index.search import excluded_by
+
+        asked = self.recall_words
+        if asked is None:
+            return set()
+        held = [w for w in asked.words if w not in asked.unheld]
+        sq = self._search_query(q, 1)
+        sq.levels = ()  # a mount of the selected levels holds only memories of those levels
+        names = {"types": "type", "tombstoned": "include_tombstoned"}
+        out: set[str] = set()
+        for mount in self._select(q.mount, q.level):
+            out |= {names.get(name, name)
+                    for name in excluded_by(mount.fresh_cache().conn, held, sq)}
+        return out
 
     def _ranked_across(self, searches: list[tuple[Mount, Any]], text: str | None,
                        weigh_words: bool = True, outside: list[float | None] | None = None,
