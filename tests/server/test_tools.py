@@ -427,3 +427,25 @@ def test_wiki_resource(mcp_call):
     assert page.contents[0].text.endswith("# Wiki rule\n\nWiki rule\n")
     assert f"- [Wiki rule](memories/{mid}.md)" in topic.contents[0].text
     assert missing == "no wiki page nothing.md in mount project"
+
+
+def test_links_to_no_memory_here_are_kept_and_said_in_the_guidance(mcp_call):
+    from tests.support.records import ulid
+
+    known = remember(mcp_call, content="The ledger closes at noon")["memoryId"]
+    for tool, args in (
+            ("memory_remember", {"type": "semantic", "content": "Refunds wait for the ledger"}),
+            ("memory_supersede", {"memoryId": known, "content": "The ledger closes at one"}),
+            ("memory_annotate", {"memoryId": known})):
+        good = call_tool(mcp_call, tool, {**args, "links": [{"rel": "about", "to": known}]})
+        assert ok(good) and "no memory here has" not in (
+            good.structured_content["guidance"] or "")
+        args = {**args, "content": args["content"] + " again"} if "content" in args else args
+        ghost = ulid()  # a new one each time: the same link twice would change nothing
+        said = (f"Note: links point at {ghost}, which no memory here has; kept as given "
+                "(check the ids).")
+        bad = call_tool(mcp_call, tool, {**args, "links": [{"rel": "about", "to": ghost},
+                                                           {"rel": "supports", "to": known}]})
+        data = ok(bad)
+        assert "unknownLinks" not in data and data["memoryId"]
+        assert bad.structured_content["guidance"].endswith(said)

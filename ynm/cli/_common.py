@@ -196,6 +196,23 @@ def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         say(human(value))
 
 
+def unknown_links_note(result: dict[str, Any]) -> str | None:
+    """Take ``unknownLinks`` out of a write's result (ynm.service.ynm.Ynm.unknown_link_targets:
+    ids that ``--links`` points at and no memory here has) and return the ``note:`` line that
+    names them, for stderr, or None when every link points at a memory here:
+    ``note: --links points at <id>[, <id>], which no memory here has; the link is kept (a
+    memory with that id may arrive with `ynm sync`; check the id with `ynm show <id>`)``.
+    Taken out so that ``--json`` prints the WriteResult alone (reference/cli.md §3.1)."""
+    unknown = result.pop("unknownLinks", None)
+    if not unknown:
+        return None
+    many = len(unknown) > 1
+    return (f"note: --links points at {', '.join(unknown)}, which no memory here has; the "
+            f"link{'s are' if many else ' is'} kept (a memory with "
+            f"{'those ids' if many else 'that id'} may arrive with `ynm sync`; check "
+            f"{'each' if many else 'the'} id with `ynm show <id>`)")
+
+
 def say(text: str, err: bool = False) -> None:
     """Print human text (a result, a note, a warning, an error) on stdout, or stderr with
     ``err``, with a trailing newline: the one way the CLI prints text that may hold stored text

@@ -17,7 +17,9 @@ from ynm.cli._common import (
     json_flag,
     number_flag,
     open_ynm,
+    say,
     split_tags,
+    unknown_links_note,
 )
 
 
@@ -106,9 +108,12 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
         confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.supersede(inp)
+    note = unknown_links_note(result)
     emit(result, as_json,
          or_unchanged(lambda r: f"superseded {r['memoryId']} (record {r['recordId']})"
                       + (f"\nnote: {dropped_note(r['dropped'])}" if r.get("dropped") else "")))
+    if note is not None:
+        say(note, err=True)
 
 
 # The flag that keeps each field a supersede does not carry over.
@@ -156,8 +161,11 @@ def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
         confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.annotate(inp)
+    note = unknown_links_note(result)
     emit(result, as_json,
          or_unchanged(lambda r: f"annotated {r['memoryId']} (record {r['recordId']})"))
+    if note is not None:
+        say(note, err=True)
 
 
 @click.command()

@@ -15,7 +15,9 @@ from ynm.cli._common import (
     json_flag,
     number_flag,
     open_ynm,
+    say,
     split_tags,
+    unknown_links_note,
 )
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
@@ -73,5 +75,8 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
         raise
     with open_ynm(cwd) as ynm:
         result = ynm.remember(inp)
+    note = unknown_links_note(result)
     emit(result, as_json, lambda r: f"remembered {r['memoryId']} in {r['mount']}"
          + (f"\nnote: {r['guidance']}" if "guidance" in r else ""))
+    if note is not None:
+        say(note, err=True)

@@ -223,7 +223,20 @@ def _remember_output(written: dict[str, Any]) -> ToolOutput:
     guidance = result.pop("guidance", None)
     if guidance:
         guidance = guidance.replace("`ynm supersede`", "`memory_supersede`")
-    return ToolOutput(result, guidance)
+    return _unknown_links(ToolOutput(result, guidance))
+
+
+def _unknown_links(output: ToolOutput) -> ToolOutput:
+    """``output`` with the write result's ``unknownLinks`` (ids its ``links`` point at that
+    no memory here has; the links are kept) taken out of the data and said in the guidance:
+    ``Note: links point at <id>[, <id>], which no memory here has; kept as given (check the
+    ids).``"""
+    unknown = output.data.pop("unknownLinks", None) if isinstance(output.data, dict) else None
+    if unknown:
+        told = (f"Note: links point at {', '.join(unknown)}, which no memory here has; kept "
+                "as given (check the ids).")
+        output.guidance = f"{output.guidance} {told}" if output.guidance else told
+    return output
 
 
 NO_HITS = ("No memory matched. Try broader terms or fewer filters, or read memory_context "
@@ -275,14 +288,15 @@ def _written(result: dict[str, Any]) -> ToolOutput:
 def _supersede(ynm: Ynm, inp: SupersedeInput) -> ToolOutput:
     result = ynm.supersede(inp)
     if result.get("dropped"):
-        return ToolOutput(result, f"The new version dropped the previous version's "
-                                  f"{', '.join(result['dropped'])} (a supersede carries none "
-                                  "over); pass them again to keep them.")
-    return _written(result)
+        return _unknown_links(ToolOutput(
+            result, f"The new version dropped the previous version's "
+                    f"{', '.join(result['dropped'])} (a supersede carries none "
+                    "over); pass them again to keep them."))
+    return _unknown_links(_written(result))
 
 
 def _annotate(ynm: Ynm, inp: AnnotateInput) -> ToolOutput:
-    return _written(ynm.annotate(inp))
+    return _unknown_links(_written(ynm.annotate(inp)))
 
 
 def _forget(ynm: Ynm, inp: ForgetInput) -> ToolOutput:

@@ -388,6 +388,32 @@ class Ynm:
             result["warnings"] = self.warnings[mark:]
         return result
 
+    def unknown_link_targets(self, links: Any) -> list[str]:
+        """The ids that ``links`` (``Link`` models or ``{rel, to}`` dicts) point at and no
+        local mount holds, once each, in the order given. A link may point at a memory that
+        is not here (the reference accepts any ULID, reference/storage.md §1.2: it may arrive
+        with the next sync), so the write keeps it; the caller says so."""
+        out: list[str] = []
+        for link in links:
+            to = link["to"] if isinstance(link, dict) else link.to
+            if to in out:
+                continue
+            try:
+                self.find(to)
+            except UnknownMemory:
+                out.append(to)
+        return out
+
+    def _name_unknown_links(self, result: dict[str, Any], links: Any) -> dict[str, Any]:
+        """``result`` plus ``unknownLinks`` (:meth:`unknown_link_targets` of ``links``) when
+        some link points at no memory here. The CLI says so on stderr and the MCP tools in
+        the guidance; neither returns the key."""
+        if links and not result.get("unchanged"):
+            unknown = self.unknown_link_targets(links)
+            if unknown:
+                result["unknownLinks"] = unknown
+        return result
+
     def _gate(self, record: Record) -> None:
         if record.level == "distributed":
             redaction.check_record(record, self.config.redaction,
@@ -484,8 +510,9 @@ class Ynm:
         guidance = self._guidance_for([(staged[i][2].memory_id, staged[i][3].content)
                                        for i in stored])
         for i, (note, problems) in zip(stored, guidance, strict=True):
-            n, mount, record, _inp = staged[i]
+            n, mount, record, inp = staged[i]
             result = self._write_result_of(mount, record, revisions[i], note)
+            self._name_unknown_links(result, inp.links)
             notes[n] += problems
             if notes[n]:
                 result["warnings"] = notes[n]
@@ -697,6 +724,7 @@ class Ynm:
         }
         result = self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
                                                 source=inp.source, found=found))
+        self._name_unknown_links(result, inp.links)
         dropped = dropped_by_supersede(state["current"], inp)
         if dropped:
             result["dropped"] = dropped
@@ -726,8 +754,9 @@ class Ynm:
             "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
             "reason": inp.reason, "data": inp.data,
         }
-        return self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
-                                              found=found))
+        return self._name_unknown_links(
+            self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
+                                           found=found)), inp.links)
 
     def forget(self, inp: ForgetInput) -> dict[str, Any]:
         """Tombstone a memory: hidden from recall, list and context; history kept. A memory
