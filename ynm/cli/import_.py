@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import itertools
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -46,6 +48,8 @@ def format_import(r: dict[str, Any]) -> str:
 def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | None) -> None:
     """Import records in the export format from FILE or stdin (no FILE, or -).
 
+    FILE (or stdin) may be gzip-compressed (told by its first bytes, whatever its name);
+    zstd, bzip2, xz or zip input is refused at once with the command that decompresses it.
     Ids are kept; records already present are skipped. A bad line, or a record that is refused
     (redaction, a namespace that would collide with another's shard refs, no mount of its
     level), is skipped and reported with its line number; the rest are imported. When every
@@ -68,10 +72,12 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
     where = str(file or "standard input")
     # opened before a line is read: a store that cannot take the records fails first
     with open_ynm(cwd) as ynm, (file.open("rb") if file is not None
-                                else nullcontext(sys.stdin.buffer)) as stream:
+                                else nullcontext(sys.stdin.buffer)) as raw:
+        stream = uncompressed(raw, where, str(file) if file is not None else None)
         seen = SeenInput(where)
         try:
-            result = ynm.import_chunks(seen.chunks(line_chunks(stream, CHUNK_LINES)), mount)
+            result = ynm.import_chunks(seen.chunks(gzip_checked(
+                line_chunks(stream, CHUNK_LINES), where)), mount)
         except BatchRefused as err:
             # Nothing was written: print what was skipped, then fail with the first refusal.
             emit(err.result, as_json, format_import)
@@ -137,6 +143,98 @@ class SeenInput:
 
 
 BOM_BYTES = "\ufeff".encode()
+GZIP_MAGIC = b"\x1f\x8b"
+# Compressed formats told by their first bytes that import does not read, with the command
+# that writes their content to standard output (``{file}`` is the file named, if any).
+OTHER_COMPRESSION = (
+    (b"\x28\xb5\x2f\xfd", "zstd", "unzstd -c"),
+    (b"\xfd7zXZ\x00", "xz", "unxz -c"),
+    (b"BZh", "bzip2", "bunzip2 -c"),
+    (b"PK\x03\x04", "zip", "unzip -p"),
+)
+MAGIC_BYTES = 6  # the longest of the magic numbers above
+
+
+class _Prefixed(io.RawIOBase):
+    """``head`` (bytes already read from ``rest``), then the rest of ``rest``: a stream read
+    from its start again after its first bytes were looked at (standard input cannot seek)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            n = min(len(buffer), len(self.head))
+            buffer[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.rest.read1(len(buffer)) if hasattr(self.rest, "read1") else \
+            self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def uncompressed(raw: BinaryIO, where: str, file: str | None) -> BinaryIO:
+    """The bytes of ``raw`` to import, told by its first bytes, not by its name: gzip is
+    decompressed as it is read (concatenated members too); plain input passes as it is.
+    ``where``: the file's path or ``standard input``; ``file``: the path given, if any.
+
+    Raises:
+        InvalidInput: (exit 2, before a record is read) the input is zstd, xz, bzip2 or zip:
+            ``input: <where> is zstd-compressed; ynm import reads JSONL, plain or gzip``
+            with a hint giving the command, ``unzstd -c <file> | ynm import -``."""
+    import gzip
+
+    from ynm.errors import InvalidInput
+
+    head = b""
+    while len(head) < MAGIC_BYTES:
+        more = raw.read(MAGIC_BYTES - len(head))
+        if not more:
+            break
+        head += more
+    for magic, name, command in OTHER_COMPRESSION:
+        if head.startswith(magic):
+            err = InvalidInput(f"input: {where} is {name}-compressed; ynm import reads "
+                               "JSONL, plain or gzip")
+            err.hint = ("decompress it first: " + (
+                f"{command} {shlex.quote(file)} | ynm import -" if file is not None
+                else f"<command> | {command} | ynm import -") + "; nothing was imported")
+            raise err
+    stream = io.BufferedReader(_Prefixed(head, raw))
+    if head.startswith(GZIP_MAGIC):
+        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+    return stream
+
+
+def gzip_checked(parts: Iterator[bytes], where: str) -> Iterator[bytes]:
+    """``parts``, with a gzip input that is cut short or damaged said in one line.
+
+    Raises:
+        InvalidInput: (exit 2) the gzip data ends early or is damaged: ``input: <where>: the
+            gzip data is damaged or cut short (<why>)``; the parts before it were imported,
+            and the hint says which lines (``lines 1 to <n> were imported``, or ``nothing was
+            imported``) and that a run on a whole copy adds the rest."""
+    import gzip
+    import zlib
+
+    from ynm.errors import InvalidInput
+
+    lines = 0  # lines of the parts handed on, each imported before the next is read
+    try:
+        for part in parts:
+            yield part
+            lines += part.count(b"\n")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        err = InvalidInput(f"input: {where}: the gzip data is damaged or cut short ({exc})")
+        done = (f"lines 1 to {lines} were imported; " if lines
+                else "nothing was imported; ")
+        err.hint = done + ("import a whole copy to add the rest (records already there are "
+                           "skipped)" if lines else "import a whole copy")
+        raise err from None
 
 
 def line_chunks(stream: BinaryIO, lines: int) -> Iterator[bytes]:
