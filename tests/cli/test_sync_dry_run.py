@@ -104,6 +104,21 @@ def test_both_ahead_lists_both_halves(net):
     assert dry(net, b)[1] == DRY + "project: up to date\n"
 
 
+def test_the_personal_store_a_bare_repository(net, git, tmp_path):
+    a = net.clone("a")
+    net.remember(a, "I prefer tabs", level=None)
+    store = a.home / "store.git"
+    backup = tmp_path / "backup.git"
+    git(tmp_path, "init", "-q", "--bare", str(backup))
+    git(tmp_path, f"--git-dir={store}", "remote", "add", "backup", str(backup))
+    before = state(store), state(backup)
+    out = net.json(a, "sync", "--mount", "personal", "--remote", "backup", "--dry-run")
+    assert (state(store), state(backup)) == before
+    assert out["personal"]["pushed"]["records"] == 1 and out["personal"]["conflicts"] == []
+    real = net.json(a, "sync", "--mount", "personal", "--remote", "backup")["personal"]
+    assert real["pushed"] == out["personal"]["pushed"]
+
+
 # ------------------------------------------------------------------ a failed push, one line
 
 

@@ -616,13 +616,16 @@ def _store_copy(log: GitNotesLog, remote: str, path: Path) -> GitNotesLog:
     # the store's settings first, the copy's own (bare, object format) after them, so they win
     (path / "config").write_text(
         f"[include]\n\tpath = {(log.common_dir / 'config').resolve()}\n" + own)
-    copy = GitNotesLog(path, level=log.level, anchor=log.anchor, mount_id=log.mount_id)
-    copy.pack_after_bytes = None
     level = log.level
+    refs: dict[str, str] = {}
     for prefix in (f"{NOTES_PREFIX}/{level}/", f"{REMOTE_PREFIX}/{remote}/{level}/",
                    f"{DOCUMENTS_PREFIX}/{level}/", f"{DOCUMENTS_REMOTE_PREFIX}/{remote}/{level}/"):
-        for ref, sha in refs_under(repo, prefix).items():
-            copy.repo.references.create(ref, pygit2.Oid(hex=sha), force=True)
+        refs.update(refs_under(repo, prefix))
+    # one packed-refs file rather than a file per ref: a large store has thousands of shards
+    (path / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + "".join(
+        f"{sha} {ref}\n" for ref, sha in sorted(refs.items(), key=lambda item: item[0].encode())))
+    copy = GitNotesLog(path, level=level, anchor=log.anchor, mount_id=log.mount_id)
+    copy.pack_after_bytes = None
     return copy
 
 
