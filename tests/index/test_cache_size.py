@@ -37,6 +37,23 @@ def test_pack_round_trips_any_text(text):
     assert schema.unpack(packed) == text
 
 
+@given(st.lists(st.text(), max_size=200))
+def test_pack_many_gives_the_bytes_pack_gives(texts):
+    # below schema._PACK_MANY_MIN texts one at a time, above it on the compression threads
+    packed = schema.pack_many(texts)
+    assert packed == [schema.pack(text) for text in texts]
+    assert [schema.unpack(p) for p in packed] == texts
+
+
+def test_pack_many_of_a_shard_of_lines_in_order():
+    texts = [line(rec(content=f"line {i} of the shard " + "é" * (i % 3), summary=f"line {i}"))
+             for i in range(1000)] + [""]
+    packed = schema.pack_many(texts)
+    assert len(packed) == len(texts) > schema._PACK_MANY_MIN
+    assert [schema.unpack(p) for p in packed] == texts
+    assert packed == [schema.pack(text) for text in texts]
+
+
 def test_pack_is_smaller_for_a_record_line_and_unpack_passes_text_through():
     obj = rec(content="The deploy pipeline runs the smoke tests before every release.",
               summary="The deploy pipeline runs the smoke tests.", subject="entity:deploy",

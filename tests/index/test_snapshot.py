@@ -32,6 +32,7 @@ from ynm.model.fold import fold
 from ynm.model.ids import new_ulid
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
 from ynm.model.shards import ShardKey
+from ynm.model.text import fts_text
 from ynm.service.mounts import Mount
 from ynm.store.gitnotes import GitNotesLog
 from ynm.store.snapshots import FORMAT as STORE_FORMAT
@@ -40,7 +41,10 @@ from ynm.store.sync import merge_shard
 
 JAN_1 = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
 SPAN_MS = 85 * 24 * 3600 * 1000  # to late March: three monthly buckets
-WORDS = ("alpha", "beta", "gamma", "delta", "notes", "cache")
+# ASCII words, and words a snapshot load indexes through fts_values rather than as they stand:
+# accented, Han (searched by its characters), and tags whose JSON text holds an escape
+WORDS = ("alpha", "beta", "gamma", "delta", "notes", "cache", "café", "数据库", 'say"so',
+         "back\\slash")
 OPS = ("create", "supersede", "annotate", "annotate", "tombstone", "purge-marker")
 
 
@@ -154,9 +158,10 @@ def orphan_ids(cache) -> set[str]:
 
 
 def answers(cache, word: str) -> list[tuple[str, float]]:
+    phrase = '"' + fts_text(word).strip().replace('"', '""') + '"'
     return [(mid, round(score, 9)) for mid, score in cache.conn.execute(
         "SELECT m.memory_id, bm25(fts, 2.0, 1.0, 1.5, 1.0) FROM fts JOIN memories m "
-        "ON m.rowid = fts.rowid WHERE fts MATCH ? ORDER BY 2, 1", (word,))]
+        "ON m.rowid = fts.rowid WHERE fts MATCH ? ORDER BY 2, 1", (phrase,))]
 
 
 def new_repo(root: Path) -> tuple[pygit2.Repository, str]:
@@ -217,6 +222,11 @@ def test_snapshot_then_tail_folds_like_a_full_read(seed, memories, steps, cut, c
         assert started.cache.counts() == full.cache.counts()
         for word in WORDS:
             assert answers(started.cache, word) == answers(full.cache, word)
+            # and each answers exactly the memories holding the word
+            holding = {mid for mid, m in want.items()
+                       if word in (m["current"].get("content") or "").split(" ")
+                       or word == m["current"].get("summary") or word in m["tags"]}
+            assert {mid for mid, _ in answers(full.cache, word)} == holding, word
         # and both stay in step with a later write to a memory the snapshot holds
         later = {**head[0], "id": new_ulid(JAN_1 + SPAN_MS, rnd.randbytes), "op": "annotate",
                  "tags": ["later"], "links": [], "recordedAt": iso(JAN_1 + SPAN_MS)}

@@ -47,6 +47,7 @@ _MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject
                    "importance", "confidence", "pinned", "needs_review", "tombstoned",
                    "created_ms", "updated_later", "versions", "summary_head", "content",
                    "current", "extra", "expires_at")
+_TAGS_AT = _MEMORY_COLUMNS.index("tags")  # where a memory row holds its tags' JSON text
 
 
 class ShardLog(Protocol):
@@ -342,7 +343,7 @@ class MountCache:
         total = len(tips)
         if progress:
             progress("read", 0, total)
-        pack = schema.pack
+        pack_many = schema.pack_many
         with _bulk_load(conn), _Folded(conn) as folded:
             for i, (ref, tip) in enumerate(sorted(tips.items())):
                 blob_id = log.note_blob_id(tip.commit)
@@ -355,8 +356,8 @@ class MountCache:
                 conn.executemany(
                     _INSERT_RECORD,
                     ((r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
-                      pack(line))
-                     for r, line in zip(parsed.records, lines)))
+                      packed)
+                     for r, packed in zip(parsed.records, pack_many(lines))))
                 # The rowids of this shard's records, in one statement (the rows after the
                 # last one before it); a record id an earlier shard holds is not among them and
                 # stays that shard's (first wins, as in ynm.model.fold.fold).
@@ -977,8 +978,8 @@ class _Folded:
                            if r.op in ("create", "supersede"))
                 rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
             summary, content = memory_summary(m), indexed_content(m)
-            rows.append((*base, *fts_values(summary, content, m.subject, m.tags),
-                         *_memory_row(m, rowid, line, summary, content)))
+            row = _memory_row(m, rowid, line, summary, content)
+            rows.append((*base, *_fts_kept(summary, content, m.subject, m.tags, row[_TAGS_AT]), *row))
             if len(rows) == self.chunk:
                 self.conn.executemany(sql, rows)
                 rows = []
@@ -1010,10 +1011,28 @@ class _Folded:
                      "ORDER BY base_at, base_id")
         # the same rowids, numbered the same way (a base's (recordedAt, id) is unique)
         conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
-                     "SELECT row_number() OVER (ORDER BY base_at, base_id), fts_summary, "
-                     "fts_content, fts_subject, fts_tags FROM temp.folded "
-                     "ORDER BY base_at, base_id")
+                     "SELECT row_number() OVER (ORDER BY base_at, base_id), "
+                     f"coalesce(fts_summary, {schema.SUMMARY_SQL}), coalesce(fts_content, content), "
+                     "coalesce(fts_subject, subject, ''), coalesce(fts_tags, tags) "
+                     "FROM temp.folded ORDER BY base_at, base_id")
         return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def _fts_kept(summary: str, content: str, subject: str | None, tags: list[str],
+              tags_json: str) -> tuple[str | None, str | None, str | None, str | None]:
+    """A folded memory's FTS row (:func:`ynm.index.schema.fts_values`) as ``temp.folded``
+    keeps it: each value, or None where it is the memory's own column as the row holds it
+    (the summary, the content, the subject or ``""``, and the tags' JSON text ``tags_json``),
+    which :meth:`_Folded.insert` then reads. Most text passes fts_text unchanged (it changes
+    only Han, kana and Hangul), so the temporary rows do not hold each text twice. The tags'
+    JSON array text stands for the tags joined by spaces when it holds no escape: unicode61
+    splits words at its quotes, brackets and commas as at spaces, so the tokens are the same
+    (as ynm.index.search._fill_candidates relies on)."""
+    fts = fts_values(summary, content, subject, tags)
+    return (None if fts[0] == summary else fts[0],
+            None if fts[1] == content else fts[1],
+            None if fts[2] == (subject or "") else fts[2],
+            None if fts[3] == " ".join(tags) and "\\" not in tags_json else fts[3])
 
 
 def _groups_of(rows: Iterable[tuple[str, int, bytes]]) -> Iterator[list[_Stored]]:

@@ -139,6 +139,11 @@ def _named(column: str, names: tuple[str, ...]) -> str:
     return f"CASE {column} {cases} ELSE {column} END"
 
 
+# A memory's summary from ``summary_head`` and ``content`` (:func:`summary_head`): the
+# ``memories.summary`` column, and what a rebuild's temporary rows give the FTS table.
+SUMMARY_SQL = ("CASE typeof(summary_head) WHEN 'integer' THEN substr(content, 1, summary_head) "
+               "ELSE summary_head END")
+
 DDL = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE shards (
@@ -190,8 +195,7 @@ CREATE TABLE memories (
   updated_at TEXT GENERATED ALWAYS AS (coalesce(updated_later, created_at)) VIRTUAL,
   versions INTEGER NOT NULL,
   summary_head NOT NULL,
-  summary TEXT GENERATED ALWAYS AS (CASE typeof(summary_head) WHEN 'integer'
-    THEN substr(content, 1, summary_head) ELSE summary_head END) VIRTUAL,
+  summary TEXT GENERATED ALWAYS AS ({SUMMARY_SQL}) VIRTUAL,
   content TEXT NOT NULL,
   current INTEGER NOT NULL,
   extra BLOB,
@@ -286,6 +290,25 @@ def pack(text: str) -> bytes:
     with zstd against :data:`PACK_DICTIONARY` (~2.6x smaller for a record line). The inverse
     is :func:`unpack`."""
     return _codec()[0].compress(text.encode())
+
+
+# Below this many texts :func:`pack_many` packs them one call at a time: starting the
+# compression threads costs more than it saves.
+_PACK_MANY_MIN = 64
+
+
+def pack_many(texts: Sequence[str]) -> list[bytes]:
+    """:func:`pack` of each of ``texts``, in order, the same bytes, compressed on every CPU at
+    once (python-zstandard's ``multi_compress_to_buffer``) when there are enough of them.
+    Used where a whole shard's lines are packed at once (a full rebuild, a snapshot load):
+    on 2 cores, 5.3 us a record line against 9.1 us one call at a time (200,000 lines of the
+    1M benchmark store). A zstandard without that call (its CFFI backend) packs one at a
+    time."""
+    codec = _codec()[0]
+    if len(texts) < _PACK_MANY_MIN or not hasattr(codec, "multi_compress_to_buffer"):
+        return [codec.compress(text.encode()) for text in texts]
+    packed = codec.multi_compress_to_buffer([text.encode() for text in texts], threads=-1)
+    return [packed[i].tobytes() for i in range(len(texts))]
 
 
 class TextDamaged(ValueError):

@@ -245,16 +245,28 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
                                            f"its id (line {line_no + 1} of shard {ref})"
                                            if line_no is not None else
                                            "state.bin holds a record without its id")
-            rows.append((rowid, rid, schema.pack(text)))
-            if len(rows) == _RECORD_ROWS:
-                conn.executemany(insert, rows)
+            rows.append((rowid, rid, text))
+            if len(rows) == _LINE_ROWS:
+                _insert_lines(conn, insert, rows)
                 rows = []
-        conn.executemany(insert, rows)
+        _insert_lines(conn, insert, rows)
         sums[ref] = crc
         del lines
     if sums != {ref: want.get(ref) for ref in sums} or want.keys() - sums.keys():
         raise SnapshotUnusable("state.bin names record lines its note blobs do not hold "
                                "(their checksums differ)")
+
+
+_LINE_ROWS = 20_000  # record lines packed together (schema.pack_many) and inserted at once
+
+
+def _insert_lines(conn: Any, insert: str, rows: list[tuple[int, str, str]]) -> None:
+    """Insert ``(rowid, record id, line text)`` rows with ``insert``, the lines packed in one
+    :func:`ynm.index.schema.pack_many` call."""
+    if rows:
+        packed = schema.pack_many([text for _, _, text in rows])
+        conn.executemany(insert, [(rowid, rid, line)
+                                  for (rowid, rid, _), line in zip(rows, packed)])
 
 
 def _load_sql(table: str) -> str:
@@ -506,17 +518,36 @@ def load_into(conn: Any, meta: dict[str, Any],
                          "SELECT ?, hash, vector FROM snap.embeddings", (model,))
     except sqlite3.Error:
         raise SnapshotUnusable("state.bin is damaged (it does not hold a cache state)") from None
-    loaded = 0
+    conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) SELECT rowid, "
+                 f"summary, content, coalesce(subject, ''), tags FROM memories WHERE {_AS_IS}")
     rows = []
     for rowid, summary, content, subject, tags in conn.execute(
-            "SELECT rowid, summary, content, subject, tags FROM memories"):
+            "SELECT rowid, summary, content, subject, tags FROM memories "
+            f"WHERE NOT ({_AS_IS})"):
         rows.append((rowid, *fts_values(summary, content, subject, json.loads(tags))))
-        loaded += 1
         if len(rows) == 5000:
             _index(conn, rows)
             rows = []
     _index(conn, rows)
-    return loaded
+    return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def _ascii(column: str) -> str:
+    """SQL true when ``column``'s text is ASCII: as many bytes as characters. (A text holding
+    NUL counts its characters only up to it, so it is never taken for ASCII.)"""
+    return f"length(CAST({column} AS BLOB)) = length({column})"
+
+
+# The memories whose full-text row is their columns as they stand, given to FTS5 in one
+# statement: an ASCII text is what fts_values makes of it (fts_text changes only Han, kana and
+# Hangul), and the tags' JSON array text, without an escape, gives unicode61 the tokens of the
+# tags joined by spaces, as the quotes, brackets and commas split words as spaces do (also
+# relied on by ynm.index.search._fill_candidates). The others go through fts_values in Python.
+# At 1M memories, 200,000 rows: 1.4 s in one statement against 3.9 s through Python, the
+# same index bytes.
+_AS_IS = " AND ".join([*(_ascii(c) for c in ("summary", "content", "coalesce(subject, '')",
+                                            "tags")),
+                       "instr(tags, char(92)) = 0"])
 
 
 def _pack_text(value: Any) -> Any:
