@@ -18,6 +18,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pygit2
 import pytest
@@ -26,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ynm.compact import compact_mount
-from ynm.index import schema
+from ynm.index import schema, snapshot
 from ynm.index.snapshot import FORMAT, NAME
 from ynm.model.fold import fold
 from ynm.model.ids import new_ulid
@@ -179,9 +180,10 @@ def mount(log: GitNotesLog, path: Path) -> Mount:
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32), memories=st.integers(2, 7), steps=st.integers(4, 40),
-       cut=st.floats(0.1, 0.9), clone_share=st.floats(0.0, 0.5), bad=st.booleans())
+       cut=st.floats(0.1, 0.9), clone_share=st.floats(0.0, 0.5), bad=st.booleans(),
+       carry=st.booleans())
 def test_snapshot_then_tail_folds_like_a_full_read(seed, memories, steps, cut, clone_share,
-                                                   bad):
+                                                   bad, carry):
     history = make_history(seed, memories, steps)
     rnd = random.Random(seed + 1)
     rnd.shuffle(history)  # write order is not time order
@@ -197,7 +199,9 @@ def test_snapshot_then_tail_folds_like_a_full_read(seed, memories, steps, cut, c
         append(log, head[len(head) // 2:], bad=bad)
         at_snapshot = {ref: tip.commit for ref, tip in log.tips().items()}
         first = mount(log, root / "first.sqlite")
-        result = compact_mount(first)
+        # with carry, the snapshot holds the full-text index too, as it does for large mounts
+        with patch.object(snapshot, "FTS_CARRIED_FROM", 0 if carry else 10**9):
+            result = compact_mount(first)
         assert result.written
         first.close()
 
@@ -236,6 +240,9 @@ def test_snapshot_then_tail_folds_like_a_full_read(seed, memories, steps, cut, c
         started.cache.refresh(log)
         full.cache.refresh(log)
         assert states(started.cache) == states(full.cache)
+        for word in WORDS:
+            assert answers(started.cache, word) == answers(full.cache, word)
+        started.cache.conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
         started.close()
         full.close()
 
@@ -620,3 +627,111 @@ def test_a_state_holding_a_memory_twice_is_unusable(store, tmp_path: Path, capsy
     full.cache.snapshot_source = None
     full.cache.refresh(store)
     assert states(cold.cache) == states(full.cache) != {}
+
+
+# ------------------------------------------------------------------ the full-text index carried
+
+
+def _state_tables(repo: pygit2.Repository) -> dict[str, Any]:
+    """The tables of the level's snapshot state, and its fts_config rows."""
+    found, why = check_snapshot(repo, snapshot_ref("distributed", NAME))
+    assert why is None
+    import sqlite3
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.sqlite"
+        path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
+        conn = sqlite3.connect(path)
+        tables = {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        config = (dict(conn.execute("SELECT k, v FROM fts_config"))
+                  if "fts_config" in tables else None)
+        conn.close()
+    return {"tables": tables, "config": config}
+
+
+@pytest.mark.parametrize("carried_from", [0, 10**9])
+def test_a_large_mounts_snapshot_carries_its_full_text_index(tmp_path: Path, monkeypatch,
+                                                             carried_from: int):
+    """From FTS_CARRIED_FROM memories the state holds FTS5's tables and a cold load takes them
+    as they are; below it, it holds none and the load indexes the memories. Either way the
+    cache answers as one built from the notes, FTS5 finds its index sound, and it keeps doing
+    both after later writes read into it."""
+    monkeypatch.setattr(snapshot, "FTS_CARRIED_FROM", carried_from)
+    repo, anchor = new_repo(tmp_path)
+    log = GitNotesLog(repo.path, level="distributed", anchor=anchor)
+    history = make_history(11, 8, 60)
+    append(log, history)
+    first = mount(log, tmp_path / "first.sqlite")
+    assert compact_mount(first).written
+    first.close()
+    held = _state_tables(repo)
+    carried = carried_from == 0
+    assert (set(schema.FTS_SHADOW) <= held["tables"]) is carried
+    if carried:
+        assert held["config"] == {"secure-delete": 1, "version": 4}
+
+    cold = mount(log, tmp_path / "cold.sqlite")
+    assert cold.cache.refresh(log).snapshot is not None
+    full = mount(log, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(log)
+
+    def same() -> None:
+        assert states(cold.cache) == states(full.cache) != {}
+        for word in WORDS:
+            assert answers(cold.cache, word) == answers(full.cache, word)
+        cold.cache.conn.execute("INSERT INTO fts(fts) VALUES ('integrity-check')")
+
+    same()
+    # later writes: new memories, a supersede, annotates and tombstones of loaded ones
+    rnd = random.Random(12)
+    again = []  # the loaded memories' supersedes, annotates and tombstones, as new records
+    for obj in history[:20]:
+        if obj["op"] != "create":
+            ms = JAN_1 + SPAN_MS + rnd.randrange(10**6)
+            again.append({**obj, "id": new_ulid(ms, rnd.randbytes), "recordedAt": iso(ms)})
+    assert again
+    append(log, make_history(13, 4, 30) + again)
+    cold.cache.refresh(log)
+    full.cache.refresh(log)
+    same()
+    cold.close()
+    full.close()
+
+
+def test_an_index_of_another_fts5_format_is_built_instead(tmp_path: Path, monkeypatch):
+    """A carried index whose FTS5 file format (``fts_config`` version) is not this SQLite's is
+    left aside: the memories are indexed from their rows, and the snapshot is still used."""
+    import sqlite3
+
+    monkeypatch.setattr(snapshot, "FTS_CARRIED_FROM", 0)
+    repo, anchor = new_repo(tmp_path)
+    store = GitNotesLog(repo.path, level="distributed", anchor=anchor)
+    append(store, make_history(7, 6, 30))
+    first = mount(store, tmp_path / "first.sqlite")
+    assert compact_mount(first).written
+    first.close()
+    ref = snapshot_ref("distributed", NAME)
+    found, _ = check_snapshot(repo, ref)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.sqlite"
+        path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT v FROM fts_config WHERE k = 'version'").fetchone() == (4,)
+        conn.execute("UPDATE fts_config SET v = 5 WHERE k = 'version'")
+        conn.execute("DELETE FROM fts_data")  # an index this SQLite could not read at all
+        conn.commit()
+        conn.close()
+        state = zstandard.ZstdCompressor().compress(path.read_bytes())
+    _replace(repo, ref, state=state, rehash=True)
+    cold = mount(store, tmp_path / "cold.sqlite")
+    assert cold.cache.refresh(store).snapshot is not None
+    full = mount(store, tmp_path / "full.sqlite")
+    full.cache.snapshot_source = None
+    full.cache.refresh(store)
+    assert states(cold.cache) == states(full.cache) != {}
+    for word in WORDS:
+        assert answers(cold.cache, word) == answers(full.cache, word)
+    assert cold.cache.conn.execute(
+        "SELECT v FROM fts_config WHERE k = 'version'").fetchone() == (4,)

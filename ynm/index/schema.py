@@ -139,6 +139,15 @@ def _named(column: str, names: tuple[str, ...]) -> str:
     return f"CASE {column} {cases} ELSE {column} END"
 
 
+# The full-text table: contentless (the memories table holds the text), so a row is deleted by
+# FTS5's 'delete' with the values it was indexed with (fts_values).
+FTS_DDL = ("CREATE VIRTUAL TABLE fts USING fts5(\n  summary, content, subject, tags,\n"
+           "  tokenize = 'porter unicode61', content = ''\n)")
+# FTS5's own tables behind ``fts`` (its shadow tables), each with the key it is stored in order
+# of: what a snapshot carries of a large mount's index (ynm.index.snapshot).
+FTS_SHADOW = {"fts_data": "id", "fts_idx": "segid, term", "fts_docsize": "id",
+              "fts_config": "k"}
+
 # A memory's summary from ``summary_head`` and ``content`` (:func:`summary_head`): the
 # ``memories.summary`` column, and what a rebuild's temporary rows give the FTS table.
 SUMMARY_SQL = ("CASE typeof(summary_head) WHEN 'integer' THEN substr(content, 1, summary_head) "
@@ -201,10 +210,7 @@ CREATE TABLE memories (
   extra BLOB,
   expires_at INTEGER
 );
-CREATE VIRTUAL TABLE fts USING fts5(
-  summary, content, subject, tags,
-  tokenize = 'porter unicode61', content = ''
-);
+{FTS_DDL};
 INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
 CREATE TABLE embeddings (
   model TEXT NOT NULL,
