@@ -305,8 +305,10 @@ def _load_memories_sql() -> str:
     cols = _columns("memories")
     select = ", ".join(f"coalesce(m.{c}, {_DERIVED[c]})" if c in _DERIVED
                        else f"ynm_pack(m.{c})" if c in _PACKED else f"m.{c}" for c in cols)
+    # in the order the dump wrote them, which is rowid order: the snapshot's ``rowid`` is a
+    # plain column there, and ordering by it sorted every row (0.3 to 1 s at 1M memories)
     return (f"INSERT INTO main.memories({', '.join(cols)}) SELECT {select} "
-            f"FROM snap.memories AS m {_CURRENT_JOIN} ORDER BY m.rowid")
+            f"FROM snap.memories AS m {_CURRENT_JOIN} ORDER BY m._rowid_")
 
 
 class SnapshotUnusable(Exception):
