@@ -979,7 +979,8 @@ class _Folded:
                 rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
             summary, content = memory_summary(m), indexed_content(m)
             row = _memory_row(m, rowid, line, summary, content)
-            rows.append((*base, *_fts_kept(summary, content, m.subject, m.tags, row[_TAGS_AT]), *row))
+            fts = _fts_kept(summary, content, m.subject, m.tags, row[_TAGS_AT])
+            rows.append((*base, *fts, *row))
             if len(rows) == self.chunk:
                 self.conn.executemany(sql, rows)
                 rows = []
@@ -1012,8 +1013,9 @@ class _Folded:
         # the same rowids, numbered the same way (a base's (recordedAt, id) is unique)
         conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
                      "SELECT row_number() OVER (ORDER BY base_at, base_id), "
-                     f"coalesce(fts_summary, {schema.SUMMARY_SQL}), coalesce(fts_content, content), "
-                     "coalesce(fts_subject, subject, ''), coalesce(fts_tags, tags) "
+                     f"coalesce(fts_summary, {schema.SUMMARY_SQL}), "
+                     "coalesce(fts_content, content), coalesce(fts_subject, subject, ''), "
+                     "coalesce(fts_tags, tags) "
                      "FROM temp.folded ORDER BY base_at, base_id")
         return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 

@@ -68,6 +68,7 @@ Tables:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -637,6 +638,41 @@ class CacheConnection(sqlite3.Connection):
 
     def cursor(self, factory: Any = CacheCursor) -> Any:
         return super().cursor(factory)
+
+    def create_function(self, name: str, narg: int, func: Any, *,
+                        deterministic: bool = False) -> None:
+        """Register an SQL function, as sqlite3 does, and remember it for :meth:`close`."""
+        super().create_function(name, narg, func, deterministic=deterministic)
+        self.__dict__.setdefault("_functions", set()).add((name, narg))
+
+    def close(self) -> None:
+        """Close the connection, first letting go of ynm's SQL functions while the GIL is held.
+
+        SQLite frees a function's Python callable when the connection is really closed, and
+        a statement still held elsewhere (a cursor in a traceback, say, after an error) defers
+        that until the statement is finalized, which sqlean.py does with the GIL released:
+        freeing a Python object there aborts the process ("PyThreadState_Get: the function must
+        be called with the GIL held"), later, during some garbage collection. Registering None
+        in each function's place frees the callable now; None itself is never freed. A
+        function a running statement still uses cannot be replaced: the garbage that may hold
+        that statement is collected first, and if it still runs, the function is left be."""
+        for name, narg in self.__dict__.pop("_functions", ()):
+            for attempt in range(2):
+                try:
+                    super().create_function(name, narg, None)
+                except sqlite3.OperationalError:  # a running statement uses it
+                    if attempt == 0:
+                        import gc
+
+                        gc.collect()
+                        continue
+                break
+        super().close()
+
+    def __del__(self) -> None:
+        # a connection dropped without close(): its functions are let go as close() does
+        with contextlib.suppress(Exception):
+            self.close()
 
     def execute(self, *args: Any) -> Any:
         try:

@@ -97,10 +97,11 @@ _CURRENT_JOIN = "LEFT JOIN main.records AS r ON r.rowid = m.current"
 _DERIVED = {"memory_id": "r.memory_id", "created_ms": "r.recorded_ms"}
 _RECORD_ROWS = 5000  # record rows written to the snapshot per statement
 # From this many memories a snapshot carries the cache's full-text index (FTS5's own tables)
-# and a cold load copies it instead of indexing every memory. At 1M memories it adds ~25 MB to
-# state.bin (46 MB without it) and saves ~10 s of a cold load (building it: ~12 s; copying
-# it: ~2 s). Smaller mounts index their memories in a few seconds, and there the same
-# half again of state.bin weighs more against the notes, which git packs far smaller.
+# and a cold load copies it instead of indexing every memory. At 1M memories of the benchmark
+# corpus it adds 31.6 MB to state.bin (46.5 MB without it) and saves ~10 s of a cold load
+# (indexing: ~12 s; copying: ~2 s). A smaller mount indexes its memories in a few seconds,
+# and there the same two thirds more state.bin weighs more against its notes, which git
+# packs far smaller.
 FTS_CARRIED_FROM = 200_000
 
 
@@ -304,8 +305,10 @@ def _load_memories_sql() -> str:
     cols = _columns("memories")
     select = ", ".join(f"coalesce(m.{c}, {_DERIVED[c]})" if c in _DERIVED
                        else f"ynm_pack(m.{c})" if c in _PACKED else f"m.{c}" for c in cols)
+    # in the order the dump wrote them, which is rowid order: the snapshot's ``rowid`` is a
+    # plain column there, and ordering by it sorted every row (0.3 to 1 s at 1M memories)
     return (f"INSERT INTO main.memories({', '.join(cols)}) SELECT {select} "
-            f"FROM snap.memories AS m {_CURRENT_JOIN} ORDER BY m.rowid")
+            f"FROM snap.memories AS m {_CURRENT_JOIN} ORDER BY m._rowid_")
 
 
 class SnapshotUnusable(Exception):
@@ -376,7 +379,8 @@ def dump(conn: Any, *, anchor: str, level: str, read_blob: Callable[[str], bytes
                     conn.execute(_dump_sql(table))
                 _dump_records(conn, read_blob)
                 _dump_memories(conn)
-                if conn.execute("SELECT count(*) FROM memories").fetchone()[0] >= FTS_CARRIED_FROM:
+                memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+                if memories >= FTS_CARRIED_FROM:  # the full-text index, as it stands
                     for table in schema.FTS_SHADOW:
                         conn.execute(f"CREATE TABLE snap.{table} AS SELECT * FROM main.{table}")
                 conn.execute("CREATE TABLE snap.embeddings (hash TEXT PRIMARY KEY, "
