@@ -695,6 +695,10 @@ def _open(path: Path | str) -> CacheConnection:
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
+    # a page whose cell offsets were overwritten is reported damaged (and rebuilt) instead of
+    # yielding other bytes as rows: recall and list silently lost memories to such a page
+    # (tests/cli/test_damaged_cache.py); no cost measured at 100k memories
+    conn.execute("PRAGMA cell_size_check = ON")
     # ``ynm_unpack(line)`` / ``ynm_unpack(extra)``: the packed texts; ``ynm_state``: a state.
     told: list[str | None] = [None]
     conn.damaged_text = told
