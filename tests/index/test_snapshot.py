@@ -601,23 +601,16 @@ def test_lines_of_another_key_order_carry_their_id(tmp_path: Path):
 def test_a_state_holding_a_memory_twice_is_unusable(store, tmp_path: Path, capsys):
     """A state.bin whose memories repeat a memory id (intact as a blob, its hash recorded)
     fails when the cache's unique index is built: the cache is built from the notes."""
-    import sqlite3
-
     repo = store.repo
-    ref = snapshot_ref("distributed", NAME)
-    found, _ = check_snapshot(repo, ref)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.sqlite"
-        path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
-        conn = sqlite3.connect(path)
+
+    def repeat_an_id(conn: Any) -> None:
         first, second = [r[0] for r in conn.execute(
             "SELECT rowid FROM memories ORDER BY rowid LIMIT 2")]
         conn.execute("UPDATE memories SET memory_id = ? WHERE rowid IN (?, ?)",
                      ("01ARZ3NDEKTSV4RRFFQ69G5FAV", first, second))
-        conn.commit()
-        conn.close()
-        state = zstandard.ZstdCompressor().compress(path.read_bytes())
-    _replace(repo, ref, state=state, rehash=True)
+
+    _, state = _with_state(repo, repeat_an_id)
+    _replace(repo, snapshot_ref("distributed", NAME), state=state, rehash=True)
     cold = mount(store, tmp_path / "cold.sqlite")
     report = cold.cache.refresh(store)
     assert report.snapshot is None and report.rebuilt
@@ -632,22 +625,34 @@ def test_a_state_holding_a_memory_twice_is_unusable(store, tmp_path: Path, capsy
 # ------------------------------------------------------------------ the full-text index carried
 
 
-def _state_tables(repo: pygit2.Repository) -> dict[str, Any]:
-    """The tables of the level's snapshot state, and its fts_config rows."""
-    found, why = check_snapshot(repo, snapshot_ref("distributed", NAME))
-    assert why is None
+def _with_state(repo: pygit2.Repository, use: Any) -> tuple[Any, bytes]:
+    """Open the level's snapshot state as a SQLite file, call ``use(conn)`` and commit;
+    returns what it returned and the state compressed again (for :func:`_replace`)."""
     import sqlite3
 
+    found, why = check_snapshot(repo, snapshot_ref("distributed", NAME))
+    assert why is None
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.sqlite"
         path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
         conn = sqlite3.connect(path)
+        result = use(conn)
+        conn.commit()
+        conn.close()
+        return result, zstandard.ZstdCompressor().compress(path.read_bytes())
+
+
+def _state_tables(repo: pygit2.Repository) -> dict[str, Any]:
+    """The tables of the level's snapshot state, and its fts_config rows."""
+
+    def read(conn: Any) -> dict[str, Any]:
         tables = {name for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
         config = (dict(conn.execute("SELECT k, v FROM fts_config"))
                   if "fts_config" in tables else None)
-        conn.close()
-    return {"tables": tables, "config": config}
+        return {"tables": tables, "config": config}
+
+    return _with_state(repo, read)[0]
 
 
 @pytest.mark.parametrize("carried_from", [0, 10**9])
@@ -703,8 +708,6 @@ def test_a_large_mounts_snapshot_carries_its_full_text_index(tmp_path: Path, mon
 def test_an_index_of_another_fts5_format_is_built_instead(tmp_path: Path, monkeypatch):
     """A carried index whose FTS5 file format (``fts_config`` version) is not this SQLite's is
     left aside: the memories are indexed from their rows, and the snapshot is still used."""
-    import sqlite3
-
     monkeypatch.setattr(snapshot, "FTS_CARRIED_FROM", 0)
     repo, anchor = new_repo(tmp_path)
     store = GitNotesLog(repo.path, level="distributed", anchor=anchor)
@@ -712,19 +715,14 @@ def test_an_index_of_another_fts5_format_is_built_instead(tmp_path: Path, monkey
     first = mount(store, tmp_path / "first.sqlite")
     assert compact_mount(first).written
     first.close()
-    ref = snapshot_ref("distributed", NAME)
-    found, _ = check_snapshot(repo, ref)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "state.sqlite"
-        path.write_bytes(zstandard.ZstdDecompressor().decompressobj().decompress(found.state))
-        conn = sqlite3.connect(path)
+
+    def another_format(conn: Any) -> None:
         assert conn.execute("SELECT v FROM fts_config WHERE k = 'version'").fetchone() == (4,)
         conn.execute("UPDATE fts_config SET v = 5 WHERE k = 'version'")
         conn.execute("DELETE FROM fts_data")  # an index this SQLite could not read at all
-        conn.commit()
-        conn.close()
-        state = zstandard.ZstdCompressor().compress(path.read_bytes())
-    _replace(repo, ref, state=state, rehash=True)
+
+    _, state = _with_state(repo, another_format)
+    _replace(repo, snapshot_ref("distributed", NAME), state=state, rehash=True)
     cold = mount(store, tmp_path / "cold.sqlite")
     assert cold.cache.refresh(store).snapshot is not None
     full = mount(store, tmp_path / "full.sqlite")
