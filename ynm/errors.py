@@ -160,22 +160,24 @@ class BatchRefused(YnmError):
 
 def pip_install(extra: str | None = None) -> str:
     """How to install ynm's ``extra`` (None: ynm itself, for a missing required package), in
-    one form for an installed ynm and a source checkout alike: ``pip install 'ynm[vector]' (or
-    pip install -e '.[vector]' in a checkout)``. Every message that tells the user to install
-    something of ynm's says it through this, so none drifts from the README (whose Install
+    one form for an installed ynm and a source checkout alike, without parentheses so that a
+    message may put it in its own: ``pip install 'ynm[vector]', or pip install -e '.[vector]'
+    in a checkout``. Every message that tells the user to install something of ynm's says it
+    through this, after a colon or a semicolon, never inside parentheses (a clause in
+    parentheses inside another reads badly), so none drifts from the README (whose Install
     section works from a checkout: ``.venv/bin/pip install -e '.[vector]'``)."""
     if extra is None:
-        return "pip install ynm (or pip install -e . in a checkout)"
-    return f"pip install 'ynm[{extra}]' (or pip install -e '.[{extra}]' in a checkout)"
+        return "pip install ynm, or pip install -e . in a checkout"
+    return f"pip install 'ynm[{extra}]', or pip install -e '.[{extra}]' in a checkout"
 
 
 class MissingExtra(YnmError):
-    """An optional dependency is not installed. Message: ``<what> needs the <extra> extra:
-    <pip_install(extra)> (<module> is not installed)``, one line, exit 1."""
+    """An optional dependency is not installed. Message: ``<what> needs the <extra> extra
+    (<module> is not installed): <pip_install(extra)>``, one line, exit 1."""
 
     def __init__(self, what: str, extra: str, module: str | None = None) -> None:
         missing = f" ({module} is not installed)" if module else ""
-        super().__init__(f"{what} needs the {extra} extra: {pip_install(extra)}{missing}")
+        super().__init__(f"{what} needs the {extra} extra{missing}: {pip_install(extra)}")
         self.extra = extra
         self.module = module
 

@@ -480,8 +480,8 @@ def test_a_handshake_era_store_without_the_server_extra_names_what_to_install(
     assert result.returncode == 0, result.stderr
     assert lid in result.stdout and "Traceback" not in result.stderr
     assert result.stderr == (
-        f"shared memory left out: team ({url}): a hosted (mcp) mount needs the server extra: "
-        f"{pip_install('server')} (mcp is not installed)\n")
+        f"shared memory left out: team ({url}): a hosted (mcp) mount needs the server extra "
+        f"(mcp is not installed): {pip_install('server')}\n")
 
 
 def test_without_the_mcp_client_an_unreachable_store_is_named(project, ynm_home, cli_run):

@@ -13,7 +13,11 @@ from tests.support.blocked import run_without
 from ynm.errors import pip_install
 from ynm.service.ynm import Ynm
 
-SERVER_HINT = f"ynm serve needs the server extra: {pip_install('server')}"
+
+def server_hint(command: str, blocked: str) -> str:
+    """What a command that needs the server extra says without it (docs/cli.md, errors)."""
+    return (f"{command} needs the server extra ({blocked} is not installed): "
+            f"{pip_install('server')}")
 
 
 def _one_error_line(stderr: str) -> str:
@@ -34,7 +38,7 @@ def test_serve_without_the_server_extra_names_it(project, blocked, args):
     result = run_without([blocked], *args, "--cwd", str(project), cwd=project)
     assert result.returncode == 1
     assert _one_error_line(result.stderr) == (
-        f"Error: {SERVER_HINT} ({blocked} is not installed)")
+        f"Error: {server_hint('ynm serve', blocked)}")
     assert result.stdout == ""
 
 
@@ -44,8 +48,7 @@ def test_ui_without_the_server_extra_names_itself(project, blocked):
                          cwd=project)
     assert result.returncode == 1
     assert _one_error_line(result.stderr) == (
-        f"Error: ynm ui needs the server extra: {pip_install('server')} ({blocked} is not "
-        "installed)")
+        f"Error: {server_hint('ynm ui', blocked)}")
     assert result.stdout == ""
 
 
@@ -94,9 +97,9 @@ def test_dream_without_the_vector_extra_finds_duplicates_by_their_words(project)
 
 @pytest.mark.parametrize("blocked, embedder, said", [
     ("sentence_transformers", "sentence-transformers:paraphrase-MiniLM-L3-v2",
-     f"sentence-transformers is not installed ({pip_install('vector')})"),
+     f"sentence-transformers is not installed: {pip_install('vector')}"),
     ("torch", "sentence-transformers:{model}",
-     f"torch/transformers are not installed to do it ({pip_install('vector')})"),
+     f"torch/transformers are not installed to do it: {pip_install('vector')}"),
 ])
 def test_model_packages_of_the_vector_extra_are_named(project, tmp_path, blocked, embedder,
                                                       said):

@@ -586,7 +586,7 @@ def test_a_missing_driver_names_the_extra_that_brings_it(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(MissingExtra, match=re.escape(
-            f"needs the client extra: {pip_install('client')} (psycopg is not installed)")):
+            f"needs the client extra (psycopg is not installed): {pip_install('client')}")):
         SQLQueueStore("postgresql+psycopg://u@h/db")
     monkeypatch.setitem(sys.modules, "pg8000", None)
     with pytest.raises(StoreUnusable, match="its driver pg8000 is not installed and no ynm "

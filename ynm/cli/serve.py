@@ -186,8 +186,8 @@ def _require_server_extra(http: bool, command: str = "ynm serve") -> None:
     in the error (``ynm serve`` or ``ynm ui``).
 
     Raises:
-        MissingExtra: ``<command> needs the server extra: pip install 'ynm[server]' (<module>
-            is not installed)`` (exit 1), for the MCP SDK, anyio, and, with ``--http``,
+        MissingExtra: ``<command> needs the server extra (<module> is not installed): pip
+            install 'ynm[server]', or pip install -e '.[server]' in a checkout`` (exit 1), for the MCP SDK, anyio, and, with ``--http``,
             uvicorn, starlette, Jinja2 and markdown-it-py.
     """
     from ynm.errors import missing_extra

@@ -98,8 +98,8 @@ def _missing_driver(err: ImportError, url: str) -> Exception:
     if extra is not None:
         return MissingExtra("a queue store", extra, module)
     return StoreUnusable(f"cannot open {url}: its driver {module} is not installed and no ynm "
-                         "extra brings it; use postgresql+psycopg://user@host/db (psycopg "
-                         f"comes with {pip_install('client')})")
+                         "extra brings it; use postgresql+psycopg://user@host/db, whose psycopg "
+                         f"comes with the client extra: {pip_install('client')}")
 
 
 def _check_sqlite_file(path: Path, create: bool, default: bool) -> None:

@@ -138,11 +138,11 @@ def vector_model(spec: str, home: Path, env: Mapping[str, str]) -> Check:
     if missing:
         detail = f"{', '.join(missing)} not installed: full-text recall only"
         if spec == "auto":
-            return check(name, True, f"{detail} ({install})")
+            return check(name, True, f"{detail}; {install}")
         return check(name, False, detail, "warn", fix=install)
     vec = _sqlite_vec_problem()
     if vec is not None:
-        return check(name, False, f"{vec}: full-text recall only", "warn")
+        return check(name, False, f"{vec}; full-text recall only", "warn")
     model = embedders.model_name(spec)
     onnx = embedders.export_path(spec, home)
     if onnx is None or not onnx.is_file():

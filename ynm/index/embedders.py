@@ -134,7 +134,7 @@ def _model_dir(model: str) -> Path:
     except ImportError as err:
         raise EmbedderUnavailable(
             f"model {model} is not available offline and sentence-transformers is not "
-            f"installed ({pip_install('vector')})") from err
+            f"installed: {pip_install('vector')}") from err
     name = model if "/" in model else f"sentence-transformers/{model}"
     print(f"ynm: fetching model {name} once", file=sys.stderr)
     with quiet_third_party():
@@ -246,7 +246,7 @@ def _export_onnx(model_dir: Path, folder: Path) -> None:
     except ImportError as err:
         raise EmbedderUnavailable(
             "the model has not been exported to ONNX yet and torch/transformers are not "
-            f"installed to do it ({pip_install('vector')})") from err
+            f"installed to do it: {pip_install('vector')}") from err
     print(f"ynm: exporting {model_dir.name} to ONNX once (kept in {folder})", file=sys.stderr)
     folder.mkdir(parents=True, exist_ok=True)
     with quiet_third_party():

@@ -739,7 +739,7 @@ def load_vec(conn: CacheConnection) -> str | None:
     if spec is None or not spec.submodule_search_locations:
         from ynm.errors import pip_install
 
-        conn.vec_problem = f"sqlite-vec is not installed ({pip_install('vector')})"
+        conn.vec_problem = f"sqlite-vec is not installed: {pip_install('vector')}"
         return conn.vec_problem
     extension = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:

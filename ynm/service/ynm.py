@@ -2031,8 +2031,8 @@ def _missing_vector_extra() -> str | None:
                if importlib.util.find_spec(m) is None]
     if not missing:
         return None
-    return (f"{', '.join(missing)} not installed: full-text recall only "
-            f"({pip_install('vector')})")
+    return (f"{', '.join(missing)} not installed: full-text recall only; "
+            f"{pip_install('vector')}")
 
 
 def _session_id(raw: str) -> str:
