@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,22 @@ def test_import_twice_imports_nothing_the_second_time(project, cli_run, dump, tm
     assert list(json.loads(result.stdout)) == ["imported", "problems", "alreadyPresent"]
     assert cli_run("import", exported).stdout == "imported 0 record(s); 2 already present\n"
     assert len(cli_run("export").stdout.splitlines()) == 2
+
+
+def test_records_already_present_are_counted_on_the_result_line_only(project, cli_run, dump):
+    """A file imported again says how many of its records the store held on the result line
+    and prints nothing on stderr; docs/cli.md says so, and promises no stderr note (the
+    reference prints no count of them at all, reference/cli.md §4.9)."""
+    path = dump(jsonl(*(make_record() for _ in range(6))))
+    assert cli_run("import", path).stdout == "imported 6 record(s)\n"
+    again = cli_run("import", path)
+    assert (again.exit_code, again.stdout, again.stderr) == (
+        0, "imported 0 record(s); 6 already present\n", "")
+    doc = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    section = " ".join(doc.split("\n## ynm import\n", 1)[1].split("\n## ", 1)[0].split())
+    assert "`imported 0 record(s); 6 already present`" in section
+    assert "nothing is printed on stderr for them" in section
+    assert "already in the store" not in section
 
 
 def test_a_half_new_file_gives_both_counts(project, cli_run, dump):
