@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from tests.support.expired import import_expired_working
+
 
 def remember(cli_run, *args: str) -> str:
     r = cli_run("remember", "--type", "semantic", "--json", *args)
@@ -51,9 +53,11 @@ def working(cli_run, session: str, content: str, ttl: str = "PT8H") -> str:
     return json.loads(r.stdout)["memoryId"]
 
 
-def test_expired_working_memory_is_left_out_of_every_read_before_any_sweep(project, cli_run):
-    # PT0S: expired the moment it is written (updatedAt + ttl <= now); nothing sweeps it
-    gone = working(cli_run, "run-a", "staging DB is down until the restart", ttl="PT0S")
+def test_expired_working_memory_is_left_out_of_every_read_before_any_sweep(project, cli_run,
+                                                                            tmp_path):
+    # its ttl ran out long ago (updatedAt + ttl <= now); nothing swept it
+    gone = import_expired_working(cli_run, tmp_path, "run-a",
+                                  "staging DB is down until the restart")
     live = working(cli_run, "run-a", "staging deploy is paused")
     reads = {
         "recall text": ("recall", "staging", "--json"),

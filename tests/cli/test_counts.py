@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from tests.support.expired import import_expired_working
 from ynm.model.words import counted
 
 from .conftest import make_record
@@ -53,11 +54,9 @@ def test_status_and_doctor_count_bad_lines(project, cli_run, git, n):
 
 
 @pytest.mark.parametrize("n", [0, 1, 2])
-def test_session_end_counts_working_memory(project, cli_run, n):
+def test_session_end_counts_working_memory(project, cli_run, tmp_path, n):
     for i in range(n):
-        r = cli_run("remember", "--type", "working", "--namespace", "session/task", "--content",
-                    f"trying idea {i}", "--ttl", "PT0S")
-        assert r.exit_code == 0, r.stderr
+        import_expired_working(cli_run, tmp_path, "task", f"trying idea {i}")
     out = cli_run("session", "end", "task").stdout
     assert out == (f"ended task; expired {n} working "
                    f"{'memory' if n == 1 else 'memories'}\n")

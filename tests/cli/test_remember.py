@@ -302,6 +302,33 @@ def test_bad_ttl(project, cli_run):
         "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
 
 
+@pytest.mark.parametrize("ttl", ["PT0S", "P0D", "PT0M", "P0Y0M0W0DT0H0M0S"])
+def test_a_ttl_of_no_length_is_refused_everywhere_a_ttl_is_taken(project, cli_run, tmp_path,
+                                                                  ttl):
+    """A working memory with a ttl of no length would expire the moment it is written
+    (updatedAt + ttl <= now): remember, supersede and session start refuse it, exit 2, as any
+    invalid input. The reference takes it (reference/cli.md §1.3 gives only the grammar)."""
+    said = (f"Error: invalid input: ttl: must be longer than zero: {ttl} would expire the "
+            "working memory at once; give one such as PT8H (8 hours), P30D (30 days), P1W or "
+            "P1DT12H")
+    r = cli_run("remember", "--type", "working", "--session", "s1", "--content", "x",
+                "--ttl", ttl)
+    assert (r.exit_code, err(r), r.stdout) == (2, said, "")
+    made = cli_run("remember", "--type", "working", "--session", "s1", "--content", "x",
+                   "--ttl", "PT1S", "--json")
+    mid = json.loads(made.stdout)["memoryId"]
+    r = cli_run("supersede", mid, "--content", "y", "--ttl", ttl)
+    assert (r.exit_code, err(r), r.stdout) == (2, said, "")
+    r = cli_run("session", "start", "s2", "--ttl", ttl)
+    assert (r.exit_code, err(r), r.stdout) == (2, said, "")
+    assert len(cli_run("export").stdout.splitlines()) == 1  # nothing of them was written
+    # a record stored with such a ttl (by the reference) still reads
+    rec = make_record(type="working", namespace="session/s3", ttl=ttl)
+    (tmp_path / "zero.jsonl").write_text(json.dumps(rec) + "\n")
+    assert cli_run("import", tmp_path / "zero.jsonl").stdout == "imported 1 record(s)\n"
+    assert cli_run("show", rec["id"]).exit_code == 0
+
+
 def test_bad_valid_from(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--valid-from", "soon")
     assert result.exit_code == 2

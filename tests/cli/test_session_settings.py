@@ -58,6 +58,12 @@ def test_restarting_a_session_replaces_its_ttl_and_a_damaged_file_is_ignored(
     assert working(run_json, "--session", "t3")["current"]["ttl"] == "PT3H"
     (ynm_home / "sessions" / "t3.json").write_text("not json")
     assert working(run_json, "--session", "t3")["current"]["ttl"] == "PT8H"
+    # a kept ttl that session start would refuse (edited by hand, or kept by an older ynm
+    # that took PT0S) is no ttl to give: working memory gets the default instead
+    for ttl in ("PT0S", "8 hours"):
+        (ynm_home / "sessions" / "t3.json").write_text(json.dumps(
+            {"sessionId": "t3", "namespace": "session/t3", "ttl": ttl}))
+        assert working(run_json, "--session", "t3")["current"]["ttl"] == "PT8H", ttl
 
 
 @pytest.mark.parametrize(("args", "message"), [

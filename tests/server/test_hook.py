@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.expired import import_expired_working
 from ynm.cli.hook import SESSION_PREFIX_LINE
 from ynm.server.intent import NUDGE, has_remember_intent
 
@@ -87,13 +88,15 @@ def test_prompt_nudges_on_remember_intent(project, prompt, nudged):
     assert has_remember_intent(prompt) is nudged
 
 
-def test_session_start_block_has_no_expired_or_other_sessions_working_memory(project, cli_run):
+def test_session_start_block_has_no_expired_or_other_sessions_working_memory(project, cli_run,
+                                                                             tmp_path):
     def working(session, content, ttl):
         assert cli_run("remember", "--type", "working", "--namespace", f"session/{session}",
                        "--ttl", ttl, "--content", content, "--cwd", project).exit_code == 0
 
     working("9f1c2d3e-abcd", "own live scratch", "PT8H")
-    working("9f1c2d3e-abcd", "own expired scratch", "PT0S")
+    import_expired_working(cli_run, tmp_path, "9f1c2d3e-abcd", "own expired scratch", "--cwd",
+                           project)
     working("other-session", "other live scratch", "PT8H")
     out, _ = hook("session-start", stdin=payload(project, "SessionStart", source="startup"))
     context = out["hookSpecificOutput"]["additionalContext"]
@@ -129,9 +132,8 @@ def test_stop_with_a_session_id_of_no_letter_or_digit_says_why(project, ynm_home
     assert not list((ynm_home / "hooks").glob("stop-*"))
 
 
-def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_home):
-    assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
-                   "--ttl", "PT0S", "--content", "scratch", "--cwd", project).exit_code == 0
+def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_home, tmp_path):
+    import_expired_working(cli_run, tmp_path, "9f1c2d3e-abcd", "scratch", "--cwd", project)
     out, _ = hook("stop", stdin=payload(project, "Stop"))
     assert out == {}
     assert (ynm_home / "hooks" / "stop-9f1c2d3e-abcd").exists()
@@ -139,8 +141,7 @@ def test_stop_expires_the_session_once_per_five_minutes(project, cli_run, ynm_ho
     (swept,) = json.loads(listed.stdout)  # the working memory was forgotten
     assert swept["tombstoned"] is True and swept["tombstoneReason"] == "expired"
     # throttled: a second stop within 5 minutes does nothing (and still answers {})
-    assert cli_run("remember", "--type", "working", "--namespace", "session/9f1c2d3e-abcd",
-                   "--ttl", "PT0S", "--content", "more", "--cwd", project).exit_code == 0
+    import_expired_working(cli_run, tmp_path, "9f1c2d3e-abcd", "more", "--cwd", project)
     hook("stop", stdin=payload(project, "Stop"))
     listed = json.loads(cli_run("list", "--json", "--include-tombstoned", "--cwd",
                                 project).stdout)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.server.conftest import USER, text
+from tests.support.expired import import_expired_working
 from tests.support.secrets import SECRETS
 from ynm.errors import ShareRequired
 from ynm.server.tools import TOOL_SPECS
@@ -233,14 +234,28 @@ def test_edits_with_bad_or_unknown_ids(mcp_call, tool, extra):
         f"unknown memory {unknown}"
 
 
-def test_session_start_and_end(mcp_call):
+@pytest.mark.parametrize("ttl", ["PT0S", "P0D", "PT0M", "P0Y0M0W0DT0H0M0S"])
+def test_a_ttl_of_no_length_is_refused_by_the_tools(mcp_call, ttl):
+    """A working memory with such a ttl would expire the moment it is written: memory_remember,
+    memory_supersede and memory_session refuse it as the CLI does (ynm.model.durations)."""
+    said = (f"invalid input: ttl: must be longer than zero: {ttl} would expire the working "
+            "memory at once; give one such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
+    assert err(call_tool(mcp_call, "memory_remember", {
+        "type": "working", "namespace": "session/s1", "content": "scratch", "ttl": ttl})) == said
+    mid = remember(mcp_call, type="working", namespace="session/s1", content="scratch",
+                   ttl="PT1S")["memoryId"]
+    assert err(call_tool(mcp_call, "memory_supersede", {
+        "memoryId": mid, "content": "more scratch", "ttl": ttl})) == said
+    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": ttl})) == said
+
+
+def test_session_start_and_end(mcp_call, cli_run, tmp_path):
     start = call_tool(mcp_call, "memory_session", {"action": "start", "sessionId": "My Task!"})
     data = ok(start)
     assert data["sessionId"] == "my-task-" and data["namespace"] == "session/my-task-"
     assert data["ttl"] == "PT8H" and "markdown" in data["context"]
     assert "session/my-task-" in start.structured_content["guidance"]
-    remember(mcp_call, type="working", content="scratch", namespace="session/my-task-",
-             ttl="PT0S")
+    import_expired_working(cli_run, tmp_path, "my-task-", "scratch")
     end = ok(call_tool(mcp_call, "memory_session", {"action": "end", "sessionId": "My Task!"}))
     assert end["sessionId"] == "My Task!" and len(end["expired"]) == 1
     assert err(call_tool(mcp_call, "memory_session", {"action": "end"})) == \
@@ -250,16 +265,22 @@ def test_session_start_and_end(mcp_call):
     assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == (
         "invalid input: ttl: must be an ISO 8601 duration "
         "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
+    assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "P0D"})) == (
+        "invalid input: ttl: must be longer than zero: P0D would expire the working memory "
+        "at once; give one such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
     generated = ok(call_tool(mcp_call, "memory_session", {"action": "start"}))
     assert generated["namespace"] == "session/" + generated["sessionId"]
 
 
-def test_expired_and_other_sessions_working_memory_in_recall_context_and_session(mcp_call):
+def test_expired_and_other_sessions_working_memory_in_recall_context_and_session(
+        mcp_call, cli_run, tmp_path):
     def working(session, content, ttl):
         return remember(mcp_call, type="working", namespace=f"session/{session}",
                         content=content, ttl=ttl)["memoryId"]
 
-    gone = working("run-a", "staging DB is down until the restart", "PT0S")  # never swept
+    # its ttl ran out long ago, and no sweep ran
+    gone = import_expired_working(cli_run, tmp_path, "run-a", "staging DB is down until the "
+                                  "restart")
     live = working("run-a", "staging deploy is paused", "PT8H")
     own = working("run-b", "run-b staging scratch", "PT8H")
     for args in ({"text": "staging"}, {"type": ["working"]}):
@@ -293,9 +314,9 @@ def test_recall_shows_a_derived_summary_for_a_record_without_one(mcp_call, cli_r
     assert "- (semantic) Ledger freeze\n" in block["markdown"] + "\n"
 
 
-def test_consolidate_runs_the_engine_and_refuses_what_the_cli_refuses(mcp_call):
-    mid = remember(mcp_call, type="working", content="old scratch", namespace="session/s1",
-                   ttl="PT0S")["memoryId"]
+def test_consolidate_runs_the_engine_and_refuses_what_the_cli_refuses(mcp_call, cli_run,
+                                                                      tmp_path):
+    mid = import_expired_working(cli_run, tmp_path, "s1", "old scratch")
     dry = call_tool(mcp_call, "memory_consolidate", {"dryRun": True})
     data = ok(dry)
     assert data["dryRun"] is True

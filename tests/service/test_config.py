@@ -403,6 +403,11 @@ def test_dream_review_must_not_exceed_act() -> None:
         {"maxPairsPerRun": 0},
         {"occurrenceRetention": "90 days"},
         {"occurrenceRetention": "P"},
+        # whole numbers only, as the reference's durationMs reads them (algorithms.md §8 #35)
+        {"occurrenceRetention": "P1DT0.5S"},
+        # a window of no length would forget every occurrence at the next dream
+        {"occurrenceRetention": "P0D"},
+        {"occurrenceRetention": "PT0S"},
     ],
 )
 def test_dream_bounds(dream: dict) -> None:
@@ -410,9 +415,16 @@ def test_dream_bounds(dream: dict) -> None:
         DreamConfig.model_validate(dream)
 
 
+def test_dream_retention_of_no_length_says_how_to_keep_occurrences() -> None:
+    with pytest.raises(ValueError, match=re.escape(
+            "must be longer than zero, got 'P0D': it would forget every occurrence at the next "
+            "dream; use null to keep them forever")):
+        DreamConfig.model_validate({"occurrenceRetention": "P0D"})
+
+
 def test_dream_retention_accepts_durations_and_null() -> None:
     assert DreamConfig.model_validate({"occurrenceRetention": None}).occurrence_retention is None
-    for value in ("P30D", "P1Y2M", "PT12H", "P2W", "P1DT0.5S"):
+    for value in ("P30D", "P1Y2M", "PT12H", "P2W", "P1DT1S"):
         assert DreamConfig.model_validate({"occurrenceRetention": value}).occurrence_retention
 
 

@@ -78,7 +78,8 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
               help="Flag or clear review; kept when omitted.")
 @click.option("--valid-from", help="When it became true (ISO 8601); not carried over.")
 @click.option("--valid-to", help="When it stopped being true (ISO 8601); not carried over.")
-@click.option("--ttl", help="New ttl (ISO 8601 duration); a working memory keeps its own.")
+@click.option("--ttl", help="New ttl, an ISO 8601 duration longer than zero; a working "
+              "memory keeps its own.")
 @click.option("--session", help="Session id for provenance.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
 @click.option("--links", help='More links: JSON array of {"rel", "to"}.')

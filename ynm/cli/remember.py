@@ -38,8 +38,8 @@ LEVELS = ("personal", "distributed")
 @click.option("--confidence", help="0..1 (default 1).")
 @click.option("--valid-from", help="When it became true (ISO 8601).")
 @click.option("--valid-to", help="When it stopped being true (ISO 8601).")
-@click.option("--ttl", help="ISO 8601 duration; working memory defaults to its session's "
-              "ttl (ynm session start --ttl), else PT8H.")
+@click.option("--ttl", help="ISO 8601 duration longer than zero, e.g. PT8H; working memory "
+              "defaults to its session's ttl (ynm session start --ttl), else PT8H.")
 @click.option("--session", help="Session id for provenance; working memory without "
               "--namespace goes to session/<id>.")
 @click.option("--source", help="Source reference: URL, file, ticket.")

@@ -65,7 +65,8 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
 @click.option("--budget-tokens", type=int, default=1500, show_default=True,
               help="Context budget (1..50000).")
 @click.option("--ttl", default="PT8H", show_default=True,
-              help="The ttl the session's working memory gets by default (ISO 8601 duration).")
+              help="The ttl the session's working memory gets by default (ISO 8601 "
+              "duration longer than zero).")
 @click.option("--expire/--no-expire", default=True, show_default=True,
               help="On end, forget the session's working memory whose ttl ran out.")
 @common_options

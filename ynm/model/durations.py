@@ -4,6 +4,11 @@ Grammar (integers only; ``P`` and ``PT`` alone are invalid):
 ``^P(?!$)(\\d+Y)?(\\d+M)?(\\d+W)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+S)?)?$``.
 Arithmetic: a year is 365 days, a month 30 days, a week 7 days.
 Source: reference/storage.md §1.2 and reference/algorithms.md §1.4.
+
+A ttl given as input must also be longer than zero (:func:`ensure_ttl`): ``PT0S``, ``P0D``
+or ``PT0M`` match the grammar, and the reference takes them, but a working memory with such a
+ttl expires the moment it is written. Records already stored keep any ttl the grammar allows
+(:func:`ensure_duration`), so a store written by the reference still reads.
 """
 
 from __future__ import annotations
@@ -45,5 +50,21 @@ def ensure_duration(value: str | None) -> str | None:
     """
     if value is not None and not is_duration(value):
         raise ValueError(f"must be an ISO 8601 duration such as {DURATION_EXAMPLES}")
+    return value
+
+
+def ensure_ttl(value: str | None) -> str | None:
+    """Return ``value`` (None passes) when it is an ISO 8601 duration longer than zero: the
+    check of every ttl given as input (remember, supersede, session start; the CLI flags and
+    the MCP tools alike). Stricter than the reference, which takes ``PT0S``.
+
+    Raises:
+        ValueError: not a duration (:func:`ensure_duration`'s message), or one of no length
+            (``PT0S``, ``P0D``, ``PT0M``): ``must be longer than zero: PT0S would expire the
+            working memory at once; give one such as PT8H (8 hours), ...``.
+    """
+    if ensure_duration(value) is not None and duration_ms(value) == 0:
+        raise ValueError(f"must be longer than zero: {value} would expire the working memory "
+                         f"at once; give one such as {DURATION_EXAMPLES}")
     return value
 

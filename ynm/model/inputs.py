@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from ynm.errors import InvalidInput
 from ynm.model.controls import control_character_problem
-from ynm.model.durations import ensure_duration
+from ynm.model.durations import ensure_ttl
 from ynm.model.ids import is_ulid
 from ynm.model.namespaces import (
     normalize_filter_namespace,
@@ -181,7 +181,7 @@ class _Content(_Input):
     _dates = field_validator("valid_from", "valid_to")(
         classmethod(lambda cls, v: _check_datetime(v))
     )
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_ttl(v)))
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
@@ -458,4 +458,4 @@ class SessionStartInput(_Input):
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
 
-    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_duration(v)))
+    _ttl = field_validator("ttl")(classmethod(lambda cls, v: ensure_ttl(v)))

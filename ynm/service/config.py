@@ -89,10 +89,6 @@ CONFIG_FILE = "config.json"
 LOCAL_CONFIG_FILE = "config.local.json"
 _USER_ID_BAD_CHAR = re.compile(r"[^a-z0-9._-]")
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# ISO 8601 duration (PnYnMnWnDTnHnMnS), at least one component; used by dream.occurrenceRetention.
-_ISO_DURATION = re.compile(
-    r"^P(?=\d|T\d)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
-)
 
 # Values the reference accepts that this ynm does not implement: refused with a message naming
 # the key (reference/cli.md §5.2, §5.3), never accepted and then ignored. ynm keeps memory in
@@ -311,7 +307,10 @@ class DreamConfig(BaseModel):
     """The ``dream`` block: judge, writer, thresholds and limits of consolidation.
 
     Every nested object gets its defaults when omitted; a threshold band given partially is
-    invalid. ``occurrenceRetention`` is an ISO 8601 duration string or ``null`` (keep forever).
+    invalid. ``occurrenceRetention`` is an ISO 8601 duration string in the grammar of
+    :mod:`ynm.model.durations` (whole numbers, as the reference's ``durationMs`` reads them)
+    longer than zero, or ``null`` (keep forever): a window of no length would forget every
+    occurrence at the next dream.
     Limits: ``maxPairsPerRun`` >= 1 (2000), ``candidatesPerMemory`` 1..20 (5), ``rerankTopK``
     1..50 (15), all inclusive. Source: reference/cli.md §5.6. ``judge: similarity`` is ours
     (ynm.dream.judges.SimilarityJudge; resolution in ynm.dream.resolve).
@@ -335,8 +334,13 @@ class DreamConfig(BaseModel):
     @field_validator("occurrence_retention")
     @classmethod
     def _iso_duration(cls, value: str | None) -> str | None:
-        if value is not None and not _ISO_DURATION.match(value):
+        from ynm.model.durations import duration_ms, is_duration
+
+        if value is not None and not is_duration(value):
             raise ValueError(f"expected an ISO 8601 duration such as P90D, got {value!r}")
+        if value is not None and duration_ms(value) == 0:
+            raise ValueError(f"must be longer than zero, got {value!r}: it would forget every "
+                             "occurrence at the next dream; use null to keep them forever")
         return value
 
 

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ynm.model.durations import ensure_ttl
+
 SESSIONS_DIR = "sessions"
 STALE_AFTER_S = 30 * 24 * 3600
 
@@ -54,12 +56,19 @@ def keep_settings(home: Path, session_id: str, namespace: str, ttl: str) -> None
 
 def load_settings(home: Path, session_id: str) -> dict[str, Any] | None:
     """The kept settings of ``session_id``, or None when there are none or the file is not a
-    JSON object with a string ``ttl`` (a damaged file is ignored, never an error)."""
+    JSON object whose ``ttl`` is a duration longer than zero
+    (:func:`ynm.model.durations.ensure_ttl`; a damaged or hand-edited file is ignored, never
+    an error, and working memory then gets the default ttl)."""
+
     try:
         data = json.loads(settings_path(home, session_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("ttl"), str):
+        return None
+    try:
+        ensure_ttl(data["ttl"])
+    except ValueError:
         return None
     return data
 
