@@ -119,7 +119,9 @@ def test_the_file_comes_from_the_ynm_home_env_file(cli_run, audit_file, ynm_home
     ('{"sink":"s3"}', (), 2, 'Error: invalid input: YNM_AUDIT: sink: ynm has no "s3" audit'),
     (None, ("--since", "yesterday"), 2, "Error: invalid input: --since: expected an ISO 8601"),
     (None, ("--until", "2026-12-01T10:00"), 2,
-     "Error: invalid input: --until: expected an ISO 8601 date-time with Z or an offset"),
+     ("Error: invalid input: --until: expected an ISO 8601 date-time with Z or an offset, got "
+      "'2026-12-01T10:00': add Z for UTC (2026-12-01T10:00Z) or an offset "
+      "(2026-12-01T10:00+05:00)")),
     (None, ("--outcome", "denied"), 2, ""),
 ])
 def test_errors_and_exit_codes(cli_run, audit_file, monkeypatch, env, args, code, message):

@@ -81,9 +81,12 @@ def test_a_time_without_offset_is_refused(project, cli_run):
     for cmd in (("list",), ("recall", "x"), ("export",)):
         result = cli_run(*cmd, "--since", "2026-11-30T12:00:00")
         assert result.exit_code == 2
+        expected = ("a month YYYY-MM or an ISO 8601 date-time" if cmd == ("export",)
+                    else "an ISO 8601 date-time")
         assert result.stderr.strip() == (
-            "Error: invalid input: since: expected an ISO 8601 date-time with Z or an offset "
-            "such as +05:00 (a time without one names no instant)")
+            f"Error: invalid input: since: expected {expected} with Z or an offset, got "
+            "'2026-11-30T12:00:00': add Z for UTC (2026-11-30T12:00:00Z) or an offset "
+            "(2026-11-30T12:00:00+05:00)")
 
 
 # --- fold order and shard month --------------------------------------------------------------
@@ -211,8 +214,14 @@ def test_other_forms_are_refused_listing_the_accepted_ones(project, cli_run, loa
         field = {"list": "since", "recall": "until", "remember": "validTo"}[cmd[0]]
         assert result.exit_code == 2, cmd
         assert result.stderr.strip() == (
-            f"Error: invalid input: {field}: expected an ISO 8601 date-time {FORMS}")
+            f"Error: invalid input: {field}: expected an ISO 8601 date-time {FORMS}, "
+            f"got {value!r}")
+    result = cli_run("export", "--until", value)
+    assert (result.exit_code, result.stderr.strip()) == (2, (
+        "Error: invalid input: until: expected a month YYYY-MM or an ISO 8601 date-time such "
+        f"as 2026-11 (the whole month), {FORMS.removeprefix('such as ')}, got {value!r}"))
     out = json.loads(cli_run("import", "--json", input=json.dumps(dist(recordedAt=value))
                              + "\n").stdout)
     assert out["imported"] == 0
-    assert out["problems"] == [f"line 1: recordedAt: expected an ISO 8601 date-time {FORMS}"]
+    assert out["problems"] == [
+        f"line 1: recordedAt: expected an ISO 8601 date-time {FORMS}, got {value!r}"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .conftest import jsonl, make_record, ulid
 
 
@@ -107,6 +109,31 @@ def test_round_trip_into_another_home(project, cli_run, tmp_path, monkeypatch, l
 def test_export_since_accepts_a_month(project, cli_run):
     result = cli_run("export", "--since", "2026-11", "--until", "2026-12")
     assert result.exit_code == 0, result.stderr
+
+
+MONTH_OR = "expected a month YYYY-MM or an ISO 8601 date-time"
+MONTH_OR_DATETIME = (
+    f"{MONTH_OR} such as 2026-11 (the whole month), "
+    "2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z (basic format) or a "
+    "date 2026-11-30 (midnight UTC)")
+
+
+@pytest.mark.parametrize(("flag", "value", "said"), [
+    # a month that does not exist: the value, and why
+    ("--since", "2026-13", f"{MONTH_OR}, got '2026-13': no such month"),
+    ("--until", "2026-00", f"{MONTH_OR}, got '2026-00': no such month"),
+    ("--since", "2026-02-30", f"{MONTH_OR}, got '2026-02-30': no such day or time"),
+    # any other form: every form export takes (a month too), an example of each, the value
+    ("--since", "2026", f"{MONTH_OR_DATETIME}, got '2026'"),
+    ("--until", "last month", f"{MONTH_OR_DATETIME}, got 'last month'"),
+    ("--until", "2026/11", f"{MONTH_OR_DATETIME}, got '2026/11'"),
+])
+def test_a_bad_since_or_until_names_the_value_and_the_forms_export_takes(project, cli_run,
+                                                                         flag, value, said):
+    result = cli_run("export", flag, value)
+    field = flag.removeprefix("--")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"Error: invalid input: {field}: {said}\n")
 
 
 def test_an_unknown_mount_on_a_read_warns_on_stderr(project, cli_run):

@@ -367,7 +367,7 @@ def test_since_garbage(project, cli_run):
     assert result.exit_code == 2
     assert result.stderr.strip() == ("Error: invalid input: since: expected an ISO 8601 date-time "
         "such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
-        "(basic format) or a date 2026-11-30 (midnight UTC)")
+        "(basic format) or a date 2026-11-30 (midnight UTC)" ", got 'garbage'")
 
 
 def test_until_garbage(project, cli_run):
@@ -375,7 +375,7 @@ def test_until_garbage(project, cli_run):
     assert result.exit_code == 2
     assert result.stderr.strip() == ("Error: invalid input: until: expected an ISO 8601 date-time "
         "such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
-        "(basic format) or a date 2026-11-30 (midnight UTC)")
+        "(basic format) or a date 2026-11-30 (midnight UTC)" ", got '2026-01-02 10:00'")
 
 
 def test_pinned_only(project, run_json, load):

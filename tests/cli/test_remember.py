@@ -335,7 +335,7 @@ def test_bad_valid_from(project, cli_run):
     # the path is the schema field name (camelCase), as for every other field (cli.md §1.3)
     assert err(result) == ("Error: invalid input: validFrom: expected an ISO 8601 date-time "
         "such as 2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
-        "(basic format) or a date 2026-11-30 (midnight UTC)")
+        "(basic format) or a date 2026-11-30 (midnight UTC)" ", got 'soon'")
 
 
 def test_bad_namespace(project, cli_run):

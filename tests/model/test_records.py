@@ -370,19 +370,30 @@ def test_garbage_datetimes_rejected(value):
         normalize_datetime(value)
 
 
-def test_datetime_messages_say_what_is_missing():
+def test_datetime_messages_say_what_is_missing_and_which_value():
     assert bad(recordedAt="2026-09-01T10:00:00") == (
-        "recordedAt: expected an ISO 8601 date-time with Z or an offset such as +05:00 "
-        "(a time without one names no instant)")
+        "recordedAt: expected an ISO 8601 date-time with Z or an offset, got "
+        "'2026-09-01T10:00:00': add Z for UTC (2026-09-01T10:00:00Z) or an offset "
+        "(2026-09-01T10:00:00+05:00)")
     assert bad(validFrom="9999-12-31T23:30:00-01:00") == (
-        "validFrom: expected an ISO 8601 date-time in years 0001..9999 (UTC)")
+        "validFrom: expected an ISO 8601 date-time in years 0001..9999 (UTC), got "
+        "'9999-12-31T23:30:00-01:00'")
     assert bad(validTo="2026-02-30T00:00:00Z") == (
-        "validTo: expected an ISO 8601 date-time: no such day or time")
-    assert bad(validTo="2026-13-01") == "validTo: expected an ISO 8601 date-time: no such day or time"
+        "validTo: expected an ISO 8601 date-time, got '2026-02-30T00:00:00Z': no such day or "
+        "time")
+    assert bad(validTo="2026-13-01") == (
+        "validTo: expected an ISO 8601 date-time, got '2026-13-01': no such day or time")
+    assert bad(validTo="2026-02-30T00:00:00.000Z") == (  # the canonical form's own path
+        "validTo: expected an ISO 8601 date-time, got '2026-02-30T00:00:00.000Z': no such day "
+        "or time")
     assert bad(validTo="20261131T120000Z") == (
-        "validTo: expected an ISO 8601 date-time: no such day or time")
+        "validTo: expected an ISO 8601 date-time, got '20261131T120000Z': no such day or time")
     assert bad(validTo="2026-11-30T12:00:00+05:60") == (
-        "validTo: expected an ISO 8601 date-time: no such offset")
+        "validTo: expected an ISO 8601 date-time, got '2026-11-30T12:00:00+05:60': no such "
+        "offset")
+    long = "x" * 100  # a long value is cut, and control characters are escaped
+    assert bad(validTo=long).endswith(f", got {'x' * 40!r}...")
+    assert bad(validTo="\x1b[31m").endswith(", got '\\x1b[31m'")
 
 
 def test_recorded_at_must_be_a_string():

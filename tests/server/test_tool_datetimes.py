@@ -54,8 +54,9 @@ def test_remember_valid_from_with_offset_is_stored_in_utc(mcp_call, cli_run):
 
 def test_a_time_without_offset_is_refused_with_the_cli_message(mcp_call, cli_run):
     got = refused(mcp_call, "memory_recall", {"text": "x", "until": "2026-11-30T12:00:00"})
-    assert got == ("invalid input: until: expected an ISO 8601 date-time with Z or an offset "
-                   "such as +05:00 (a time without one names no instant)")
+    assert got == ("invalid input: until: expected an ISO 8601 date-time with Z or an offset, "
+                   "got '2026-11-30T12:00:00': add Z for UTC (2026-11-30T12:00:00Z) or an "
+                   "offset (2026-11-30T12:00:00+05:00)")
     cli = cli_run("recall", "x", "--until", "2026-11-30T12:00:00")
     assert cli.exit_code == 2 and cli.stderr.strip() == f"Error: {got}"
 
@@ -75,4 +76,4 @@ def test_a_bad_form_is_refused_listing_the_accepted_ones(mcp_call):
     got = refused(mcp_call, "memory_recall", {"text": "x", "since": "next week"})
     assert got == ("invalid input: since: expected an ISO 8601 date-time such as "
                    "2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
-                   "(basic format) or a date 2026-11-30 (midnight UTC)")
+                   "(basic format) or a date 2026-11-30 (midnight UTC), got 'next week'")

@@ -35,6 +35,10 @@ def cwd_option(**kwargs: Any) -> Callable[[F], F]:
                         default=None, help="Behave as if started in this directory.", **kwargs)
 
 
+# What a date-time flag takes (ynm.model.records.datetime_ms), for the help of every one;
+# here, not imported from the model, so that --help loads no pydantic.
+DATETIME_HELP = ("an ISO 8601 date-time with Z or an offset, e.g. 2026-11-30T12:00:00Z or "
+                 "2026-11-30T17:30:00+05:30, or a date 2026-11-30 (midnight UTC)")
 QUIET_HELP = "Print no progress bar (the result and warnings still print)."
 SILENT_HELP = "Print nothing unless it fails (no progress bar, no result; warnings still print)."
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, say
+from ynm.cli._common import DATETIME_HELP, common_options, emit, say
 from ynm.model.words import counted
 
 OUTCOMES = ("ok", "refused", "error")
@@ -162,8 +162,8 @@ def _follow(path: Path, where: Any, as_json: bool, last: int) -> None:
 @click.option("--client", help="Only events of this client (static for the static token).")
 @click.option("--tool", help="Only events with a call of this tool (memory_remember).")
 @click.option("--outcome", type=click.Choice(OUTCOMES), help="Only this outcome.")
-@click.option("--since", help="At or after this instant (ISO 8601 or YYYY-MM-DD).")
-@click.option("--until", help="At or before this instant (ISO 8601 or YYYY-MM-DD).")
+@click.option("--since", help=f"At or after this instant: {DATETIME_HELP}.")
+@click.option("--until", help=f"At or before this instant: {DATETIME_HELP}.")
 @click.option("-n", "--lines", "lines", type=click.IntRange(min=0), default=None,
               help=f"tail: how many of the newest matching events (default {DEFAULT_TAIL}).")
 @click.option("-f", "--follow", is_flag=True, default=False,

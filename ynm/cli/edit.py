@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import (
+    DATETIME_HELP,
     common_options,
     content_input,
     content_options,
@@ -76,8 +77,9 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
 @click.option("--pinned/--no-pinned", default=None, help="Pin or unpin; kept when omitted.")
 @click.option("--needs-review/--no-needs-review", default=None,
               help="Flag or clear review; kept when omitted.")
-@click.option("--valid-from", help="When it became true (ISO 8601); not carried over.")
-@click.option("--valid-to", help="When it stopped being true (ISO 8601); not carried over.")
+@click.option("--valid-from", help=f"When it became true, not carried over: {DATETIME_HELP}.")
+@click.option("--valid-to", help="When it stopped being true, not carried over: "
+              f"{DATETIME_HELP}.")
 @click.option("--ttl", help="New ttl, an ISO 8601 duration longer than zero; a working "
               "memory keeps its own.")
 @click.option("--session", help="Session id for provenance.")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import warn_unknown_mount, common_options, drop_none, open_ynm
+from ynm.cli._common import DATETIME_HELP, common_options, drop_none, open_ynm, warn_unknown_mount
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -18,8 +18,10 @@ LEVELS = ("personal", "distributed")
 @click.option("--level", type=click.Choice(LEVELS), help="Only mounts of this level.")
 @click.option("--type", "type_", type=click.Choice(TYPES), help="Only shards of this type.")
 @click.option("--namespace", help="Namespace prefix (whole segments).")
-@click.option("--since", help="From this month: YYYY-MM or a date (whole month buckets).")
-@click.option("--until", help="Up to this month: YYYY-MM or a date (whole month buckets).")
+@click.option("--since", help="From this month on (whole month buckets): a month YYYY-MM, "
+              f"e.g. 2026-11, or the month of {DATETIME_HELP}.")
+@click.option("--until", help="Up to this month (whole month buckets): a month YYYY-MM, "
+              f"e.g. 2026-11, or the month of {DATETIME_HELP}.")
 @click.option("--needs-review/--no-needs-review", default=None,
               help="Accepted for compatibility; records are exported whole.")
 @click.option("--mount", help="Only this mount.")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import (
+    DATETIME_HELP,
     common_options,
     drop_none,
     emit,
@@ -41,8 +42,8 @@ def format_memories(memories: list[dict[str, Any]]) -> str:
 @click.option("--level", type=click.Choice(LEVELS), help="Only mounts of this level.")
 @click.option("--type", "type_", type=click.Choice(TYPES), help="Only this type.")
 @click.option("--namespace", help="Namespace prefix (whole segments).")
-@click.option("--since", help="updatedAt at or after (ISO 8601 or YYYY-MM-DD).")
-@click.option("--until", help="updatedAt at or before (ISO 8601 or YYYY-MM-DD).")
+@click.option("--since", help=f"updatedAt at or after this: {DATETIME_HELP}.")
+@click.option("--until", help=f"updatedAt at or before this: {DATETIME_HELP}.")
 @click.option("--include-tombstoned/--no-include-tombstoned", default=False,
               help="Include forgotten memories.")
 @click.option("--needs-review/--no-needs-review", default=None,

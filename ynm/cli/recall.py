@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ynm.cli._common import (
+    DATETIME_HELP,
     common_options,
     drop_none,
     emit,
@@ -132,8 +133,8 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
 @click.option("--subject", help="Exact subject.")
 @click.option("--tags", multiple=True, help="All of these tags (repeatable, comma-separated).")
 @click.option("--data-key", help="Memories whose data has this key.")
-@click.option("--since", help="updatedAt at or after (ISO 8601 or YYYY-MM-DD).")
-@click.option("--until", help="updatedAt at or before (ISO 8601 or YYYY-MM-DD).")
+@click.option("--since", help=f"updatedAt at or after this: {DATETIME_HELP}.")
+@click.option("--until", help=f"updatedAt at or before this: {DATETIME_HELP}.")
 @click.option("--pinned-only/--no-pinned-only", default=False, help="Only pinned memories.")
 @click.option("--include-tombstoned/--no-include-tombstoned", default=False,
               help="Include forgotten memories.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ynm.cli._common import (
+    DATETIME_HELP,
     common_options,
     content_input,
     content_options,
@@ -36,8 +37,8 @@ LEVELS = ("personal", "distributed")
 @click.option("--data-schema", help="Name of the shape of --data.")
 @click.option("--importance", help="0..1 (default 0.5).")
 @click.option("--confidence", help="0..1 (default 1).")
-@click.option("--valid-from", help="When it became true (ISO 8601).")
-@click.option("--valid-to", help="When it stopped being true (ISO 8601).")
+@click.option("--valid-from", help=f"When it became true: {DATETIME_HELP}.")
+@click.option("--valid-to", help=f"When it stopped being true: {DATETIME_HELP}.")
 @click.option("--ttl", help="ISO 8601 duration longer than zero, e.g. PT8H; working memory "
               "defaults to its session's ttl (ynm session start --ttl), else PT8H.")
 @click.option("--session", help="Session id for provenance; working memory without "

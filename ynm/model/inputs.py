@@ -27,6 +27,7 @@ from ynm.model.namespaces import (
 from ynm.model.records import (
     CONTENT_MAX_CHARS,
     DATA_SCHEMA_MAX_CHARS,
+    DATETIME_FORMS,
     SUBJECT_MAX_CHARS,
     SUMMARY_MAX_CHARS,
     TAG_MAX_CHARS,
@@ -35,6 +36,7 @@ from ynm.model.records import (
     MemoryType,
     js_length,
     normalize_datetime,
+    shown_value,
     validation_message,
 )
 
@@ -287,6 +289,11 @@ class ListQuery(_Input):
     )
 
 
+# What ``export --since/--until`` take: a month beside the date-times every other filter takes.
+MONTH_PROBLEM = "expected a month YYYY-MM or an ISO 8601 date-time"
+MONTH_FORMS = f"2026-11 (the whole month), {DATETIME_FORMS}"
+
+
 class ExportQuery(_Input):
     """Input of ``export`` (reference/cli.md §4.6). ``since``/``until`` prune whole months, so
     a month ``YYYY-MM`` is accepted beside a date-time; a date-time becomes a canonical UTC
@@ -302,9 +309,11 @@ class ExportQuery(_Input):
     @field_validator("since", "until")
     @classmethod
     def _month_or_datetime(cls, v: str | None) -> str | None:
-        if v is not None and re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", v):
+        if v is None or re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", v):
             return v
-        return _check_datetime(v)
+        if re.fullmatch(r"\d{4}-\d{2}", v):
+            raise ValueError(f"{MONTH_PROBLEM}, got {shown_value(v)}: no such month")
+        return normalize_datetime(v, expected=MONTH_PROBLEM, forms=MONTH_FORMS)
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )

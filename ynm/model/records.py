@@ -95,9 +95,20 @@ _ONE_MS = timedelta(milliseconds=1)
 DATETIME_PROBLEM = "expected an ISO 8601 date-time"
 DATETIME_FORMS = ("2026-11-30T12:00:00Z, 2026-11-30T17:30:00.250+05:30, 20261130T120000Z "
                   "(basic format) or a date 2026-11-30 (midnight UTC)")
+SHOWN_VALUE_CHARS = 40  # of a refused value quoted in its message
 
 
-def datetime_ms(value: str, *, round_up: bool = False) -> int:
+def shown_value(value: object) -> str:
+    """``value`` as a message quotes it, ``'2026-13'``: Python's repr (control characters
+    escaped, so a message never carries a terminal escape), cut to :data:`SHOWN_VALUE_CHARS`
+    characters of the value with ``...`` after."""
+    if isinstance(value, str) and len(value) > SHOWN_VALUE_CHARS:
+        return repr(value[:SHOWN_VALUE_CHARS]) + "..."
+    return repr(value)
+
+
+def datetime_ms(value: str, *, round_up: bool = False, expected: str = DATETIME_PROBLEM,
+                forms: str = DATETIME_FORMS) -> int:
     """The instant of an ISO 8601 date-time, in whole milliseconds since the epoch.
 
     Accepted, in ISO 8601 extended format: ``YYYY-MM-DDTHH:MM[:SS[.fraction]]`` followed by
@@ -110,16 +121,23 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
     instant is rounded down), or with ``round_up`` rounded up to the next millisecond, which is
     how a lower bound keeps excluding every millisecond stamp before it.
 
+    ``expected`` and ``forms`` open the messages and list what is accepted, for a caller
+    that takes more than date-times (``ynm export`` also takes a month).
+
     Raises:
-        ValueError: ``expected an ISO 8601 date-time such as <forms>`` (:data:`DATETIME_FORMS`)
-            for anything else; ``expected an ISO 8601 date-time: no such day or time`` (or
-            ``offset``) for one that does not exist (``2026-02-30``, ``25:00``, offset minutes
-            over 59); the message says
-            ``with Z or an offset ...`` for a time without one, and ``in years 0001..9999
-            (UTC)`` for an instant outside them.
+        ValueError: each message names the value refused (:func:`shown_value`):
+            ``expected an ISO 8601 date-time such as <forms>, got '2026-13'``
+            (:data:`DATETIME_FORMS`) for any other form; ``expected an ISO 8601 date-time,
+            got '2026-02-30': no such day or time`` (or ``offset``) for one that does not
+            exist (``2026-02-30``, ``25:00``, offset minutes over 59); ``expected an ISO
+            8601 date-time with Z or an offset, got '2026-11-30T12:00': add Z for UTC
+            (2026-11-30T12:00Z) or an offset (2026-11-30T12:00+05:00)`` for a time without
+            one; ``expected an ISO 8601 date-time in years 0001..9999 (UTC), got ...`` for an
+            instant outside them.
     """
+    got = f"got {shown_value(value)}"
     if not isinstance(value, str):
-        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
+        raise ValueError(f"{expected} such as {forms}, {got}")
     if len(value) == 24 and _CANONICAL_RE.fullmatch(value):
         # the canonical form every stored date-time has (recall reads dozens per question)
         try:
@@ -131,12 +149,13 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
     m = _DATETIME_RE.fullmatch(value) or _BASIC_DATETIME_RE.fullmatch(value)
     if m is None:
         if _NO_OFFSET_RE.fullmatch(value):
-            raise ValueError(f"{DATETIME_PROBLEM} with Z or an offset such as +05:00 "
-                             "(a time without one names no instant)")
-        raise ValueError(f"{DATETIME_PROBLEM} such as {DATETIME_FORMS}")
+            # a time without Z or an offset names no instant: show the two ways to give one
+            raise ValueError(f"{expected} with Z or an offset, {got}: add Z for UTC "
+                             f"({value}Z) or an offset ({value}+05:00)")
+        raise ValueError(f"{expected} such as {forms}, {got}")
     year, month, day, hour, minute, second, fraction, sign, off_h, off_m = m.groups()
     if sign and int(off_m or 0) > 59:
-        raise ValueError(f"{DATETIME_PROBLEM}: no such offset")
+        raise ValueError(f"{expected}, {got}: no such offset")
     try:
         offset = timedelta(0)
         if sign:
@@ -150,11 +169,11 @@ def datetime_ms(value: str, *, round_up: bool = False) -> int:
             if round_up and fraction[3:].strip("0"):
                 ms += 1
     except (ValueError, OverflowError):
-        raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
+        raise ValueError(f"{expected}, {got}: no such day or time") from None
     try:
         canonical_datetime(ms)
     except OverflowError:
-        raise ValueError(f"{DATETIME_PROBLEM} in years 0001..9999 (UTC)") from None
+        raise ValueError(f"{expected} in years 0001..9999 (UTC), {got}") from None
     return ms
 
 
@@ -171,7 +190,8 @@ def canonical_datetime(ms: int) -> str:
             f"{t.second:02d}.{t.microsecond // 1000:03d}Z")
 
 
-def normalize_datetime(value: str, *, round_up: bool = False) -> str:
+def normalize_datetime(value: str, *, round_up: bool = False, expected: str = DATETIME_PROBLEM,
+                       forms: str = DATETIME_FORMS) -> str:
     """Check an ISO 8601 date-time and return its instant in the canonical form
     ``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, milliseconds); see :func:`datetime_ms` for what is
     accepted, bare dates (midnight UTC) and sub-millisecond digits (dropped, or rounded up with
@@ -183,16 +203,19 @@ def normalize_datetime(value: str, *, round_up: bool = False) -> str:
     (reference/storage.md §1.6, §7.1, §7.2); ynm deliberately does not.
 
     Raises:
-        ValueError: ``expected an ISO 8601 date-time``.
+        ValueError: ``expected an ISO 8601 date-time such as <forms>, got '<value>'`` and the
+            other messages of :func:`datetime_ms` (``expected`` and ``forms`` as there).
     """
     if isinstance(value, str) and _CANONICAL_RE.fullmatch(value):
         # Already canonical (what ynm and the reference stamp): only the calendar is checked.
         try:
             datetime.fromisoformat(value[:-1])
         except ValueError:
-            raise ValueError(f"{DATETIME_PROBLEM}: no such day or time") from None
+            raise ValueError(f"{expected}, got {shown_value(value)}: no such day or "
+                             "time") from None
         return value
-    return canonical_datetime(datetime_ms(value, round_up=round_up))
+    return canonical_datetime(datetime_ms(value, round_up=round_up, expected=expected,
+                                          forms=forms))
 
 
 class _Nested(BaseModel):
