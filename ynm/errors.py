@@ -47,13 +47,18 @@ class YnmError(Exception):
 
 
 class InvalidInput(YnmError):
-    """A value failed validation. Message: ``invalid input: <path>: <message>[; ...]`` (cli.md §2)."""
+    """A value failed validation. Message: ``invalid input: <path>: <message>[; ...]`` (cli.md §2).
+    ``fields``: the dotted paths of the fields that failed (``links.0.rel``), when the error
+    came from a model's validation (empty otherwise), so a command can add the hint that fits
+    the field without reading its message."""
 
     exit_code = 2
+    fields: tuple[str, ...] = ()  # also for a subclass that sets its message its own way
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, fields: tuple[str, ...] = ()) -> None:
         super().__init__(f"invalid input: {detail}")
         self.detail = detail
+        self.fields = fields
 
 
 class Refused(YnmError):

@@ -284,7 +284,9 @@ def test_data_not_an_object(project, cli_run):
 def test_links_bad_json(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--links", "[oops")
     assert result.exit_code == 2
-    assert re.fullmatch(r"Error: invalid input: --links: not valid JSON \(.+\)", err(result))
+    first, hint = err(result).splitlines()
+    assert re.fullmatch(r"Error: invalid input: --links: not valid JSON \(.+\)", first)
+    assert hint.startswith('hint: --links takes a JSON array of {"rel", "to"} objects')
 
 
 def test_links_unknown_rel(project, cli_run):

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.support.records import ulid
-
+from ynm.model.links import RELS
 
 NOTE = ("note: --links points at {ids}, which no memory here has; the {what} kept (a memory "
         "with {which} may arrive with `ynm sync`; check {each} id with `ynm show <id>`)\n")
@@ -98,3 +98,56 @@ def test_supersede_and_annotate_name_unknown_link_targets(known, cli_run):
     again = cli_run("annotate", known, "--links", links(ghost, rel="contradicts"))
     assert again.stdout.startswith("unchanged: ") and again.stderr == ""
     assert {"rel": "contradicts", "to": ghost} in stored_links(cli_run, known)
+
+
+# --- a malformed --links value: the message, then what --links takes -------------------------
+
+LINKS_HINT = (
+    'hint: --links takes a JSON array of {"rel", "to"} objects: rel is one of supersedes, '
+    "derives-from, contradicts, supports, about, in-session; to is the id of the memory linked "
+    "to; e.g. --links '[{\"rel\": \"about\", \"to\": \"01JZ8Q6W3N5V2R4T7Y9B1C3D5E\"}]'")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("about:01JZ8Q6W3N5V2R4T7Y9B1C3D5E",
+     "--links: not valid JSON (Expecting value: line 1 column 1 (char 0))"),
+    ('[{"rel": "related", "to": "TARGET"}]',
+     f"links.0.rel: must be one of {', '.join(RELS)}"),
+    ('[{"rel": "about"}]', "links.0.to: required"),
+    ('[{"rel": "about", "to": "not-an-id"}]', "links.0.to: must be a ULID"),
+    ('["TARGET"]', "links.0: must be an object"),
+])
+def test_a_malformed_links_value_is_answered_with_the_form_the_rels_and_an_example(
+        project, cli_run, value, said):
+    """remember, supersede and annotate: the reference's message (cli.md §1.3), then a hint
+    line naming the form, every rel (ynm.model.records.Rel) and an example; exit 2."""
+    target = remember(cli_run, "Deploys go out on Tuesdays")[0]["memoryId"]
+    value = value.replace("TARGET", target)
+    for args in (("remember", "--type", "semantic", "--content", "x"),
+                 ("supersede", target, "--content", "Deploys go out on Wednesdays"),
+                 ("annotate", target)):
+        result = cli_run(*args, "--links", value)
+        assert (result.exit_code, result.stdout) == (2, ""), args
+        assert result.stderr == f"Error: invalid input: {said}\n{LINKS_HINT}\n", args
+
+
+def test_a_links_error_of_working_memory_gets_the_links_hint_not_the_session_one(project,
+                                                                                 cli_run):
+    result = cli_run("remember", "--type", "working", "--content", "x", "--links", "[1")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[1] == LINKS_HINT
+
+
+def test_the_help_of_every_links_flag_names_the_form_the_rels_and_an_example(cli_run):
+    from typing import get_args
+
+    from ynm.model.records import Rel
+
+    assert get_args(Rel) == RELS  # the rels the help names are the ones a link may have
+    for command in ("remember", "supersede", "annotate"):
+        # compared without white space: click wraps the help, and breaks words at hyphens
+        text = "".join(cli_run(command, "--help").stdout.split())
+        said = ('a JSON array of {"rel", "to"} objects: rel is one of supersedes, derives-from, '
+                "contradicts, supports, about, in-session; to is the id of the memory linked "
+                "to; e.g. '[{\"rel\": \"about\", \"to\": \"01JZ8Q6W3N5V2R4T7Y9B1C3D5E\"}]'")
+        assert "".join(said.split()) in text, command

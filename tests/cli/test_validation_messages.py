@@ -46,7 +46,10 @@ def clean(text: str) -> str:
 def test_cli_flags(project, cli_run, args, message):
     result = cli_run(*args)
     assert result.exit_code == 2
-    assert clean(result.stderr) == f"Error: invalid input: {message}"
+    # the message is one line; a line after it can only be a hint (what the flag takes)
+    first, *rest = result.stderr.splitlines()
+    assert clean(first) == f"Error: invalid input: {message}"
+    assert all(line.startswith("hint: ") for line in rest), rest
 
 
 @pytest.mark.parametrize(("config", "message"), [

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -245,11 +246,12 @@ def split_tags(values: tuple[str, ...] | list[str]) -> list[str]:
     return out
 
 
-def json_flag(name: str, raw: str | None) -> Any:
+def json_flag(name: str, raw: str | None, hint: str | None = None) -> Any:
     """Parse a JSON-valued flag.
 
     Raises:
-        InvalidInput: ``invalid input: --<name>: not valid JSON (<detail>)``.
+        InvalidInput: ``invalid input: --<name>: not valid JSON (<detail>)`` (reference/cli.md
+            §1.3), with ``hint`` (what the flag takes) when given.
     """
     from ynm.errors import InvalidInput
 
@@ -258,7 +260,39 @@ def json_flag(name: str, raw: str | None) -> Any:
     try:
         return json.loads(raw)
     except ValueError as err:
-        raise InvalidInput(f"--{name}: not valid JSON ({err})") from None
+        refused = InvalidInput(f"--{name}: not valid JSON ({err})")
+        refused.hint = hint
+        raise refused from None
+
+
+def links_flag(raw: str | None) -> Any:
+    """``--links`` parsed as JSON (:func:`json_flag`), or None when not given.
+
+    Raises:
+        InvalidInput: ``invalid input: --links: not valid JSON (<detail>)`` with the hint of
+            what ``--links`` takes (:func:`ynm.model.links.links_hint`): the form, the rels
+            and an example.
+    """
+    from ynm.model.links import links_hint
+
+    return json_flag("links", raw, hint=links_hint())
+
+
+@contextlib.contextmanager
+def links_hint_on_error() -> Iterator[None]:
+    """Give an :class:`~ynm.errors.InvalidInput` raised inside that concerns the links (a
+    failing field ``links`` or ``links.<n>[.<key>]``: ``invalid input: links.0.rel: must be
+    one of ...``) the hint of what ``--links`` takes, unless it has a hint already. Every
+    command with ``--links`` validates its input inside this."""
+    from ynm.errors import InvalidInput
+    from ynm.model.links import links_hint
+
+    try:
+        yield
+    except InvalidInput as err:
+        if err.hint is None and any(f == "links" or f.startswith("links.") for f in err.fields):
+            err.hint = links_hint()
+        raise
 
 
 def number_flag(name: str, raw: str | None) -> float | None:

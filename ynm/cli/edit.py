@@ -16,12 +16,15 @@ from ynm.cli._common import (
     drop_none,
     emit,
     json_flag,
+    links_flag,
+    links_hint_on_error,
     number_flag,
     open_ynm,
     say,
     split_tags,
     unknown_links_note,
 )
+from ynm.model.links import LINKS_EXAMPLE, LINKS_FORM
 
 
 def _id(memory_id: str) -> str:
@@ -84,7 +87,8 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
               "memory keeps its own.")
 @click.option("--session", help="Session id for provenance.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
-@click.option("--links", help='More links: JSON array of {"rel", "to"}.')
+@click.option("--links", help="More links (the memory's own are kept), "
+              f"{LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
 @common_options
 def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
               memory_id_flag: str | None, tags: tuple[str, ...], data: str | None,
@@ -104,11 +108,12 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
     from ynm.model.inputs import SupersedeInput, parse_input
 
     mid = one_id(memory_id, memory_id_flag)
-    inp = parse_input(SupersedeInput, drop_none(
-        memory_id=mid, content=content_input(content, content_file),
-        tags=split_tags(tags), data=json_flag("data", data), links=json_flag("links", links),
-        importance=number_flag("importance", importance),
-        confidence=number_flag("confidence", confidence), **rest))
+    with links_hint_on_error():
+        inp = parse_input(SupersedeInput, drop_none(
+            memory_id=mid, content=content_input(content, content_file),
+            tags=split_tags(tags), data=json_flag("data", data), links=links_flag(links),
+            importance=number_flag("importance", importance),
+            confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.supersede(inp)
     note = unknown_links_note(result)
@@ -136,7 +141,7 @@ def dropped_note(dropped: list[str]) -> str:
 @click.command()
 @memory_id_input("annotate")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
-@click.option("--links", help='Links to add: JSON array of {"rel", "to"}.')
+@click.option("--links", help=f"Links to add, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
 @click.option("--importance", help="New importance, 0..1.")
 @click.option("--confidence", help="New confidence, 0..1.")
 @click.option("--pinned/--no-pinned", default=None, help="Pin or unpin.")
@@ -157,11 +162,12 @@ def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
     """
     from ynm.model.inputs import AnnotateInput, parse_input
 
-    inp = parse_input(AnnotateInput, drop_none(
-        memory_id=one_id(memory_id, memory_id_flag),
-        tags=split_tags(tags), links=json_flag("links", links), data=json_flag("data", data),
-        importance=number_flag("importance", importance),
-        confidence=number_flag("confidence", confidence), **rest))
+    with links_hint_on_error():
+        inp = parse_input(AnnotateInput, drop_none(
+            memory_id=one_id(memory_id, memory_id_flag),
+            tags=split_tags(tags), links=links_flag(links), data=json_flag("data", data),
+            importance=number_flag("importance", importance),
+            confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
         result = ynm.annotate(inp)
     note = unknown_links_note(result)

@@ -14,12 +14,15 @@ from ynm.cli._common import (
     drop_none,
     emit,
     json_flag,
+    links_flag,
+    links_hint_on_error,
     number_flag,
     open_ynm,
     say,
     split_tags,
     unknown_links_note,
 )
+from ynm.model.links import LINKS_EXAMPLE, LINKS_FORM
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -44,7 +47,7 @@ LEVELS = ("personal", "distributed")
 @click.option("--session", help="Session id for provenance; working memory without "
               "--namespace goes to session/<id>.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
-@click.option("--links", help='JSON array of {"rel", "to"}.')
+@click.option("--links", help=f"Links to other memories, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
 @click.option("--mount", help="Target mount id (default: by level).")
 @common_options
 def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...], data: str | None,
@@ -63,14 +66,18 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
     from ynm.model.inputs import RememberInput, parse_input
 
     try:
-        inp = parse_input(RememberInput, drop_none(
-            type=type_, content=content_input(content, content_file), tags=split_tags(tags),
-            data=json_flag("data", data), links=json_flag("links", links),
-            importance=number_flag("importance", importance),
-            confidence=number_flag("confidence", confidence), **rest,
-        ))
+        with links_hint_on_error():
+            inp = parse_input(RememberInput, drop_none(
+                type=type_, content=content_input(content, content_file),
+                tags=split_tags(tags), data=json_flag("data", data), links=links_flag(links),
+                importance=number_flag("importance", importance),
+                confidence=number_flag("confidence", confidence), **rest,
+            ))
     except InvalidInput as err:
-        if type_ == "working" and rest.get("namespace") is None and rest.get("session") is None:
+        # only for the error it answers: a working memory outside session/<id>
+        if (type_ == "working" and rest.get("namespace") is None
+                and rest.get("session") is None and err.hint is None
+                and "working memory must live in session/" in err.detail):
             err.hint = ("give the session with --session <id>: the memory then lives in "
                         "session/<id> (`ynm session start` makes one)")
         raise

@@ -38,6 +38,7 @@ from ynm.model.records import (
     normalize_datetime,
     shown_value,
     validation_message,
+    validation_problems,
 )
 
 TEXT_MAX_CHARS = 2000
@@ -339,8 +340,10 @@ def check_memory_id(value: str, field: str = "memoryId") -> str:
 
 
 def to_invalid_input(err: ValidationError) -> InvalidInput:
-    """Turn a pydantic error into ``InvalidInput`` with paths joined by dots (cli.md §1.3)."""
-    return InvalidInput(validation_message(err))
+    """Turn a pydantic error into ``InvalidInput`` with paths joined by dots (cli.md §1.3);
+    its ``fields`` are those paths (``links.0.rel``)."""
+    return InvalidInput(validation_message(err),
+                        fields=tuple(loc for loc, _ in validation_problems(err)))
 
 
 def invalid_input_from(err: BaseException) -> InvalidInput | None:

@@ -36,6 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
+from ynm.model.links import RELS  # noqa: F401 (re-exported: the names of Rel)
 from ynm.model.namespaces import namespace_problem
 from ynm.model.words import counted
 
@@ -45,7 +46,6 @@ MemoryType = Literal["working", "episodic", "semantic", "procedural", "reflectiv
 Level = Literal["personal", "distributed"]
 Rel = Literal["supersedes", "derives-from", "contradicts", "supports", "about", "in-session"]
 OPS: tuple[str, ...] = ("create", "supersede", "annotate", "tombstone", "purge-marker", "snapshot")
-RELS: tuple[str, ...] = ("supersedes", "derives-from", "contradicts", "supports", "about", "in-session")
 RESERVED_TAGS = ("promote", "occurrence")
 OCCURRENCE_TAG = "occurrence"
 PROMOTE_TAG = "promote"
