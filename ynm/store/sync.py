@@ -193,9 +193,9 @@ def _lines_not_in(repo: pygit2.Repository, data: bytes, before: pygit2.Oid | Non
     read: its size comes from the object header, and ``data``'s prefix of that size is its
     content exactly when the git object id of that prefix (``sha1``/``sha256`` of
     ``blob <size>\\0<content>``, by the id's length) is ``before``; only the appended lines
-    are split, and up to :data:`TAIL_SEARCH_LINES` of them are looked up in the prefix by
-    search rather than splitting the whole shard (about 30 ms per MB). Inflating a 65 MB old
-    shard (of a 1M-memory store) costs more than hashing the prefix."""
+    are split, and up to :data:`TAIL_SEARCH_LINES` of them are looked up in the prefix in
+    one scan (:func:`_held_lines`) rather than splitting the whole shard. Inflating a 65 MB
+    old shard (of a 1M-memory store) costs more than hashing the prefix."""
     size = repo.odb.read_header(before)[1] if before is not None else 0
     if 0 < size <= len(data) and data[size - 1:size] == b"\n":
         digest = hashlib.new("sha1" if len(str(before)) == 40 else "sha256",
@@ -205,12 +205,24 @@ def _lines_not_in(repo: pygit2.Repository, data: bytes, before: pygit2.Oid | Non
             tail = {line for line in data[size:].split(b"\n") if line}
             if len(tail) > TAIL_SEARCH_LINES:
                 return len(tail - set(data[:size].split(b"\n")))
-            return sum(1 for line in tail
-                       if not data.startswith(line + b"\n")
-                       and data.find(b"\n" + line + b"\n", 0, size) < 0)
+            return len(tail - _held_lines(data, size, tail))
     old = repo[before].data if before is not None else b""
     lines = {line for line in data.split(b"\n") if line}
     return len(lines - set(old.split(b"\n")))
+
+
+def _held_lines(data: bytes, size: int, lines: set[bytes]) -> set[bytes]:
+    """Which of ``lines`` (non-empty, without newlines) are whole lines of ``data[:size]``,
+    whose last byte is a newline. One regular-expression scan of the prefix for all of them:
+    at each newline the candidates are tried in turn, and each fails within the first bytes
+    its record differs in (the record id), so a 65 MB shard takes ~30 ms for 7 lines and
+    ~65 ms for 64, where one ``bytes.find`` per line read the whole prefix each time (~24 ms
+    a line not held). The first line of ``data`` has no newline before it and is compared
+    apart."""
+    held = {line for line in lines if data.startswith(line + b"\n")}
+    pattern = re.compile(b"\n(" + b"|".join(re.escape(line) for line in lines) + b")(?=\n)")
+    held.update(match.group(1) for match in pattern.finditer(data, 0, size))
+    return held
 
 
 def cat_sort_uniq(ours: bytes, theirs: bytes) -> bytes:
