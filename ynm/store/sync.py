@@ -60,8 +60,6 @@ from pathlib import Path
 from shlex import quote
 from typing import Any
 
-import pygit2
-
 from ynm.errors import StoreError
 from ynm.model.shards import (
     DOCUMENTS_PREFIX,
@@ -71,8 +69,9 @@ from ynm.model.shards import (
     key_from_ref,
 )
 from ynm.store.gitnotes import GitNotesLog
+from ynm.store.libgit import pygit2
 from ynm.store.objects import write_blob
-from ynm.store.repo import git_failure_line, refs_under, signature
+from ynm.store.repo import git_failure_line, read_refs, refs_under, signature
 from ynm.store.snapshots import (
     Snapshot,
     check_snapshot,
@@ -971,19 +970,24 @@ def unmerged_shards(log: GitNotesLog, remote: str) -> list[str]:
     of it. One pass over the ref names; a history walk only for shards whose tips differ.
     Returns the tracking ref names, sorted. Source: docs/cli.md "ynm list" (the unmerged
     note)."""
-    repo = log.repo
     tracking_prefix = f"{REMOTE_PREFIX}/{remote}/{log.level}/"
     local_prefix = f"{NOTES_PREFIX}/{log.level}/"
+    # read from the ref files when they can say (no repository opened: ynm.store.libgit)
+    tracking = read_refs(log.common_dir, tracking_prefix)
+    local = read_refs(log.common_dir, local_prefix) if tracking else {}
+    if tracking is None or local is None:
+        tracking = refs_under(log.repo, tracking_prefix)
+        local = None
     out = []
-    for tref, tsha in sorted(refs_under(repo, tracking_prefix).items()):
+    for tref, tsha in sorted(tracking.items()):
         lref = local_prefix + tref[len(tracking_prefix):]
         if key_from_ref(lref) is None:
             continue
-        lsha = log._ref_target(lref)
+        lsha = log._ref_target(lref) if local is None else local.get(lref)
         if lsha == tsha:
             continue
         try:
-            if lsha is not None and repo.descendant_of(lsha, tsha):
+            if lsha is not None and log.repo.descendant_of(lsha, tsha):
                 continue
         except (KeyError, ValueError, pygit2.GitError):
             pass  # an object missing: report it, sync sorts it out
