@@ -9,7 +9,7 @@ import pytest
 
 from tests.dream.fakes import FakeTypesafeServer, answers_from
 from ynm.dream.budget import reset_process_budget
-from ynm.dream.rerank import RERANK_QUESTIONS, rerank
+from ynm.dream.rerank import rerank, rerank_questions
 from ynm.dream.seams import Answer, JudgeLimits, Judgment, ModelUnavailable
 
 
@@ -34,7 +34,7 @@ class Judge:
         return JudgeLimits(state_tokens=32000, request_tokens=64000, max_choices=255)
 
     def judge(self, state, questions):
-        assert questions == RERANK_QUESTIONS
+        assert questions == rerank_questions()
         self.states.append(state)
         summary = state["memory"]["summary"]
         if summary not in self.p:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.git import git, git_bytes, make_repo, root_commit
 from tests.support.records import DROP, make_record, ulid
@@ -796,6 +798,10 @@ def test_each_pushed_shard_leaves_as_a_small_delta_of_its_own_old_blob(origin):
         (b"a\nb", b"a\nbc\n", 1),  # the old blob without a final newline is no prefix
         (b"a\nb\n", b"a\nc\nb\nd\n", 2),  # same size prefix test fails: every line compared
         (b"x\n", b"x\n" + b"".join(b"%d\n" % i for i in range(100)) + b"x\n", 100),  # long tail
+        (b"a\nb\n", b"a\nb\na\nb\nc\n", 1),  # the first old line, then its neighbour: held
+        (b"x\nb\nc\n", b"x\nb\nc\nc\nb\nd\n", 1),  # held lines side by side in the old blob
+        (b"x\nab\nabc\n", b"x\nab\nabc\nabc\nab\nabcd\n", 1),  # one line begins another
+        (b"x\nabc\n", b"x\nabc\na.c\n", 1),  # a line is matched as bytes, not as a pattern
     ],
 )
 def test_records_new_to_a_shard_are_counted_from_its_tail(tmp_path, old, new, expected):
@@ -805,3 +811,25 @@ def test_records_new_to_a_shard_are_counted_from_its_tail(tmp_path, old, new, ex
     before = repo.create_blob(old)
     assert _lines_not_in(repo, new, before) == expected
     assert _lines_not_in(repo, new, None) == len({line for line in new.split(b"\n") if line})
+
+
+@pytest.fixture(scope="module")
+def blob_repo(tmp_path_factory):
+    """One bare repository for the blobs of many generated examples."""
+    return pygit2.init_repository(str(tmp_path_factory.mktemp("blobs") / "r.git"), bare=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=st.lists(st.sampled_from([b"a", b"ab", b"b", b"a.b", b"ba", b"(", b"a\\"]),
+                    min_size=1, max_size=8),
+       tail=st.lists(st.sampled_from([b"a", b"ab", b"b", b"a.b", b"abc", b"(", b"a\\", b"z"]),
+                     max_size=8))
+def test_records_new_to_a_shard_match_the_definition_for_any_tail(blob_repo, old, tail):
+    """An append's count is the definition's, whichever old lines the tail repeats, begins
+    or sits beside (lines of regex metacharacters included)."""
+    from ynm.store.sync import _lines_not_in
+
+    before_bytes = b"".join(line + b"\n" for line in old)
+    new = before_bytes + b"".join(line + b"\n" for line in tail)
+    before = blob_repo.create_blob(before_bytes)
+    assert _lines_not_in(blob_repo, new, before) == len(set(tail) - set(old))

@@ -17,26 +17,37 @@ Source: reference/algorithms.md §2.8, reference/cli.md §4.18.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
-from ynm.dream.seams import Judge, Question
 from ynm.model.words import counted
 
-__all__ = ["RERANK_QUESTIONS", "RERANK_WEIGHT", "rerank", "rerank_recall"]
+if TYPE_CHECKING:
+    from ynm.dream.seams import Judge, Question
+
+__all__ = ["RERANK_WEIGHT", "rerank", "rerank_questions", "rerank_recall"]
 
 RERANK_WEIGHT = 0.7  # of the judge's p; the ranker's score keeps 0.3
 CONTENT_CHARS = 2000
 MAX_WORKERS = 8
 
-RERANK_QUESTIONS: dict[str, Question] = {
-    "answers": Question(
-        type="noul",
-        instructions="Does this memory help answer, or act on, the query?",
-        criteria={"true": "the memory holds information that answers the query or that "
-                          "someone acting on the query needs",
-                  "false": "the memory is unrelated to the query or of no use for it"}),
-}
-"""The rerank question set (reference/algorithms.md §4.16, set ``rerank``)."""
+
+@functools.cache
+def rerank_questions() -> dict[str, Question]:
+    """The rerank question set (reference/algorithms.md §4.16, set ``rerank``), built on
+    first use: defining its models (ynm.dream.seams) cost ~8 ms of every recall, and a
+    recall reranks nothing without a calibrated judge (the default)."""
+    from ynm.dream.seams import Question
+
+    return {
+        "answers": Question(
+            type="noul",
+            instructions="Does this memory help answer, or act on, the query?",
+            criteria={"true": "the memory holds information that answers the query or that "
+                              "someone acting on the query needs",
+                      "false": "the memory is unrelated to the query or of no use for it"}),
+    }
+
 
 
 def _judged(judge: Judge, text: str, hit: dict[str, Any]) -> float | str:
@@ -44,7 +55,7 @@ def _judged(judge: Judge, text: str, hit: dict[str, Any]) -> float | str:
     state = {"query": text, "memory": {"summary": hit.get("summary") or "",
                                        "content": (hit.get("content") or "")[:CONTENT_CHARS]}}
     try:
-        p = judge.judge(state, RERANK_QUESTIONS).answers["answers"].noul
+        p = judge.judge(state, rerank_questions()).answers["answers"].noul
     except Exception as err:  # noqa: BLE001 (any failure: the hit keeps its prior score)
         return f"{type(err).__name__}: {err}"
     return "no probability in the answer" if p is None else min(1.0, max(0.0, float(p)))

@@ -33,11 +33,14 @@ judge: :func:`calibrated_judge` finds it without probing for a writer.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ynm.dream.budget import TokenBudget
-from ynm.dream.seams import Judge, JudgeLimits, ModelUnavailable, Writer
 from ynm.errors import ConfigError
+
+if TYPE_CHECKING:  # the seams' models are defined on first use: recall asks only whether a
+    # calibrated judge is configured, most often to hear that none is
+    from ynm.dream.budget import TokenBudget
+    from ynm.dream.seams import Judge, JudgeLimits, Writer
 
 __all__ = [
     "calibrated_judge",
@@ -199,10 +202,14 @@ class UnbuiltJudge:
 
     def limits(self) -> JudgeLimits:
         """No calls are made: nominal limits."""
+        from ynm.dream.seams import JudgeLimits
+
         return JudgeLimits(state_tokens=0, request_tokens=0, max_choices=0)
 
     def judge(self, state: Any, questions: Any) -> Any:
         """Never answers. Raises: ModelUnavailable (``why``)."""
+        from ynm.dream.seams import ModelUnavailable
+
         raise ModelUnavailable(self.why)
 
 

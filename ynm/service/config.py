@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from ynm.errors import ConfigError, InvalidConfig, InvalidInput
+from ynm.store.repo import GitLocation, discover_git
 
 __all__ = [
     "ANCHOR_PATTERN",
@@ -412,126 +413,7 @@ class Config(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GitLocation:
-    """Where the git repository holding a directory lives; every path resolved (no symlinks).
-
-    Attributes:
-        repo: the main work tree (the parent of the common dir), or the bare repository itself.
-        worktree: the work tree holding the directory (a linked one if so); None when bare.
-        git_dir: this work tree's git dir (``.git`` or ``.git/worktrees/<name>``).
-        common_dir: the shared git dir (objects, refs, the ynm lock).
-        bare: True when the directory is inside a bare repository.
-
-    Source: reference/storage.md §5.6 (worktrees share one store, lock and project index).
-    """
-
-    repo: Path
-    worktree: Path | None
-    git_dir: Path
-    common_dir: Path
-    bare: bool
-
-
-def _is_git_dir(path: Path) -> bool:
-    # git's own test: a HEAD file plus objects/ and refs/, or a linked worktree's commondir file
-    if not (path / "HEAD").is_file():
-        return False
-    if (path / "commondir").is_file():
-        return True
-    return (path / "objects").is_dir() and (path / "refs").is_dir()
-
-
-def _read_gitfile(dot_git: Path) -> Path | None:
-    """Follow a ``.git`` file (``gitdir: <path>``), relative paths against its folder."""
-    try:
-        text = dot_git.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    first = text.splitlines()[0].strip() if text else ""
-    if not first.startswith("gitdir:"):
-        return None
-    target = Path(first[len("gitdir:") :].strip())
-    if not target.is_absolute():
-        target = dot_git.parent / target
-    return target.resolve()
-
-
-def _common_dir(git_dir: Path) -> Path:
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        rel = commondir.read_text(encoding="utf-8").strip()
-        target = Path(rel)
-        return (target if target.is_absolute() else git_dir / target).resolve()
-    return git_dir
-
-
-def _core_worktree(common_dir: Path) -> Path | None:
-    """Read ``core.worktree`` from a git config (set for submodules); None when absent."""
-    try:
-        lines = (common_dir / "config").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    section = ""
-    for raw in lines:
-        line = raw.strip()
-        if line.startswith("["):
-            section = line.strip("[]").strip().lower()
-        elif section == "core" and "=" in line:
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "worktree":
-                target = Path(value.strip().strip('"'))
-                return (target if target.is_absolute() else common_dir / target).resolve()
-    return None
-
-
-def _locate(worktree: Path, git_dir: Path) -> GitLocation:
-    common = _common_dir(git_dir)
-    if common.name == ".git":
-        repo = common.parent
-    elif common == git_dir:
-        # a submodule or --separate-git-dir: this work tree is the main one
-        repo = worktree
-    else:
-        # a linked worktree of a bare repo (or of a submodule, which records core.worktree)
-        repo = _core_worktree(common) or common
-    return GitLocation(repo=repo, worktree=worktree, git_dir=git_dir, common_dir=common, bare=False)
-
-
-def discover_git(cwd: str | Path) -> GitLocation | None:
-    """Find the git repository holding ``cwd`` by walking up the file system.
-
-    Handles ``.git`` directories, ``.git`` files (``gitdir: ...``, linked worktrees, submodules)
-    with the ``commondir`` file of a linked worktree, and bare repositories. Starts no process
-    and imports no git library: it runs on every CLI call. ``GIT_DIR`` and
-    ``GIT_CEILING_DIRECTORIES`` are not consulted.
-
-    Args:
-        cwd: a directory (it need not be the work tree root).
-
-    Returns:
-        The location, or None outside any repository.
-
-    Source: reference/storage.md §5.6 (main repo = parent of the git common dir).
-    """
-    here = Path(cwd).expanduser().resolve()
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir() and _is_git_dir(dot_git):
-            return _locate(folder, dot_git.resolve())
-        if dot_git.is_file():
-            target = _read_gitfile(dot_git)
-            if target is not None and _is_git_dir(target):
-                return _locate(folder, target)
-        if _is_git_dir(folder):
-            if folder.name == ".git":
-                # inside the git dir of an ordinary repository (a hook's cwd, say)
-                return _locate(folder.parent, folder)
-            common = _common_dir(folder)
-            return GitLocation(
-                repo=common, worktree=None, git_dir=folder, common_dir=common, bare=True
-            )
-    return None
+# ``GitLocation`` and ``discover_git`` live in ynm.store.repo (imported above).
 
 
 # --------------------------------------------------------------------------------------------

@@ -229,6 +229,35 @@ def anchor_check(repo: Any, sha: str, where: str, location: str, mount_id: str,
 
 
 
+def _personal_anchor(store_path: Path) -> Any:
+    """The personal store's anchor, its root commit (ynm.store.anchor.Anchor): remembered
+    while its refs are unchanged (:func:`ynm.store.anchor.remembered_anchor`); else the store is
+    opened, created when missing (:func:`ynm.store.anchor.ensure_bare_store`), and its root
+    commit found and remembered.
+
+    Raises:
+        YnmError: the store cannot be opened or created."""
+    from ynm.store.anchor import (
+        ensure_bare_store,
+        refs_digest,
+        remember_anchor,
+        remembered_anchor,
+        select_anchor,
+    )
+    from ynm.store.repo import repo_common_dir
+
+    if (store_path / "HEAD").is_file():
+        found = remembered_anchor(store_path.resolve(), None)
+        if found is not None:
+            return found
+    repo, _ = ensure_bare_store(store_path)
+    common = repo_common_dir(repo)
+    before = refs_digest(common)
+    anchor = select_anchor(repo)
+    remember_anchor(common, anchor, repo, before)
+    return anchor
+
+
 def open_mounts(
     loaded: LoadedConfig, *, personal: bool = True, keep_going: bool = False
 ) -> tuple[list[Mount], list[MountProblem]]:
@@ -245,7 +274,7 @@ def open_mounts(
         YnmError: the personal or project store cannot be opened (unless ``keep_going``).
     """
     from ynm.service.config import index_path, project_config_path
-    from ynm.store.anchor import ensure_bare_store, select_anchor
+    from ynm.store.anchor import Anchor, remember_anchor, remembered_anchor
     from ynm.store.gitnotes import GitNotesLog
 
     cfg = loaded.config
@@ -254,8 +283,7 @@ def open_mounts(
     if personal:
         store_path = Path(cfg.personal_store)
         try:
-            repo, _ = ensure_bare_store(store_path)
-            anchor = select_anchor(repo)
+            anchor = _personal_anchor(store_path)
             mounts.append(Mount(
                 PERSONAL, "personal", "git-notes", str(store_path),
                 GitNotesLog(store_path, level="personal", anchor=anchor.sha, mount_id=PERSONAL),
@@ -267,15 +295,26 @@ def open_mounts(
             problems.append(MountProblem(PERSONAL, "personal", "git-notes", str(store_path),
                                          str(err)))
     if loaded.repo is not None and project_config_path(loaded.repo).exists():
-        from ynm.store.repo import open_repository
+        from ynm.store.repo import find_common_dir
 
         try:
-            repo = open_repository(loaded.repo)
-            anchor = select_anchor(repo, configured=cfg.anchor)
-            problem, hint = (anchor_check(repo, anchor.sha, loaded.sources.get("anchor", "config"),
-                                          str(loaded.repo), PROJECT,
-                                          str(project_config_path(loaded.repo)))
-                             if anchor.source == "config" else (None, ""))
+            common = find_common_dir(loaded.repo)
+            anchor = remembered_anchor(common, cfg.anchor)
+            problem, hint = None, ""
+            if anchor is None:  # not known for certain from the files: ask libgit2
+                from ynm.store.anchor import refs_digest, select_anchor
+                from ynm.store.repo import open_repository
+
+                repo = open_repository(loaded.repo)
+                before = refs_digest(common)
+                anchor = select_anchor(repo, configured=cfg.anchor)
+                problem, hint = (anchor_check(repo, anchor.sha,
+                                              loaded.sources.get("anchor", "config"),
+                                              str(loaded.repo), PROJECT,
+                                              str(project_config_path(loaded.repo)))
+                                 if anchor.source == "config" else (None, ""))
+                if problem is None:
+                    remember_anchor(common, anchor, repo, before)
             mounts.append(Mount(
                 PROJECT, "distributed", "git-notes", str(loaded.repo),
                 GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha,
@@ -301,7 +340,12 @@ def open_mounts(
             problems.append(MountProblem(mc.id, mc.level, mc.provider, location, str(err)))
             continue
         where = f"mount {mc.id} in {loaded.sources.get('mounts', 'config')}"
-        problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
+        problem, hint = None, ""
+        if remembered_anchor(log.common_dir, mc.anchor) is None:
+            problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
+            if problem is None:  # remembered only if it is a commit here (remember_anchor)
+                remember_anchor(log.common_dir, Anchor(mc.anchor, "config", True), log.repo,
+                                None)
         mounts.append(Mount(
             mc.id, mc.level, mc.provider, location, log, index_path(loaded, mc.id),
             remote=mc.remote, anchor_problem=problem, anchor_hint=hint,

@@ -124,10 +124,13 @@ class Ynm:
         self.clock = clock or _CLOCK
         self._now_ms = now_ms or (lambda: time.time_ns() // 1_000_000)
         self.mounts, self.mount_problems = open_mounts(loaded, personal=personal)
-        # hosted stores (provider mcp), reached over MCP by reads (ynm.service.remote)
-        from ynm.service.remote import remote_mounts
+        # hosted stores (provider mcp), reached over MCP by reads (ynm.service.remote, imported
+        # only when one is configured)
+        self.remotes: list[Any] = []
+        if any(mc.provider == "mcp" for mc in loaded.config.mounts):
+            from ynm.service.remote import remote_mounts
 
-        self.remotes = remote_mounts(loaded)
+            self.remotes = remote_mounts(loaded)
         # Hosted stores the last read could not include (ynm.service.remote.LeftOut): the CLI
         # names each on stderr, the MCP tools in the guidance, context's JSON as ``leftOut``.
         self.left_out: list[Any] = []
@@ -1295,13 +1298,13 @@ class Ynm:
         similar memories after a local write does not wait on the network (the reference's
         does, algorithms.md §8.32).
         """
-        from ynm.service.remote import hosted_hits, hosted_recall
-
         found_hosted: list[Any] = []
         self.left_out = []
-        if hosted and not has_no_search_words(q.text):
-            found_hosted, self.left_out = hosted_recall(self._select_remotes(q.mount, q.level),
-                                                        q)
+        remotes = self._select_remotes(q.mount, q.level) if hosted else []
+        if remotes and not has_no_search_words(q.text):
+            from ynm.service.remote import hosted_recall
+
+            found_hosted, self.left_out = hosted_recall(remotes, q)
         k = max(q.limit * 4, 40)
         searches = [(mount, self._search_query(q, k)) for mount in self._select(q.mount, q.level)]
         report: dict[str, Any] = {}
@@ -1316,6 +1319,8 @@ class Ynm:
         hits = self.with_authors([hit(s, row, mount_id, q.explain) for s, row, mount_id in top],
                                  [_actor(row["state"]) for _, row, _ in top])
         if found_hosted:
+            from ynm.service.remote import hosted_hits
+
             hits.extend(hosted_hits(q, found_hosted, report.get("strongest", 0.0),
                                     self._now_ms()))
             hits.sort(key=lambda h: h["updatedAt"], reverse=True)

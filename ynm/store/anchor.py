@@ -6,16 +6,17 @@ exist locally. Source: reference/storage.md §3.3 and §7.21.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from ynm.errors import AnchorError, InvalidInput, StoreError
+from ynm.store.libgit import pygit2
 from ynm.store.lock import RepoLock
-from ynm.store.repo import signature
+from ynm.store.repo import PACKED_REFS, signature
 
 OBJECT_ID_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 ROOT_MESSAGE = "ynm: root\n"
@@ -395,3 +396,137 @@ def ensure_bare_store(path: str | os.PathLike[str]) -> tuple[pygit2.Repository, 
             return repo, False
         create_root_commit(repo)
     return repo, True
+
+
+# -- what a read remembers of its anchor ----------------------------------------------------
+
+ANCHOR_MEMO = "ynm-anchor.json"
+"""Kept in a repository's common dir (beside ``ynm.lock``); git ignores files it does not know
+there. JSON: ``{"root": {"refs": <digest>, "anchor": <id>}, "commits": {<id>: {"packs": [...],
+"loose": bool}}}``."""
+
+
+def refs_digest(common_dir: Path) -> str | None:
+    """A SHA-256 of everything :func:`find_root_commit` starts from: ``HEAD``, every ref other
+    than notes and document refs (EXCLUDED_PREFIXES), loose and packed, and the files that
+    change what history a walk sees (``shallow``, ``info/grafts``), read as files. While it is
+    unchanged the history those refs reach is unchanged (commits never change), and so is its
+    root commit. None when the refs are not kept as files (``reftable``) or cannot be read."""
+    if (common_dir / "reftable").exists():
+        return None
+    digest = hashlib.sha256()
+    try:
+        for name in ("HEAD", "shallow", "info/grafts"):
+            path = common_dir / name
+            digest.update(b"%s\0%s\0" % (name.encode(), path.read_bytes() if path.exists()
+                                           else b"-"))
+        excluded = tuple(prefix.encode() for prefix in EXCLUDED_PREFIXES)
+        refs = common_dir / "refs"
+        for folder, dirs, files in os.walk(refs):
+            here = Path(folder).relative_to(common_dir).as_posix() + "/"
+            dirs[:] = sorted(d for d in dirs if not (here + d + "/").encode().startswith(excluded))
+            for name in sorted(files):
+                digest.update(b"%s\0%s\0" % ((here + name).encode(),
+                                              Path(folder, name).read_bytes()))
+        packed = common_dir / PACKED_REFS
+        kept = False
+        for line in (packed.read_bytes() if packed.exists() else b"").splitlines():
+            if line.startswith(b"^"):  # the peeled id of the ref above it
+                if kept:
+                    digest.update(line + b"\n")
+                continue
+            kept = not line.partition(b" ")[2].startswith(excluded)
+            if kept:
+                digest.update(line + b"\n")
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _object_files(common_dir: Path, sha: str) -> tuple[list[str], bool] | None:
+    """The pack files of the repository and whether ``sha`` is a loose object; None when
+    objects may also come from elsewhere (``objects/info/alternates``)."""
+    objects = common_dir / "objects"
+    if (objects / "info" / "alternates").exists():
+        return None
+    try:
+        packs = sorted(p.name for p in (objects / "pack").glob("*.pack"))
+    except OSError:
+        return None
+    return packs, (objects / sha[:2] / sha[2:]).is_file()
+
+
+def _read_memo(common_dir: Path) -> dict:
+    try:
+        memo = json.loads((common_dir / ANCHOR_MEMO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def remembered_anchor(common_dir: Path, configured: str | None) -> Anchor | None:
+    """The anchor :func:`select_anchor` (without ``remote`` or ``create``) would choose, from
+    what :func:`remember_anchor` kept when it last asked libgit2, or None when that no longer
+    holds for certain (then open the repository and ask again):
+
+    - ``configured``: it was found a commit, and every pack file of the repository then is
+      still there and, if it was a loose object, its file too (objects leave a repository only
+      by their pack or loose file being deleted, and an object's type never changes):
+      ``Anchor(configured, "config", True)``, which :func:`anchor_problem` accepts.
+    - none configured: the root commit found when :func:`refs_digest` was what it is now.
+
+    Reads files only: a recall answered from a fresh cache opens no repository.
+    """
+    memo = _read_memo(common_dir)
+    if configured is not None:
+        kept = memo.get("commits", {}).get(configured) if OBJECT_ID_RE.match(configured) else None
+        if not isinstance(kept, dict) or not isinstance(kept.get("packs"), list):
+            return None
+        objects = common_dir / "objects"
+        if kept.get("loose") and not (objects / configured[:2] / configured[2:]).is_file():
+            return None
+        if (objects / "info" / "alternates").exists() or not all(
+                isinstance(name, str) and (objects / "pack" / name).is_file()
+                for name in kept["packs"]):
+            return None
+        return Anchor(configured, "config", True)
+    root = memo.get("root")
+    if not isinstance(root, dict) or not OBJECT_ID_RE.match(str(root.get("anchor", ""))):
+        return None
+    digest = refs_digest(common_dir)
+    if digest is None or root.get("refs") != digest:
+        return None
+    return Anchor(root["anchor"], "root-commit", True)
+
+
+def remember_anchor(common_dir: Path, anchor: Anchor, repo: pygit2.Repository,
+                    refs_before: str | None) -> None:
+    """Keep what :func:`remembered_anchor` needs to give ``anchor`` again without libgit2, after
+    :func:`select_anchor` chose it in ``repo``: for a configured anchor that is a commit here,
+    the pack files and whether it is loose, listed before it is looked up once more (so an
+    object deleted meanwhile is not remembered as present); for a root commit, the
+    :func:`refs_digest` taken before the walk (``refs_before``), kept only when the refs are
+    still the same after it. Anything else is not kept. A memo that cannot be written (a
+    read-only repository) is left out: reads then ask libgit2 each time."""
+    memo = _read_memo(common_dir)
+    if anchor.source == "config" and anchor.present:
+        found = _object_files(common_dir, anchor.sha)
+        if found is None or not _is_commit(repo, anchor.sha):
+            return
+        commits = memo.get("commits") if isinstance(memo.get("commits"), dict) else {}
+        commits = {anchor.sha: {"packs": found[0], "loose": found[1]},
+                   **{k: v for k, v in commits.items() if k != anchor.sha}}
+        memo["commits"] = dict(list(commits.items())[:8])
+    elif anchor.source == "root-commit":
+        if refs_before is None or refs_digest(common_dir) != refs_before:
+            return
+        memo["root"] = {"refs": refs_before, "anchor": anchor.sha}
+    else:
+        return
+    path = common_dir / ANCHOR_MEMO
+    temp = path.with_name(f"{ANCHOR_MEMO}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError:
+        temp.unlink(missing_ok=True)

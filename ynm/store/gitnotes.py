@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.model.words import counted
+from ynm.store.libgit import pygit2
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import (
     DeflatedContent,
@@ -31,7 +30,13 @@ from ynm.store.objects import (
     write_appended_blob,
     write_blob,
 )
-from ynm.store.repo import git_failure_line, open_repository, repo_common_dir, signature
+from ynm.store.repo import (
+    find_common_dir,
+    git_failure_line,
+    open_repository,
+    read_refs,
+    signature,
+)
 
 MAX_CAS_RETRIES = 5
 # git waits this long for another process's `<ref>.lock` (core.filesRefLockTimeout, 100 ms).
@@ -60,8 +65,8 @@ LOOSE_COUNTER_FILE = "ynm-loose-bytes"
 PACK_ISLANDS = ("^refs/notes/ynm/(.+)$", "^refs/notes/ynm-remote/[^/]+/(.+)$")
 REPACK_COMMAND = (*(arg for island in PACK_ISLANDS for arg in ("-c", f"pack.island={island}")),
                   "repack", "-d", "-q", "--window=1", "--delta-islands")
-BLOB_MODE = pygit2.enums.FileMode.BLOB
-TREE_MODE = pygit2.enums.FileMode.TREE
+BLOB_MODE = 0o100644  # pygit2.enums.FileMode.BLOB, without importing pygit2
+TREE_MODE = 0o040000  # pygit2.enums.FileMode.TREE
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +187,14 @@ class GitNotesLog:
         lock_timeout_s: float = LOCK_TIMEOUT_S,
     ) -> None:
         self.path = Path(path)
-        self.repo = open_repository(path)
+        self._repo: pygit2.Repository | None = None
         self.level = level
         self.anchor = anchor
         self.mount_id = mount_id
         self.lock_timeout_s = lock_timeout_s
         # told what a write waits for when another process holds ynm.lock (RepoLock.on_wait)
         self.on_lock_wait: Callable[[str], None] | None = None
-        self.common_dir = repo_common_dir(self.repo)
+        self.common_dir = find_common_dir(path)
         self.before_update_ref: Callable[[str], None] | None = None
         self.refusal: str | None = None
         self.pack_after_bytes: int | None = PACK_AFTER_LOOSE_BYTES
@@ -204,6 +209,18 @@ class GitNotesLog:
             f"{anchor[:2]}/{anchor[2:]}",
             f"{anchor[:2]}/{anchor[2:4]}/{anchor[4:]}",
         )
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        """The repository, opened with pygit2 on first use (reads that need no git object,
+        such as a recall answered from a fresh cache, never import pygit2: ynm.store.libgit).
+
+        Raises:
+            StoreError: When it cannot be opened.
+        """
+        if self._repo is None:
+            self._repo = open_repository(self.common_dir)
+        return self._repo
 
     # ----------------------------------------------------------------------------- reading
 
@@ -226,8 +243,16 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.7 (``listRefs``).
         """
+        from_files = read_refs(self.common_dir, ref_prefix_for(self.level))
+        if from_files is not None:
+            out: dict[str, ShardTip] = {}
+            for ref, commit in from_files.items():
+                key = key_from_ref(ref)
+                if key is not None and key.level == self.level:
+                    out[ref] = ShardTip(key, ref, commit)
+            return out
         prefix = ref_prefix_for(self.level).encode()
-        out: dict[str, ShardTip] = {}
+        out = {}
         try:
             names = self.repo.raw_listall_references()
             for raw in sorted(names):

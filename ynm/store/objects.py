@@ -30,7 +30,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
+from ynm.store.libgit import pygit2
 
 LOOSE_COMPRESSION_LEVEL = 1  # git's core.looseCompression default (Z_BEST_SPEED)
 WINDOW = 32 * 1024  # deflate's window: how far back a match may reach

@@ -1,5 +1,6 @@
-"""Opening a git repository with pygit2: its common dir, the identity ynm commits with, and
-the one line ynm shows of a failed ``git`` child's output.
+"""Finding and opening a git repository: where it lives (a walk of the file system, no git
+library), opening it with pygit2, its common dir, the identity ynm commits with, and the one line
+ynm shows of a failed ``git`` child's output.
 
 Source: reference/storage.md §3.5 (identity fallback, lock in the common dir).
 """
@@ -8,18 +9,136 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from ynm.errors import StoreError
-
-# Reading an object does not re-hash it, as git itself does not (only fsck verifies): libgit2's
-# strict verification costs ~20 ms on a 6 MB shard blob, on every read.
-pygit2.settings.enable_strict_hash_verification(False)
+from ynm.store.libgit import pygit2
 
 FALLBACK_NAME = "ynm"
 FALLBACK_EMAIL = "ynm@localhost"
+
+
+@dataclass(frozen=True)
+class GitLocation:
+    """Where the git repository holding a directory lives; every path resolved (no symlinks).
+
+    Attributes:
+        repo: the main work tree (the parent of the common dir), or the bare repository itself.
+        worktree: the work tree holding the directory (a linked one if so); None when bare.
+        git_dir: this work tree's git dir (``.git`` or ``.git/worktrees/<name>``).
+        common_dir: the shared git dir (objects, refs, the ynm lock).
+        bare: True when the directory is inside a bare repository.
+
+    Source: reference/storage.md §5.6 (worktrees share one store, lock and project index).
+    """
+
+    repo: Path
+    worktree: Path | None
+    git_dir: Path
+    common_dir: Path
+    bare: bool
+
+
+def _is_git_dir(path: Path) -> bool:
+    # git's own test: a HEAD file plus objects/ and refs/, or a linked worktree's commondir file
+    if not (path / "HEAD").is_file():
+        return False
+    if (path / "commondir").is_file():
+        return True
+    return (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def _read_gitfile(dot_git: Path) -> Path | None:
+    """Follow a ``.git`` file (``gitdir: <path>``), relative paths against its folder."""
+    try:
+        text = dot_git.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    first = text.splitlines()[0].strip() if text else ""
+    if not first.startswith("gitdir:"):
+        return None
+    target = Path(first[len("gitdir:") :].strip())
+    if not target.is_absolute():
+        target = dot_git.parent / target
+    return target.resolve()
+
+
+def _common_dir(git_dir: Path) -> Path:
+    commondir = git_dir / "commondir"
+    if commondir.is_file():
+        rel = commondir.read_text(encoding="utf-8").strip()
+        target = Path(rel)
+        return (target if target.is_absolute() else git_dir / target).resolve()
+    return git_dir
+
+
+def _core_worktree(common_dir: Path) -> Path | None:
+    """Read ``core.worktree`` from a git config (set for submodules); None when absent."""
+    try:
+        lines = (common_dir / "config").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    section = ""
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "core" and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "worktree":
+                target = Path(value.strip().strip('"'))
+                return (target if target.is_absolute() else common_dir / target).resolve()
+    return None
+
+
+def _locate(worktree: Path, git_dir: Path) -> GitLocation:
+    common = _common_dir(git_dir)
+    if common.name == ".git":
+        repo = common.parent
+    elif common == git_dir:
+        # a submodule or --separate-git-dir: this work tree is the main one
+        repo = worktree
+    else:
+        # a linked worktree of a bare repo (or of a submodule, which records core.worktree)
+        repo = _core_worktree(common) or common
+    return GitLocation(repo=repo, worktree=worktree, git_dir=git_dir, common_dir=common, bare=False)
+
+
+def discover_git(cwd: str | Path) -> GitLocation | None:
+    """Find the git repository holding ``cwd`` by walking up the file system.
+
+    Handles ``.git`` directories, ``.git`` files (``gitdir: ...``, linked worktrees, submodules)
+    with the ``commondir`` file of a linked worktree, and bare repositories. Starts no process
+    and imports no git library: it runs on every CLI call. ``GIT_DIR`` and
+    ``GIT_CEILING_DIRECTORIES`` are not consulted.
+
+    Args:
+        cwd: a directory (it need not be the work tree root).
+
+    Returns:
+        The location, or None outside any repository.
+
+    Source: reference/storage.md §5.6 (main repo = parent of the git common dir).
+    """
+    here = Path(cwd).expanduser().resolve()
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir() and _is_git_dir(dot_git):
+            return _locate(folder, dot_git.resolve())
+        if dot_git.is_file():
+            target = _read_gitfile(dot_git)
+            if target is not None and _is_git_dir(target):
+                return _locate(folder, target)
+        if _is_git_dir(folder):
+            if folder.name == ".git":
+                # inside the git dir of an ordinary repository (a hook's cwd, say)
+                return _locate(folder.parent, folder)
+            common = _common_dir(folder)
+            return GitLocation(
+                repo=common, worktree=None, git_dir=folder, common_dir=common, bare=True
+            )
+    return None
 
 
 def open_repository(path: str | os.PathLike[str]) -> pygit2.Repository:
@@ -52,6 +171,81 @@ def common_dir_of(git_dir: Path) -> Path:
         target = marker.read_text(encoding="utf-8").strip()
         return (git_dir / target).resolve()
     return git_dir.resolve()
+
+
+def find_common_dir(path: str | os.PathLike[str]) -> Path:
+    """The common dir of the repository holding ``path`` (which must exist), found by
+    :func:`discover_git` (no git library): where :func:`open_repository` opens it.
+
+    Raises:
+        StoreError: When ``path`` is not inside a git repository.
+    """
+    # a path that does not exist is no repository, even inside one (as libgit2 says)
+    found = discover_git(path) if os.path.exists(path) else None
+    if found is None:
+        raise StoreError(f"not a git repository: {path}")
+    return found.common_dir
+
+
+PACKED_REFS = "packed-refs"
+
+
+def read_refs(common_dir: Path, prefix: str) -> dict[str, str] | None:
+    """Every ref whose name starts with ``prefix`` (``refs/...``, ending in ``/``) -> the
+    commit id it names, read from git's ref files, without a git library: the loose files
+    under ``<common dir>/<prefix>``, then ``packed-refs`` for the names no loose file holds
+    (a loose ref is newer than its packed line; git removes a deleted ref from both).
+
+    Returns None when the files cannot answer for certain, so the caller asks libgit2: the
+    repository keeps its refs in another format (``reftable``), a ref under ``prefix`` is
+    symbolic (``ref: ...``) or not one object id, or a file cannot be read (a ref being
+    written is renamed into place whole, so a read sees the old or the new id).
+
+    Source: git's ``files`` ref storage (gitrepository-layout(5), git-pack-refs(1)).
+    """
+    if (common_dir / "reftable").exists():
+        return None
+    out: dict[str, str] = {}
+    try:
+        for folder, dirs, files in os.walk(common_dir / prefix, onerror=_raise):
+            dirs.sort()
+            for name in files:
+                if name.endswith(".lock"):
+                    continue  # a ref being written: the ref file itself still holds the old id
+                path = Path(folder, name)
+                value = path.read_bytes().strip()
+                if not _is_object_id(value):
+                    return None
+                out[path.relative_to(common_dir).as_posix()] = value.decode("ascii")
+    except FileNotFoundError:
+        if out or (common_dir / prefix).exists():
+            return None  # a ref deleted while it was read: ask libgit2
+    except OSError:
+        return None
+    try:
+        packed = (common_dir / PACKED_REFS).read_bytes()
+    except FileNotFoundError:
+        packed = b""
+    except OSError:
+        return None
+    raw_prefix = prefix.encode()
+    for line in packed.splitlines():
+        if line.startswith((b"#", b"^")):
+            continue  # the header (# pack-refs with: ...) and peeled ids (^<id>)
+        value, _, name = line.partition(b" ")
+        if name.startswith(raw_prefix):
+            if not _is_object_id(value):
+                return None
+            out.setdefault(name.decode("utf-8", errors="replace"), value.decode("ascii"))
+    return dict(sorted(out.items()))
+
+
+def _raise(err: OSError) -> None:
+    raise err
+
+
+def _is_object_id(value: bytes) -> bool:
+    return len(value) in (40, 64) and all(c in b"0123456789abcdef" for c in value)
 
 
 def repo_common_dir(repo: pygit2.Repository) -> Path:

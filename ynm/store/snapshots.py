@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import pygit2
+from ynm.store.libgit import pygit2
 
 from ynm.errors import StoreError
 from ynm.model.shards import DOCUMENTS_PREFIX, DOCUMENTS_REMOTE_PREFIX
@@ -44,7 +44,7 @@ READS = (1, 2)  # the formats it reads (ynm.index.snapshot.READS)
 STATE_HASH = "stateSha256"  # meta.json key: SHA-256 (hex) of state.bin, set by write_snapshot
 SQLITE_HEADER = b"SQLite format 3\x00"  # what state.bin decompresses to starts with this
 NAME_PREFIX = "cache-v"  # a snapshot's name: cache-v<cache schema version>
-BLOB_MODE = pygit2.enums.FileMode.BLOB
+BLOB_MODE = 0o100644  # pygit2.enums.FileMode.BLOB, without importing pygit2
 
 
 class SnapshotDamaged(StoreError):
