@@ -41,6 +41,23 @@ def _read_to(read: int) -> str:
             else "it came while the first part of the input was read")
 
 
+def _report(imported: int, problems: list[tuple[int, str]], present: int,
+            repeated: int) -> dict[str, Any]:
+    """An import's result (reference/cli.md §4.9): ``{"imported": <n>, "problems": ["line
+    <N>: <message>", ...]}``, problems in line order, then ours, only when there is something
+    to say (as ``warnings`` is, so an import with nothing skipped prints the reference's
+    shape): ``alreadyPresent`` (records the store had) and ``repeated`` (records whose id an
+    earlier line of the input had)."""
+    out: dict[str, Any] = {"imported": imported,
+                           "problems": [f"line {n}: {m}" for n, m in sorted(problems,
+                                                                              key=lambda p: p[0])]}
+    if present:
+        out["alreadyPresent"] = present
+    if repeated:
+        out["repeated"] = repeated
+    return out
+
+
 def import_chunks(
     ynm: Ynm, chunks: Iterable[str | bytes], mount_id: str | None = None,
     progress: Progress | None = None,
@@ -66,10 +83,12 @@ def import_chunks(
         NoMount: in a repository with no distributed mount, without ``mount_id``; with
             the hint of :meth:`~ynm.service.ynm.Ynm._route`.
         Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
-            many records they held and how far the input was read.
+            many records they held and how far the input was read; when some were, its
+            ``result`` is the import's result so far.
         LockTimeout: another process kept a mount's lock (one wait, at the part that met
             it); the parts appended before it stay, and the hint says how many records they
-            held, how far the input was read and who holds the lock.
+            held, how far the input was read and who holds the lock; when some were, its
+            ``result`` is the import's result so far.
     """
     from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
 
@@ -149,6 +168,7 @@ def import_chunks(
         if imported:
             kept = f"{_kept(imported)} ({_read_to(line_no - 1)}); {_AGAIN}"
             err.hint = f"{kept}; {err.hint}" if err.hint else kept
+            err.result = _report(imported, problems, present, repeated)
         raise
     except KeyboardInterrupt:
         # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
@@ -163,7 +183,9 @@ def import_chunks(
         if not kept:
             raise Interrupted(f"no record was imported ({where})",
                               "run the import again") from None
-        raise Interrupted(f"{kept} ({where})", _AGAIN) from None
+        stopped = Interrupted(f"{kept} ({where})", _AGAIN)
+        stopped.result = _report(imported, problems, present, repeated)
+        raise stopped from None
     for level, (at, more) in refused.items():
         if more:
             line, message = problems[at]
@@ -171,14 +193,7 @@ def import_chunks(
                         f"line {more[-1]})")
             problems[at] = (line, message)
     problems.sort(key=lambda p: p[0])
-    out: dict[str, Any] = {"imported": imported,
-                           "problems": [f"line {n}: {m}" for n, m in problems]}
-    # ours, after the reference's two keys (cli.md §4.9) and only when there is something to
-    # say, as ``warnings`` is: an import with nothing skipped prints the reference's shape
-    if present:
-        out["alreadyPresent"] = present
-    if repeated:
-        out["repeated"] = repeated
+    out = _report(imported, problems, present, repeated)
     if first_refusal is not None and not routed:
         raise BatchRefused(first_refusal, out)
     if problems and not valid:  # not one line of it is a record
