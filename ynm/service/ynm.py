@@ -1354,8 +1354,9 @@ class Ynm:
         """Which of recall ``q``'s filters left out a memory holding a word of its question,
         after :meth:`recall` found nothing: the :class:`~ynm.model.inputs.RecallQuery` fields
         (``type``, ``namespace``, ``subject``, ``tags``, ``data_key``, ``since``, ``until``,
-        ``pinned_only``) and ``include_tombstoned`` when a forgotten memory (or working
-        memory past its ttl) holds one. Asked of the local mounts ``q`` selects, one
+        ``pinned_only``), ``include_tombstoned`` when a forgotten memory holds one, and
+        ``expired`` (no field: ``include_tombstoned`` brings it back too) when working memory
+        past its ttl that no expire pass has tombstoned yet holds one. Asked of the local mounts ``q`` selects, one
         ``LIMIT 1`` query per filter and mount (ynm.index.search.excluded_by), never a second
         recall; the words are those of :attr:`recall_words` that some memory holds. ``level``
         and ``mount`` are never in the answer: they choose which mounts are read, and a
