@@ -41,6 +41,29 @@ def _read_to(read: int) -> str:
             else "it came while the first part of the input was read")
 
 
+SHOWN_IDS = 3  # ids a warning names before "and <n> more"
+
+
+def conflicting_ids_warning(ids: list[str]) -> str:
+    """The warning for record ids the input holds more than once with different records
+    (:attr:`ynm.model.jsonl.ParseResult.conflicting`), said once per import whatever their
+    number: ``<n> record id[s] appear[s] more than once in the input with different content
+    (<id>, <id>, <id>[, and <m> more]): only the first line with each id was read, the later
+    ones were skipped; a record id names one record, so give each changed record a new id
+    (`ynm show <id>` shows what the store holds)``. What is written does not change: the
+    first line wins, as for any repeated id (reference/storage.md §1.4)."""
+    shown = ", ".join(ids[:SHOWN_IDS])
+    more = len(ids) - SHOWN_IDS
+    if more > 0:
+        shown += f", and {more} more"
+    one = len(ids) == 1
+    return (f"{counted(len(ids), 'record id')} {'appears' if one else 'appear'} more than once "
+            f"in the input with different content ({shown}): only the first line with "
+            f"{'that' if one else 'each'} id was read, the later ones were skipped; a record id "
+            "names one record, so give each changed record a new id (`ynm show <id>` shows "
+            "what the store holds)")
+
+
 def _report(imported: int, problems: list[tuple[int, str]], present: int,
             repeated: int) -> dict[str, Any]:
     """An import's result (reference/cli.md §4.9): ``{"imported": <n>, "problems": ["line
@@ -66,8 +89,10 @@ def import_chunks(
     consecutive parts, each of whole lines (every part but the last ends with a newline), read
     and appended one part at a time, so memory holds one part's records, not the input's. The
     result equals one ``import_jsonl`` of the joined text: line numbers count from the start
-    of the input, a record id met earlier in the input is dropped silently (only the ids are
-    kept across parts), and when every record of the whole input is refused nothing is
+    of the input, a record id met earlier in the input is dropped (only the ids and a
+    fingerprint of their lines are kept across parts; when the dropped line held another
+    record, one warning after the import names how many ids and the first
+    :data:`SHOWN_IDS`: :func:`conflicting_ids_warning`), and when every record of the whole input is refused nothing is
     written and :class:`BatchRefused` is raised at the end. Parts already appended stay
     appended if a later part raises something else.
 
@@ -108,7 +133,8 @@ def import_chunks(
     problems: list[tuple[int, str]] = []
     first_refusal: YnmError | None = None
     routed = valid = False
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # record id -> fingerprint of the line kept (parse_jsonl)
+    conflicting: dict[str, None] = {}  # ids met again with another record, in order met
     imported = writing = present = repeated = 0
     line_no = 1
     mark = len(ynm.warnings)
@@ -120,6 +146,7 @@ def import_chunks(
             parsed = parse_jsonl(text, first_line=line_no, seen=seen)
             line_no += text.count("\n")
             repeated += parsed.repeated
+            conflicting.update(dict.fromkeys(parsed.conflicting))
             problems.extend((p.line, p.message) for p in parsed.problems)
             valid = valid or bool(parsed.records)
             by_mount: dict[str, list[Record]] = {}
@@ -193,6 +220,8 @@ def import_chunks(
                         f"line {more[-1]})")
             problems[at] = (line, message)
     problems.sort(key=lambda p: p[0])
+    if conflicting:
+        ynm.warnings.append(conflicting_ids_warning(list(conflicting)))
     out = _report(imported, problems, present, repeated)
     if first_refusal is not None and not routed:
         raise BatchRefused(first_refusal, out)
