@@ -125,6 +125,28 @@ def test_import_stopped_by_ctrl_c_prints_what_it_imported(project, cli_run, tmp_
     assert json.loads(result.stdout) == {"imported": 1, "problems": [], "alreadyPresent": 3}
 
 
+def test_import_stopped_while_writing_a_part_says_those_may_have_landed(project, cli_run,
+                                                                        tmp_path, monkeypatch):
+    from ynm.cli import import_
+    from ynm.index.cache import MountCache
+
+    path = tmp_path / "five.jsonl"
+    path.write_text(jsonl(*(make_record() for _ in range(5))))
+    real, calls = MountCache.apply_append, []
+
+    def interrupted(self, *args, **kwargs):  # the second part's notes are written, not indexed
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 3)
+    monkeypatch.setattr(MountCache, "apply_append", interrupted)
+    result = cli_run("import", path, "--json")
+    assert result.exit_code == 130
+    assert json.loads(result.stdout) == {"imported": 3, "problems": [], "maybeImported": 2}
+
+
 def test_import_stopped_before_any_record_prints_no_json(project, cli_run, tmp_path,
                                                          monkeypatch):
     from ynm.cli import import_

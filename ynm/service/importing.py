@@ -108,8 +108,10 @@ def import_chunks(
         NoMount: in a repository with no distributed mount, without ``mount_id``; with
             the hint of :meth:`~ynm.service.ynm.Ynm._route`.
         Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
-            many records they held and how far the input was read; when some were, its
-            ``result`` is the import's result so far.
+            many records they held and how far the input was read; when some were, or a
+            part was being written, its ``result`` is the import's result so far, with
+            ``maybeImported``: the records of the part being written, any number of which
+            may have landed.
         LockTimeout: another process kept a mount's lock (one wait, at the part that met
             it); the parts appended before it stay, and the hint says how many records they
             held, how far the input was read and who holds the lock; when some were, its
@@ -212,6 +214,8 @@ def import_chunks(
                               "run the import again") from None
         stopped = Interrupted(f"{kept} ({where})", _AGAIN)
         stopped.result = _report(imported, problems, present, repeated)
+        if writing:  # landed or not: a count the JSON must not pass off as none
+            stopped.result["maybeImported"] = writing
         raise stopped from None
     for level, (at, more) in refused.items():
         if more:
