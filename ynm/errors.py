@@ -37,6 +37,11 @@ class YnmError(Exception):
 
     exit_code = 1
     hint: str | None = None  # a next step the CLI prints on a second line (``hint: ...``)
+    # What the operation had done when it failed, in the shape of the command's result
+    # (``ynm sync``: the mounts synced and the one that failed; ``ynm import``: what was
+    # imported before Ctrl-C), or None when it failed before reaching one. A ``--json``
+    # command prints it as its JSON document before the error (ynm.cli._common.json_on_failure).
+    result: object = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -133,7 +133,10 @@ def test_ids_repeated_inside_the_file_are_counted_apart(project, cli_run, dump):
     text = jsonl(a, b, a, c, changed_b, a)
     result = cli_run("import", dump(text), "--json")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == {"imported": 3, "problems": [], "repeated": 3}
+    warning = conflict_warning(b["id"])
+    assert json.loads(result.stdout) == {"imported": 3, "problems": [], "repeated": 3,
+                                         "warnings": [warning]}
+    assert result.stderr == f"warning: {warning}\n"
     assert sorted(export_ids(cli_run)) == sorted([a["id"], b["id"], c["id"]])
     assert b["content"] in cli_run("export").stdout
     assert cli_run("import", dump(text)).stdout == (
@@ -142,6 +145,49 @@ def test_ids_repeated_inside_the_file_are_counted_apart(project, cli_run, dump):
     result = cli_run("import", dump(jsonl(d, a, d) + "{broken\n"))
     assert result.stdout.startswith(
         "imported 1 record(s); 1 already present; 1 repeated in the input; skipped 1: line 4: ")
+
+
+def conflict_warning(*ids: str, more: int = 0) -> str:
+    n = len(ids) + more
+    shown = ", ".join(ids) + (f", and {more} more" if more else "")
+    if n == 1:
+        return (f"1 record id appears more than once in the input with different content "
+                f"({shown}): only the first line with that id was read, the later ones were "
+                "skipped; a record id names one record, so give each changed record a new id "
+                "(`ynm show <id>` shows what the store holds)")
+    return (f"{n} record ids appear more than once in the input with different content "
+            f"({shown}): only the first line with each id was read, the later ones were "
+            "skipped; a record id names one record, so give each changed record a new id "
+            "(`ynm show <id>` shows what the store holds)")
+
+
+def test_the_same_record_twice_is_no_conflict(project, cli_run, dump):
+    """Two exports joined (the same lines twice), or the same record with other spacing
+    or key order in the same part: repeated, and nothing to warn about."""
+    a, b = make_record(), make_record()
+    reordered = json.dumps(dict(reversed(list(b.items())))) + "  \r"
+    result = cli_run("import", dump(jsonl(a, b) + jsonl(a, b) + reordered + "\n"))
+    assert result.stdout == "imported 2 record(s); 3 repeated in the input\n"
+    assert result.stderr == ""
+
+
+def test_ids_repeated_with_other_content_are_warned_about_once(project, cli_run, dump,
+                                                               monkeypatch):
+    """Five ids each met again with another record, across the parts the input is read
+    in: one warning, naming how many and the first three in input order; what is written
+    is the first line with each id."""
+    from ynm.cli import import_
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
+    firsts = [make_record(content=f"first version {i}") for i in range(5)]
+    later = [dict(r, content=f"changed {i}") for i, r in enumerate(firsts)]
+    text = jsonl(*firsts, *reversed(later), *later)
+    result = cli_run("import", dump(text))
+    assert result.stdout == "imported 5 record(s); 10 repeated in the input\n"
+    ids = [r["id"] for r in reversed(firsts)]  # the order the later lines came in
+    assert result.stderr == f"warning: {conflict_warning(*ids[:3], more=2)}\n"
+    exported = cli_run("export").stdout
+    assert all(r["content"] in exported for r in firsts) and "changed" not in exported
 
 
 def test_routes_by_level(project, cli_run, dump):

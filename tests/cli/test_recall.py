@@ -157,11 +157,33 @@ def test_the_hint_names_forgetting_only_when_a_forgotten_memory_holds_the_words(
     result = cli_run("recall", "release", "ledger", "--type", "reference")
     assert result.stderr.startswith(HOLDING) and result.stderr.endswith(
         "passing --type; " + FORGOTTEN + "\n")
-    # working memory past its ttl is left out as if forgotten: named too
+
+
+
+EXPIRED = "not being expired working memory (add --include-tombstoned)"
+
+
+def test_the_hint_names_expiry_apart_from_forgetting(project, cli_run, load):
+    """Working memory past its ttl that no expire pass has tombstoned is left out as a
+    forgotten memory is, but it was not forgotten: the hint says which kept the words out."""
     late = make_record(type="working", namespace="session/s1", content="Rollback drill at five",
                        ttl="PT1H", recordedAt="2026-01-01T10:00:00.000Z")
-    load(late)
-    assert cli_run("recall", "rollback").stderr == HOLDING + FORGOTTEN + "\n"
+    gone = make_record(type="semantic", content="Rollback needs the ledger frozen")
+    load(late, gone)
+    # "drill" is held by the expired working memory only
+    result = cli_run("recall", "drill")
+    assert result.stdout == "no matches\n"
+    assert result.stderr == HOLDING + EXPIRED + "\n"
+    assert cli_run("recall", "drill", "--include-tombstoned").stdout.count(late["id"]) == 1
+    # "rollback": the expired one and a forgotten one
+    assert cli_run("forget", gone["id"]).exit_code == 0
+    assert cli_run("recall", "rollback").stderr == HOLDING + (
+        "not being forgotten or expired working memory (add --include-tombstoned)\n")
+    # "ledger": the forgotten one only (forgetting, not expiry)
+    assert cli_run("recall", "ledger").stderr == HOLDING + FORGOTTEN + "\n"
+    # once the expire pass tombstoned it, the expired memory is forgotten
+    assert cli_run("session", "end", "s1").exit_code == 0
+    assert cli_run("recall", "drill").stderr == HOLDING + FORGOTTEN + "\n"
 
 
 @pytest.mark.parametrize("flags", [

@@ -164,9 +164,57 @@ def test_a_stale_cache_says_status_caught_it_up(project, cli_run, load, git):
         json.dumps(c, separators=(",", ":")), anchor)
     shard = ref.removeprefix("refs/notes/ynm/")
     row = next(line for line in cli_run("status").stdout.splitlines() if "distributed" in line)
-    assert f" index stale (2), caught up now (shard {shard} changed) " in row
+    assert f" index fresh (2), caught up now (shard {shard} had changed) " in row
+    assert "index stale" not in row
     assert cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
                    "release train leaves on Thursdays").exit_code == 0
     assert "index fresh (3)" in cli_run("status").stdout
     assert cli_run("reindex").exit_code == 0
     assert "index fresh (3)" in cli_run("status").stdout
+
+
+def test_after_an_import_stopped_by_ctrl_c_status_says_one_thing(project, cli_run, tmp_path,
+                                                                 monkeypatch):
+    """Ctrl-C after the import's notes were written but before the cache took them in: the
+    cache is behind (no shard indexed), status catches it up before counting, and its line
+    says so once (fresh, the count now, why it was behind), never ``stale`` beside a count
+    taken after catching up. The JSON keeps the reference's keys: ``fresh`` as status found
+    it, ``reason`` in the reference's words, ``indexed`` now."""
+    from ynm.index.cache import MountCache
+
+    from .conftest import jsonl
+
+    path = tmp_path / "three.jsonl"
+    months = ("2026-01", "2026-02", "2026-03")
+    path.write_text(jsonl(*(make_record(level="distributed", namespace="common",
+                                        recordedAt=f"{m}-01T10:00:00.000Z") for m in months)))
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    real = MountCache.apply_append
+    monkeypatch.setattr(MountCache, "apply_append", interrupted)
+    assert cli_run("import", path).exit_code == 130
+    monkeypatch.setattr(MountCache, "apply_append", real)
+    row = next(line for line in cli_run("status").stdout.splitlines() if "distributed" in line)
+    assert (" index fresh (3), caught up now (only 0 of the log's 3 shards were indexed) "
+            in row)
+    assert "index stale" not in row
+    assert json.loads(cli_run("status", "--json").stdout)["index"][1] == {
+        "mount": "project", "fresh": True, "indexed": 3}
+
+
+@pytest.mark.parametrize(("reason", "words"), [
+    ("3 shards in log, 0 indexed", "only 0 of the log's 3 shards were indexed"),
+    ("3 shards in log, 1 indexed", "only 1 of the log's 3 shards was indexed"),
+    ("1 shards in log, 2 indexed", "it held 2 shards, the log 1"),
+    ("shard semantic/common/2026-01 changed", "shard semantic/common/2026-01 had changed"),
+    ("never built", "it had never been built"),
+    ("anchor changed", "the anchor had changed"),
+    ("something new", "something new"),
+    (None, "it was behind the notes"),
+])
+def test_why_a_cache_was_behind_reads_in_the_past(reason, words):
+    from ynm.cli.status import behind_words
+
+    assert behind_words(reason) == words

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -199,6 +200,25 @@ def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         click.echo(dumps_pretty(value))
     else:
         say(human(value))
+
+
+@contextmanager
+def json_on_failure(as_json: bool) -> Iterator[None]:
+    """With ``--json``, a command prints its JSON document in every outcome that reaches a
+    result, failures included: when the block raises a :class:`~ynm.errors.YnmError` that
+    carries ``result`` (what was done before it failed, in the command's own shape: a sync
+    whose push the remote refused, an import or a reindex stopped by Ctrl-C), that result is
+    printed on stdout first; the error then goes on unchanged (``Error: <message>`` on
+    stderr, its exit code). Without ``--json``, or for an error raised before any result (bad
+    input, a configuration that cannot be read), nothing is printed here."""
+    from ynm.errors import YnmError
+
+    try:
+        yield
+    except YnmError as err:
+        if as_json and err.result is not None:
+            emit(err.result, True, str)
+        raise
 
 
 def unknown_links_note(result: dict[str, Any]) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from ynm.cli._common import common_options, emit, open_ynm
+from ynm.cli._common import common_options, emit, json_on_failure, open_ynm
 
 SHOWN_PROBLEMS = 10  # problems listed in the human line; --json lists them all
 CHUNK_LINES = 50_000  # lines read and appended at a time (about 50,000 records)
@@ -76,11 +76,14 @@ def import_(as_json: bool, cwd: Path | None, file: Path | None, mount: str | Non
         stream = uncompressed(raw, where, str(file) if file is not None else None)
         seen = SeenInput(where)
         try:
-            result = ynm.import_chunks(seen.chunks(gzip_checked(
-                line_chunks(stream, CHUNK_LINES), where)), mount)
+            # --json: the result so far also when it fails part way (Ctrl-C, a lock kept)
+            with json_on_failure(as_json):
+                result = ynm.import_chunks(seen.chunks(gzip_checked(
+                    line_chunks(stream, CHUNK_LINES), where)), mount)
         except BatchRefused as err:
             # Nothing was written: print what was skipped, then fail with the first refusal.
-            emit(err.result, as_json, format_import)
+            if not as_json:
+                emit(err.result, as_json, format_import)
             seen.name_binary(err)
             raise
     emit(result, as_json, format_import)

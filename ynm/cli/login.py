@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, say
+from ynm.cli._common import common_options, emit, json_on_failure, say
 
 
 def _hosted_mounts(cwd: Path | None) -> tuple[Any, list[Any]]:
@@ -153,7 +153,9 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None, browse
         raise Refused("--token and --browser: give one way of signing in")
     on_terminal = sys.stdin is None or sys.stdin.isatty()
     if browser or (token is None and on_terminal):
-        signed = _browser_sign_in(loaded.home, chosen, required=browser, open_browser=not no_open)
+        with json_on_failure(as_json):  # a later store failed: the ones signed in before it
+            signed = _browser_sign_in(loaded.home, chosen, required=browser,
+                                      open_browser=not no_open)
         if signed is not None:
             emit(signed[0] if len(signed) == 1 else signed, as_json,
                  lambda _: "\n".join(f"signed in to {o['mount']} ({o['url']})" for o in signed))
@@ -174,7 +176,12 @@ def login(as_json: bool, cwd: Path | None, mount: str, token: str | None, browse
 def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
                      open_browser: bool) -> list[dict[str, Any]] | None:
     """Sign in to each chosen mount in a browser when its store names an identity provider;
-    None (read a token instead) when none does and ``required`` is False."""
+    None (read a token instead) when none does and ``required`` is False.
+
+    Raises:
+        YnmError: ``could not sign in to <mount> (<url>): <why>``; when it failed at a later
+            mount, its ``result`` lists the sign-ins made (and kept) before it.
+        Refused: ``required`` and a store names no identity provider."""
     from ynm.errors import Refused, YnmError
     from ynm.service.oauth import advertised_issuer, browser_sign_in
     from ynm.service.remote import STATUS_TIMEOUT_S, RemoteError, save_sign_in
@@ -198,7 +205,9 @@ def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
         try:
             signed = browser_sign_in(m.url, open_browser=open_browser, say=tell)
         except YnmError as err:
-            raise YnmError(f"could not sign in to {m.id} ({m.url}): {err}") from None
+            failed = YnmError(f"could not sign in to {m.id} ({m.url}): {err}")
+            failed.result = out or None  # the sign-ins kept before it, for --json
+            raise failed from None
         save_sign_in(home, m.id, m.url, signed.token, oauth=signed.oauth)
         out.append({"mount": m.id, "url": m.url, "signedIn": True,
                     "scopes": list(signed.scopes)})

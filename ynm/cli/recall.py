@@ -54,8 +54,12 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False,
       (add --include-tombstoned)``, the first only for a question of two words or more.
       ``excluded`` (ynm.service.ynm.Ynm.recall_exclusions: the RecallQuery fields that left
       out a memory holding a word of the question, ``include_tombstoned`` when a forgotten
-      one holds one) narrows the rest: a filter flag is named only when it left such a
-      memory out, ``--include-tombstoned`` only when a forgotten memory holds a word;
+      one holds one, ``expired`` when working memory past its ttl, not yet tombstoned, holds
+      one) narrows the rest: a filter flag is named only when it left such a memory out,
+      ``--include-tombstoned`` only when a forgotten or expired memory holds a word, as
+      ``not being forgotten``, ``not being expired working memory`` or ``not being forgotten
+      or expired working memory`` (expired is not forgotten: no record says so until an
+      expire pass, ``ynm dream`` or ``ynm session end``, tombstones it);
       ``--level`` and ``--mount`` are named whenever given (they chose the mounts read, and
       what they left out was not looked at). None: every filter given, and forgetting, are
       named."""
@@ -85,8 +89,13 @@ def no_match_hint(asked: Any, q: Any, hosted: bool = False,
     ways = [share] if len(asked.words) > 1 else []
     if filters:
         ways.append("passing " + ", ".join(filters))
-    if not q.include_tombstoned and (excluded is None or "include_tombstoned" in excluded):
-        ways.append("not being forgotten (add --include-tombstoned)")
+    if not q.include_tombstoned:
+        gone = [what for what, field in (("forgotten", "include_tombstoned"),
+                                         ("expired working memory", "expired"))
+                if (excluded is None and field == "include_tombstoned")
+                or (excluded is not None and field in excluded)]
+        if gone:
+            ways.append(f"not being {' or '.join(gone)} (add --include-tombstoned)")
     if not ways:  # one word, held, no filter: nothing else to name
         return None
     return (f"{head}some memory holds each {'other ' if shown else ''}word of the question, "

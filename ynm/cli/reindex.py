@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import warn_unknown_mount, common_options, emit, open_ynm
+from ynm.cli._common import common_options, emit, json_on_failure, open_ynm, warn_unknown_mount
 
 
 @click.command()
@@ -21,7 +21,8 @@ def reindex(as_json: bool, cwd: Path | None, mount: str | None) -> None:
     """
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
-        result = ynm.reindex(mount)
+        with json_on_failure(as_json):  # Ctrl-C: the mounts rebuilt before it
+            result = ynm.reindex(mount)
     emit(result, as_json,
          lambda r: "\n".join(f"{m}: {n} memories indexed" for m, n in r.items())
          or "no mount to reindex")

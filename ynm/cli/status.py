@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,11 @@ from ynm.model.words import counted
 def format_status(s: dict[str, Any]) -> str:
     """The human block of cli.md §4.24 (mount columns as wide as their longest value), then
     ``vectors: on (<model>)`` or ``vectors: off (<why>)``, then any bad lines, one per line.
-    A cache that was stale reads ``index stale (<n>), caught up now (<reason>)``: status
-    brought it up to date (Ynm.status), which the reference's bare ``stale`` leaves unsaid."""
+    A cache that was stale when status started reads ``index fresh (<n>), caught up now
+    (<why it was behind>)``: status brought it up to date before counting (Ynm.status), so
+    ``<n>`` is what it holds now and the line says that one thing (the reference's ``index
+    stale (<n>)``, next to a count taken after catching up, would say two: see
+    :func:`behind_words`)."""
     lines = [f"ynm {s['version']}", f"config: {', '.join(s['config']) or 'defaults'}"]
     index = {e["mount"]: e for e in s["index"]}
     if not s["mounts"]:
@@ -35,7 +39,8 @@ def format_status(s: dict[str, Any]) -> str:
         e = index.get(m["id"])
         if e is not None:
             cols.append(f"index fresh ({e['indexed']})" if e["fresh"] else
-                        f"index stale ({e['indexed']}), caught up now ({e.get('reason')})")
+                        f"index fresh ({e['indexed']}), caught up now "
+                        f"({behind_words(e.get('reason'))})")
         cols.append(m["location"])
         if m["provider"] == "mcp":
             cols.append("signed in" if m.get("signedIn") else "not signed in")
@@ -61,6 +66,32 @@ def format_status(s: dict[str, Any]) -> str:
         lines.append("bad lines (skipped; every other record is read):")
         lines.extend(f"  {p}" for p in s["problems"])
     return "\n".join(lines)
+
+
+_SHARD_COUNTS = re.compile(r"(\d+) shards in log, (\d+) indexed")
+
+
+def behind_words(reason: str | None) -> str:
+    """Why a cache was behind its notes before status caught it up, in the past tense, from
+    the JSON ``reason`` (reference/cli.md §7.7's words, which describe the cache as status found
+    it): ``only <m> of the log's <n> shards were indexed`` (``<n> shards in log, <m> indexed``,
+    e.g. after an import stopped between writing its notes and indexing them; a bare ``<m>
+    indexed`` beside the memories now counted would read as a second count), ``it held <m>
+    shards, the log <n>``, ``shard <id> had changed``, ``it had never been built``, ``the
+    anchor had changed``; any other reason as it is."""
+    if not reason:
+        return "it was behind the notes"
+    counts = _SHARD_COUNTS.fullmatch(reason)
+    if counts is not None:
+        log, indexed = int(counts.group(1)), int(counts.group(2))
+        if indexed < log:
+            verb = "was" if indexed == 1 else "were"
+            return f"only {indexed} of the log's {counted(log, 'shard')} {verb} indexed"
+        return f"it held {counted(indexed, 'shard')}, the log {log}"
+    if reason.startswith("shard ") and reason.endswith(" changed"):
+        return reason.removesuffix(" changed") + " had changed"
+    return {"never built": "it had never been built",
+            "anchor changed": "the anchor had changed"}.get(reason, reason)
 
 
 @click.command()

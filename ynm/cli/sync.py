@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
+from ynm.cli._common import (
+    SILENT_HELP,
+    common_options,
+    emit,
+    json_on_failure,
+    open_ynm,
+    say,
+    warn_unknown_mount,
+)
 from ynm.model.words import counted
 
 
@@ -112,7 +120,9 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
                       "never goes to a project's remote")
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
-        results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
+        # --json: the mounts synced and the one that failed also when a git step fails
+        with json_on_failure(as_json):
+            results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)
         # a clone without the project's config has no mount to sync: say why, not only that
         hint = None if results else ynm.no_project_hint()
     bad = failed(results, remote)

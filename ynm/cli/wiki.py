@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import SILENT_HELP, common_options, emit, open_ynm, say, warn_unknown_mount
+from ynm.cli._common import (
+    SILENT_HELP,
+    common_options,
+    emit,
+    json_on_failure,
+    open_ynm,
+    say,
+    warn_unknown_mount,
+)
 
 
 @click.group()
@@ -44,7 +52,8 @@ def build(as_json: bool, quiet: bool, cwd: Path | None, mount: str | None, targe
     """
     with open_ynm(cwd) as ynm:
         warn_unknown_mount(ynm, mount)
-        results = ynm.wiki_build(mount, target, folder)
+        with json_on_failure(as_json):  # a later mount failed: the wikis built before it
+            results = ynm.wiki_build(mount, target, folder)
         absent = ynm.project_absent() if mount is None else None
     if quiet:
         return

@@ -61,10 +61,11 @@ def config_error(message: str) -> Check:
 def project_checks(repo_path: Path, config_file: Path, remote: str) -> list[Check]:
     """The checks of a non-bare repository (reference/cli.md §4.4 item 5): ``project
     initialised`` (warn) when ``config_file`` is missing; else ``project anchor configured``,
-    then for the remote ``remote``: ``distributed fetch refspec`` or ``remote`` (ok, warn: not
-    configured); then ``personal refs never pushed`` over every remote's fetch and push
-    refspecs (the reference looks at ``remote`` only and runs it only when that remote exists),
-    ``no personal refs in project repo`` and ``pre-push hook``."""
+    then for the remote ``remote``: ``distributed fetch refspec``, or ``remote`` (warn, with
+    the ``git remote add`` that mends it) when git has no such remote; then ``personal refs
+    never pushed`` over every remote's fetch and push refspecs (the reference looks at
+    ``remote`` only and runs it only when that remote exists), ``no personal refs in project
+    repo`` and ``pre-push hook``."""
 
     from ynm.store.repo import open_repository
     from ynm.store.sync import fetch_refspec
@@ -91,7 +92,10 @@ def project_checks(repo_path: Path, config_file: Path, remote: str) -> list[Chec
                          fix=None if have else f"git config --add remote.{remote}.fetch "
                          f"{shlex.quote(spec)}"))
     else:
-        out.append(check("remote", True, f'remote "{remote}" not configured; sync unavailable',
+        # the reference passes this check (ok, warn) and so prints it as `ok`; a project whose
+        # memory cannot be shared is something to act on: a failing warning (docs/cli.md)
+        out.append(check("remote", False, f'remote "{remote}" not configured; sync unavailable: '
+                         f"add it with `git remote add {remote} <url>`, then run `ynm sync`",
                          "warn"))
     out.append(personal_refspecs(repo, list(remotes)))
     out.append(personal_refs(repo))
@@ -164,12 +168,18 @@ def hooks_dir(work_tree: Path, repo: object) -> Path:
 def pre_push_hook(work_tree: Path, repo: object) -> Check:
     """``pre-push hook``: installed when the hook file runs ``ynm sync`` (ok, info: its path);
     else warn ``not installed``, fixed by ``ynm init`` (which leaves another tool's hook
-    alone)."""
+    alone). A hook file that runs ``ynm sync`` but is not executable is one git ignores
+    (``hint: The '<path>' hook was ignored because it's not set as executable``): warn
+    ``<path> is not executable, so git ignores it``, fixed by ``chmod +x <path>``."""
     path = hooks_dir(work_tree, repo) / "pre-push"
     try:
         hooked = HOOK_NEEDLE in path.read_text(errors="replace")
     except OSError:
         hooked = False
+    if hooked and not os.access(path, os.X_OK):
+        return check("pre-push hook", False, f"{path} is not executable, so git ignores it and "
+                     "a push does not share memory", "warn",
+                     fix=f"chmod +x {shlex.quote(str(path))}")
     if hooked:
         return check("pre-push hook", True, str(path))
     return check("pre-push hook", False, "not installed", "warn", fix="ynm init")

@@ -94,18 +94,20 @@ def like_escape(value: str) -> str:
 
 def filter_parts(q: SearchQuery, alias: str = "m") -> list[tuple[str, str, list[Any]]]:
     """The WHERE conditions of ``q``, each as ``(name, SQL, parameters)``: ``name`` is the
-    :class:`SearchQuery` field that asked for it (``tombstoned`` for the condition that
-    leaves forgotten memories out, with expired working memory), one entry per tag of
-    ``tags`` and ``exclude_tags``. :func:`filter_sql` joins them; :func:`excluded_by` asks
-    them one at a time."""
+    :class:`SearchQuery` field that asked for it, one entry per tag of ``tags`` and
+    ``exclude_tags``; without ``include_tombstoned``, ``tombstoned`` for the condition that
+    leaves forgotten memories out and, with ``now_ms``, ``expired`` for the one that leaves
+    out working memory past its ttl that no expire pass has tombstoned yet (a forgotten
+    memory fails only the first, so :func:`excluded_by` tells expiry from forgetting; joined,
+    the two leave out what ``tombstoned = 0 AND (expires_at IS NULL OR expires_at > now)``
+    does). :func:`filter_sql` joins them; :func:`excluded_by` asks them one at a time."""
     parts: list[tuple[str, str, list[Any]]] = []
     if not q.include_tombstoned:
+        parts.append(("tombstoned", f"{alias}.tombstoned = 0", []))
         if q.now_ms is not None:
-            kept = (f"({alias}.tombstoned = 0 AND ({alias}.expires_at IS NULL "
-                    f"OR {alias}.expires_at > ?))")
-            parts.append(("tombstoned", kept, [q.now_ms]))
-        else:
-            parts.append(("tombstoned", f"{alias}.tombstoned = 0", []))
+            live = (f"({alias}.tombstoned != 0 OR {alias}.expires_at IS NULL "
+                    f"OR {alias}.expires_at > ?)")
+            parts.append(("expired", live, [q.now_ms]))
     if q.working_session is not None:
         # only this session's working memory (working memory lives in session/<id>)
         mine = (f"({alias}.type != 'working' OR {alias}.namespace = ? "
@@ -161,10 +163,11 @@ def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
 
 
 def excluded_by(conn: sqlite3.Connection, phrases: Sequence[str], q: SearchQuery) -> set[str]:
-    """The conditions of ``q`` (:func:`filter_parts` names: ``tombstoned``, ``types``,
-    ``namespace``, ...) that each leave out at least one memory holding one of ``phrases``
-    (quoted FTS5 phrases, matched as FTS5 ``OR``): how a recall that found nothing tells
-    which of its filters, and whether forgetting, kept the question's words away. One
+    """The conditions of ``q`` (:func:`filter_parts` names: ``tombstoned``, ``expired``,
+    ``types``, ``namespace``, ...) that each leave out at least one memory holding one of
+    ``phrases`` (quoted FTS5 phrases, matched as FTS5 ``OR``): how a recall that found
+    nothing tells which of its filters, and whether forgetting or a working memory's expiry,
+    kept the question's words away. One
     ``LIMIT 1`` query per condition; a memory failing a condition by a missing value (no
     subject for ``--subject``) counts as left out. Empty without phrases."""
     if not phrases:

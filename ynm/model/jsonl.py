@@ -2,8 +2,9 @@
 
 Reader (reference/storage.md §1.4): split on ``\\n``; blank lines are skipped; a line that is not
 JSON, not an object, or fails validation is skipped and reported with its 1-based line number;
-a record id seen earlier in the same text is dropped silently (first wins), which is how
-``cat_sort_uniq`` leftovers collapse. Reading never raises.
+a record id seen earlier in the same text is dropped (first wins), which is how
+``cat_sort_uniq`` leftovers collapse; one whose line differs from the first's is also named in
+``conflicting``, for a reader that says so (``ynm import``). Reading never raises.
 
 Writer (storage.md §1.1): compact JSON, keys in the reference order, absent optional keys left
 out, ``tags`` and ``links`` always present, non-ASCII written as UTF-8, numbers formatted as
@@ -53,13 +54,16 @@ class ParseResult:
     """Records in text order (duplicates by id removed) and the problems met on the way.
     ``lines[i]`` is the text line ``records[i]`` was read from, ``numbers[i]`` its 1-based
     line number; ``repeated`` counts the valid lines dropped because their record id was
-    met before (earlier in the text, or in ``seen``)."""
+    met before (earlier in the text, or in ``seen``); ``conflicting`` lists, once each in
+    the order met, the ids among them whose dropped line held another record than the line
+    kept (see :func:`parse_jsonl`)."""
 
     records: list[Record] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)
     repeated: int = 0
+    conflicting: list[str] = field(default_factory=list)
 
 
 def parse_obj(obj: Any) -> Record:
@@ -105,19 +109,28 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def parse_jsonl(text: str | bytes, first_line: int = 1,
-                seen: set[str] | None = None) -> ParseResult:
+                seen: dict[str, int] | None = None) -> ParseResult:
     """Parse shard text tolerantly (see the module docstring). Never raises.
+
+    A line whose record id an earlier line had is dropped and counted in ``repeated``; when
+    it holds another record than the line kept, its id goes to ``conflicting`` (once per
+    call). Lines are told apart by their text, trailing white space aside (a fingerprint, so
+    a text read in parts keeps no line); when the line kept is in this same call, by the
+    records they hold, so the same record written with other spacing or key order is no
+    conflict there.
 
     Args:
         text: the whole blob (bytes are decoded as UTF-8, undecodable bytes replaced).
         first_line: the number of the first line, for reading a tail of a longer blob.
-        seen: record ids met in earlier parts of the same text, dropped here too; the ids
-            read are added to it (a text read in parts; default: this text alone).
+        seen: record id -> fingerprint of the line kept for it, met in earlier parts of the
+            same text; those ids are dropped here too, and the ids read are added (a text
+            read in parts; default: this text alone).
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     out = ParseResult()
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen
+    here: dict[str, int] = {}  # id -> index in out.records, for the ids kept in this call
     for i, raw in enumerate(text.split("\n")):
         if not raw.strip():
             continue
@@ -126,10 +139,17 @@ def parse_jsonl(text: str | bytes, first_line: int = 1,
         except ValueError as err:
             out.problems.append(Problem(first_line + i, str(err)))
             continue
-        if record.id in seen:
+        mark = hash(raw.rstrip())  # str hashes are 64-bit and stable within a process
+        kept = seen.get(record.id)
+        if kept is not None:
             out.repeated += 1
+            if kept != mark and record.id not in out.conflicting:
+                at = here.get(record.id)
+                if at is None or out.records[at] != record:
+                    out.conflicting.append(record.id)
             continue
-        seen.add(record.id)
+        seen[record.id] = mark
+        here[record.id] = len(out.records)
         out.records.append(record)
         out.lines.append(raw)
         out.numbers.append(first_line + i)

@@ -41,6 +41,46 @@ def _read_to(read: int) -> str:
             else "it came while the first part of the input was read")
 
 
+SHOWN_IDS = 3  # ids a warning names before "and <n> more"
+
+
+def conflicting_ids_warning(ids: list[str]) -> str:
+    """The warning for record ids the input holds more than once with different records
+    (:attr:`ynm.model.jsonl.ParseResult.conflicting`), said once per import whatever their
+    number: ``<n> record id[s] appear[s] more than once in the input with different content
+    (<id>, <id>, <id>[, and <m> more]): only the first line with each id was read, the later
+    ones were skipped; a record id names one record, so give each changed record a new id
+    (`ynm show <id>` shows what the store holds)``. What is written does not change: the
+    first line wins, as for any repeated id (reference/storage.md §1.4)."""
+    shown = ", ".join(ids[:SHOWN_IDS])
+    more = len(ids) - SHOWN_IDS
+    if more > 0:
+        shown += f", and {more} more"
+    one = len(ids) == 1
+    return (f"{counted(len(ids), 'record id')} {'appears' if one else 'appear'} more than once "
+            f"in the input with different content ({shown}): only the first line with "
+            f"{'that' if one else 'each'} id was read, the later ones were skipped; a record id "
+            "names one record, so give each changed record a new id (`ynm show <id>` shows "
+            "what the store holds)")
+
+
+def _report(imported: int, problems: list[tuple[int, str]], present: int,
+            repeated: int) -> dict[str, Any]:
+    """An import's result (reference/cli.md §4.9): ``{"imported": <n>, "problems": ["line
+    <N>: <message>", ...]}``, problems in line order, then ours, only when there is something
+    to say (as ``warnings`` is, so an import with nothing skipped prints the reference's
+    shape): ``alreadyPresent`` (records the store had) and ``repeated`` (records whose id an
+    earlier line of the input had)."""
+    out: dict[str, Any] = {"imported": imported,
+                           "problems": [f"line {n}: {m}" for n, m in sorted(problems,
+                                                                              key=lambda p: p[0])]}
+    if present:
+        out["alreadyPresent"] = present
+    if repeated:
+        out["repeated"] = repeated
+    return out
+
+
 def import_chunks(
     ynm: Ynm, chunks: Iterable[str | bytes], mount_id: str | None = None,
     progress: Progress | None = None,
@@ -49,8 +89,10 @@ def import_chunks(
     consecutive parts, each of whole lines (every part but the last ends with a newline), read
     and appended one part at a time, so memory holds one part's records, not the input's. The
     result equals one ``import_jsonl`` of the joined text: line numbers count from the start
-    of the input, a record id met earlier in the input is dropped silently (only the ids are
-    kept across parts), and when every record of the whole input is refused nothing is
+    of the input, a record id met earlier in the input is dropped (only the ids and a
+    fingerprint of their lines are kept across parts; when the dropped line held another
+    record, one warning after the import names how many ids and the first
+    :data:`SHOWN_IDS`: :func:`conflicting_ids_warning`), and when every record of the whole input is refused nothing is
     written and :class:`BatchRefused` is raised at the end. Parts already appended stay
     appended if a later part raises something else.
 
@@ -66,10 +108,14 @@ def import_chunks(
         NoMount: in a repository with no distributed mount, without ``mount_id``; with
             the hint of :meth:`~ynm.service.ynm.Ynm._route`.
         Interrupted: Ctrl-C; the parts appended before it stay, and the message says how
-            many records they held and how far the input was read.
+            many records they held and how far the input was read; when some were, or a
+            part was being written, its ``result`` is the import's result so far, with
+            ``maybeImported``: the records of the part being written, any number of which
+            may have landed.
         LockTimeout: another process kept a mount's lock (one wait, at the part that met
             it); the parts appended before it stay, and the hint says how many records they
-            held, how far the input was read and who holds the lock.
+            held, how far the input was read and who holds the lock; when some were, its
+            ``result`` is the import's result so far.
     """
     from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
 
@@ -89,7 +135,8 @@ def import_chunks(
     problems: list[tuple[int, str]] = []
     first_refusal: YnmError | None = None
     routed = valid = False
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # record id -> fingerprint of the line kept (parse_jsonl)
+    conflicting: dict[str, None] = {}  # ids met again with another record, in order met
     imported = writing = present = repeated = 0
     line_no = 1
     mark = len(ynm.warnings)
@@ -101,6 +148,7 @@ def import_chunks(
             parsed = parse_jsonl(text, first_line=line_no, seen=seen)
             line_no += text.count("\n")
             repeated += parsed.repeated
+            conflicting.update(dict.fromkeys(parsed.conflicting))
             problems.extend((p.line, p.message) for p in parsed.problems)
             valid = valid or bool(parsed.records)
             by_mount: dict[str, list[Record]] = {}
@@ -149,6 +197,7 @@ def import_chunks(
         if imported:
             kept = f"{_kept(imported)} ({_read_to(line_no - 1)}); {_AGAIN}"
             err.hint = f"{kept}; {err.hint}" if err.hint else kept
+            err.result = _report(imported, problems, present, repeated)
         raise
     except KeyboardInterrupt:
         # every shard's append is one atomic ref update: what landed before Ctrl-C stays;
@@ -163,7 +212,11 @@ def import_chunks(
         if not kept:
             raise Interrupted(f"no record was imported ({where})",
                               "run the import again") from None
-        raise Interrupted(f"{kept} ({where})", _AGAIN) from None
+        stopped = Interrupted(f"{kept} ({where})", _AGAIN)
+        stopped.result = _report(imported, problems, present, repeated)
+        if writing:  # landed or not: a count the JSON must not pass off as none
+            stopped.result["maybeImported"] = writing
+        raise stopped from None
     for level, (at, more) in refused.items():
         if more:
             line, message = problems[at]
@@ -171,14 +224,9 @@ def import_chunks(
                         f"line {more[-1]})")
             problems[at] = (line, message)
     problems.sort(key=lambda p: p[0])
-    out: dict[str, Any] = {"imported": imported,
-                           "problems": [f"line {n}: {m}" for n, m in problems]}
-    # ours, after the reference's two keys (cli.md §4.9) and only when there is something to
-    # say, as ``warnings`` is: an import with nothing skipped prints the reference's shape
-    if present:
-        out["alreadyPresent"] = present
-    if repeated:
-        out["repeated"] = repeated
+    if conflicting:
+        ynm.warnings.append(conflicting_ids_warning(list(conflicting)))
+    out = _report(imported, problems, present, repeated)
     if first_refusal is not None and not routed:
         raise BatchRefused(first_refusal, out)
     if problems and not valid:  # not one line of it is a record

@@ -11,6 +11,7 @@ Source: reference/cli.md §4.10, reference/storage.md §3.12.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,8 @@ def install_pre_push_hook(repo: Any, work_tree: Path,
                           command: list[str] | None = None) -> tuple[str | None, str | None]:
     """Install the pre-push hook (:func:`pre_push_hook` for ``command``, default ``ynm``) in
     ``core.hooksPath`` or ``<git common dir>/hooks``. A hook an earlier ``ynm init`` wrote is
-    brought up to date; any other pre-push hook is left alone.
+    brought up to date (and executable again: git ignores a hook that is not); any other
+    pre-push hook is left alone.
 
     Returns ``(path installed, None)``, ``(None, None)`` when ynm's hook is already there as it
     would be written, or ``(None, note)`` when another pre-push hook exists and was left alone.
@@ -80,8 +82,8 @@ def install_pre_push_hook(repo: Any, work_tree: Path,
     text = pre_push_hook(command or ["ynm"])
     if path.exists():
         old = path.read_text(errors="replace")
-        if old == text:
-            return None, None
+        if old == text and os.access(path, os.X_OK):
+            return None, None  # one that is not executable is ignored by git: made so below
         if HOOK_MARKER not in old:
             return None, f"pre-push hook exists and was left alone: {path}"
     hooks_dir.mkdir(parents=True, exist_ok=True)

@@ -1168,12 +1168,15 @@ class Ynm:
 
         Raises:
             Refused: ``--mount personal`` without a remote.
-            StoreError: a git failure other than a rejected push.
+            StoreError: a git failure other than a rejected push; its ``result`` is this
+                method's return value up to the failure: the mounts synced before it and the
+                one it failed in, whose ``conflicts`` ends with the error's message.
             Interrupted: Ctrl-C; it names the mounts synced before it and says what the one
-                it stopped in kept.
+                it stopped in kept; its ``result`` holds the mounts synced before it (None
+                when there were none).
         """
         from ynm.model.people import PEOPLE_DOCUMENT, merge_people_text
-        from ynm.store.sync import sync_log
+        from ynm.store.sync import SyncResult, sync_log
 
         if mount_id is not None:
             mounts = self._select(mount_id)
@@ -1196,6 +1199,11 @@ class Ynm:
                     after_merge=lambda m=mount: self._reapply_purges(m),
                     merge_documents={PEOPLE_DOCUMENT: merge_people_text},
                 ).to_obj()
+        except YnmError as err:
+            if mount is not None and isinstance(err.result, SyncResult):
+                out[mount.id] = err.result.to_obj()
+                err.result = out
+            raise
         except KeyboardInterrupt:
             from ynm.errors import Interrupted
 
@@ -1208,7 +1216,9 @@ class Ynm:
                 kept = (f"{done}{mount.id} stopped part way: what it fetched and merged is "
                         "kept (each shard moves with one ref update), and a push that did not "
                         "finish leaves the remote as it was or partly updated")
-            raise Interrupted(kept, "run `ynm sync` again to finish") from None
+            stopped = Interrupted(kept, "run `ynm sync` again to finish")
+            stopped.result = out or None
+            raise stopped from None
         if mounts and not dry_run:
             self._people = None  # a sync may have brought another copy of the document
         if self._progress and mounts:
@@ -1349,8 +1359,9 @@ class Ynm:
         """Which of recall ``q``'s filters left out a memory holding a word of its question,
         after :meth:`recall` found nothing: the :class:`~ynm.model.inputs.RecallQuery` fields
         (``type``, ``namespace``, ``subject``, ``tags``, ``data_key``, ``since``, ``until``,
-        ``pinned_only``) and ``include_tombstoned`` when a forgotten memory (or working
-        memory past its ttl) holds one. Asked of the local mounts ``q`` selects, one
+        ``pinned_only``), ``include_tombstoned`` when a forgotten memory holds one, and
+        ``expired`` (no field: ``include_tombstoned`` brings it back too) when working memory
+        past its ttl that no expire pass has tombstoned yet holds one. Asked of the local mounts ``q`` selects, one
         ``LIMIT 1`` query per filter and mount (ynm.index.search.excluded_by), never a second
         recall; the words are those of :attr:`recall_words` that some memory holds. ``level``
         and ``mount`` are never in the answer: they choose which mounts are read, and a
@@ -1690,11 +1701,21 @@ class Ynm:
 
     def wiki_build(self, mount_id: str | None, target: str, folder: Path | None
                    ) -> list[dict[str, Any]]:
-        """Build the wiki of each selected mount (see :func:`ynm.wiki.build.build`)."""
+        """Build the wiki of each selected mount (see :func:`ynm.wiki.build.build`); one
+        result per mount. An error at a later mount carries the results of the mounts built
+        before it (whose pages stay) as its ``result``."""
         from ynm.wiki.build import build
 
-        return [build(m, target=target, folder=folder, repo=self.loaded.repo,
-                      home=self.loaded.home) for m in self._select(mount_id)]
+        out: list[dict[str, Any]] = []
+        try:
+            for m in self._select(mount_id):
+                out.append(build(m, target=target, folder=folder, repo=self.loaded.repo,
+                                 home=self.loaded.home))
+        except YnmError as err:
+            if out and err.result is None:
+                err.result = out
+            raise
+        return out
 
     def project_absent(self) -> str | None:
         """Why no ``project`` mount is open, as a phrase (``not inside a git repository``,
@@ -1814,7 +1835,8 @@ class Ynm:
             Interrupted: Ctrl-C; it names the caches rebuilt before it and the state of the
                 one it stopped in (a rebuild is one transaction: stopped in it, the cache is
                 as it was; stopped while embedding, the cache is rebuilt and the next recall
-                embeds the rest)."""
+                embeds the rest); its ``result`` holds the mounts rebuilt before it (None
+                when there were none)."""
         from ynm.errors import Interrupted
 
         out = {}
@@ -1831,9 +1853,11 @@ class Ynm:
             done = f"rebuilt: {', '.join(out)}; " if out else ""
             left = (f"{mount.id}'s cache is rebuilt, the next recall embeds what is left"
                     if embedding else f"{mount.id}'s cache is as it was before")
-            raise Interrupted(f"{done}{left}" if mount is not None else "nothing changed",
-                              "run `ynm reindex` again, or let the next command catch up "
-                              "(memories live in git notes: nothing is lost)") from None
+            stopped = Interrupted(f"{done}{left}" if mount is not None else "nothing changed",
+                                  "run `ynm reindex` again, or let the next command catch up "
+                                  "(memories live in git notes: nothing is lost)")
+            stopped.result = out or None
+            raise stopped from None
         return out
 
     def compact(self, mount_id: str | None = None) -> list[dict[str, Any]]:
@@ -1847,6 +1871,9 @@ class Ynm:
             StoreError: a git failure.
             Interrupted: Ctrl-C; it names the mounts whose snapshot was written before it (a
                 snapshot is one ref update: the one it stopped in was not written).
+
+            An error after some mount's snapshot was written carries those mounts' results
+            as its ``result``.
         """
         from ynm.compact import compact_mount
         from ynm.errors import Interrupted
@@ -1865,8 +1892,14 @@ class Ynm:
         except KeyboardInterrupt:
             done = "".join(f"{r['mount']}'s snapshot is done; " for r in out)
             stopped = f"{mount.id}'s was not written" if mount is not None else "nothing changed"
-            raise Interrupted(f"{done}{stopped} (the notes are never changed by compact)",
-                              "run `ynm compact` again to write the rest") from None
+            interrupted = Interrupted(f"{done}{stopped} (the notes are never changed by "
+                                      "compact)", "run `ynm compact` again to write the rest")
+            interrupted.result = out or None
+            raise interrupted from None
+        except YnmError as err:  # the snapshots written before it stay
+            if out and err.result is None:
+                err.result = out
+            raise
         return out
 
     def status(self) -> dict[str, Any]:

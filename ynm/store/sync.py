@@ -60,7 +60,7 @@ from pathlib import Path
 from shlex import quote
 from typing import Any
 
-from ynm.errors import StoreError
+from ynm.errors import StoreError, YnmError
 from ynm.model.shards import (
     DOCUMENTS_PREFIX,
     DOCUMENTS_REMOTE_PREFIX,
@@ -481,11 +481,37 @@ def sync_log(
 
     Raises:
         AnchorNotCommit: the log's anchor is no commit of its repository (nothing moves).
-        StoreError: a git failure other than a rejected push.
+        StoreError: a git failure other than a rejected push (a push the remote refused
+            outright, a fetch that failed); its ``result`` is this sync's
+            :class:`SyncResult` up to the failure, with the error's message last under
+            ``conflicts`` (what was fetched and merged before it stays).
     """
     log.check_writable()
-    repo = log.repo
     result = SyncResult(remote=remote)
+    try:
+        return _sync_log(log, remote, result, push=push, pull=pull, dry_run=dry_run,
+                         before_push=before_push, after_merge=after_merge,
+                         merge_documents=merge_documents)
+    except YnmError as err:
+        result.conflicts.append(str(err))
+        err.result = result
+        raise
+
+
+def _sync_log(
+    log: GitNotesLog,
+    remote: str,
+    result: SyncResult,
+    *,
+    push: bool,
+    pull: bool,
+    dry_run: bool,
+    before_push: Callable[[int], None] | None,
+    after_merge: Callable[[], list[str]] | None,
+    merge_documents: Mapping[str, DocumentMerger] | None,
+) -> SyncResult:
+    """The body of :func:`sync_log`, filling ``result`` as it goes."""
+    repo = log.repo
     git = Transport(str(log.common_dir))
     url = config_value(repo, f"remote.{remote}.url")
     if not url:
