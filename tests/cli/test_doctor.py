@@ -560,8 +560,38 @@ def test_a_configured_store_that_is_not_there(project, cli_run, ynm_home, tmp_pa
     check = named(result, "mount org (git-notes)")
     assert check["ok"] is False and check["level"] == "error"
     assert check["detail"] == f"not a git repository: {missing}"
-    assert check["fix"] == f"ynm init --bare {missing}"
+    assert check["fix"] == (f'correct "path" of mount org in the configuration if it is '
+                            f"mistyped; to make a new store there: ynm init --bare {missing}")
     assert not missing.exists()
+
+
+def test_reads_and_writes_say_a_configured_mount_did_not_open(project, cli_run, ynm_home,
+                                                              tmp_path):
+    """A mount whose path holds no repository (a typo, a store not cloned here) is left out of
+    every read with a warning, and a write that names it says why, not that it is unknown."""
+    missing = tmp_path / "orgg.git"
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
+         "anchor": "a" * 40}]}))
+    left_out = (f"warning: mount org is left out: not a git repository: {missing}; correct "
+                f'its "path" in {ynm_home / "config.json"} if it is mistyped (`ynm doctor` '
+                "checks every mount)")
+    read = cli_run("recall", "org fact", "--cwd", project)
+    assert read.exit_code == 0, read.stderr
+    assert left_out in read.stderr.splitlines()
+    write = cli_run("remember", "--type", "semantic", "--level", "distributed", "--mount",
+                    "org", "--content", "an org fact", "--cwd", project)
+    assert write.exit_code == 1
+    assert write.stderr.splitlines() == [
+        f'Error: mount "org" is configured but cannot be opened: not a git repository: '
+        f"{missing}",
+        f'hint: correct its "path" in {ynm_home / "config.json"} if it is mistyped; '
+        "`ynm doctor` checks every mount"]
+    assert not missing.exists()
+    other = cli_run("remember", "--type", "semantic", "--level", "distributed", "--mount",
+                    "nope", "--content", "an org fact", "--cwd", project)
+    assert 'Error: no mount "nope" (have: personal, project)' in other.stderr.splitlines()
 
 
 # -- vector model ------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def _whole_store_fold(log, path) -> MountCache:
     """The expected cache: every record of every shard (ref order) folded at once, memories
     inserted with rowids 1, 2, ... in the fold's order, as the rebuild did before it
     streamed, each pointing at its current record by that record's place in the read order."""
-    records, lines, refs, seen = [], [], [], set()
+    records, lines, refs, seen = [], [], [], {}
     for ref, tip in sorted(log.tips().items()):
         parsed = parse_jsonl(log.read_blob(log.note_blob_id(tip.commit)), seen=seen)
         records.extend(parsed.records)

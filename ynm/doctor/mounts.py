@@ -93,14 +93,17 @@ anchor is no commit of a full clone (:attr:`ynm.service.mounts.Mount.anchor_prob
 def problem_check(problem: Any) -> Check:
     """``mount <id> (<provider>)`` (error) for a configured mount that could not be opened
     (:class:`ynm.service.mounts.MountProblem`), with the command that fixes it where one
-    does: ``ynm init --bare <path>`` for a store that is not there, ``git fetch --unshallow``
+    does: for a path that holds no repository, correcting the mount's ``path`` if it is
+    mistyped, else ``ynm init --bare <path>`` to make a store there; ``git fetch --unshallow``
     for a shallow clone without an anchor."""
     error = problem.error
     fix = None
     if "shallow clone" in error:
         fix = "git fetch --unshallow"
     elif error.startswith("not a git repository") and problem.id not in ("personal", "project"):
-        fix = f"ynm init --bare {problem.location}"
+        # a mistyped path is likelier than a store never made: name both, the path first
+        fix = (f"correct \"path\" of mount {problem.id} in the configuration if it is "
+               f"mistyped; to make a new store there: ynm init --bare {problem.location}")
     return check(f"mount {problem.id} ({problem.provider})", False, error, fix=fix)
 
 

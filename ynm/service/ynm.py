@@ -152,6 +152,12 @@ class Ynm:
         self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
         # a mount whose anchor is no commit of its repository reads as empty: say why, once
         self.warnings.extend(m.anchor_warning for m in self.mounts if m.anchor_warning)
+        # a configured mount that could not be opened is left out of every read: say so, once
+        self.warnings.extend(
+            f"mount {p.id} is left out: {p.error}; correct its \"path\" in "
+            f"{loaded.sources.get('mounts', 'the configuration')} if it is mistyped "
+            "(`ynm doctor` checks every mount)"
+            for p in self.mount_problems if p.id not in (PERSONAL, PROJECT))
         self._background: dict[str, list[bytes]] = {}  # embedder key -> background vectors
         self._progress: Progress | None = None
         # Told ``notice(text)`` just before work that is slow to start and reports no progress
@@ -362,14 +368,30 @@ class Ynm:
         never run in this clone, or its ``.ynm/config.json`` was never committed.
 
         Raises:
-            UnknownMount, MountLevelMismatch, NoMount: as route."""
-        from ynm.errors import NoMount
+            UnknownMount, MountLevelMismatch, NoMount: as route.
+            StoreError: ``mount "<id>" is configured but cannot be opened: <why>`` for a
+                configured mount that did not open (route would call it unknown)."""
+        from ynm.errors import NoMount, StoreError
 
         try:
             return route(self.mounts, level, mount_id)
         except NoMount as err:
             err.hint = self.no_project_hint()
             raise
+        except UnknownMount:
+            problem = next((p for p in self.mount_problems if p.id == mount_id), None)
+            if problem is None:
+                raise
+            # configured, but it did not open: "no mount" would send the user to the wrong fix;
+            # the error says it, so the read warning about that mount goes
+            self.warnings[:] = [w for w in self.warnings
+                                if not w.startswith(f"mount {mount_id} is left out: ")]
+            err = StoreError(f'mount "{mount_id}" is configured but cannot be opened: '
+                             f"{problem.error}")
+            err.hint = (f"correct its \"path\" in "
+                        f"{self.loaded.sources.get('mounts', 'the configuration')} if it is "
+                        "mistyped; `ynm doctor` checks every mount")
+            raise err from None
 
     def no_project_hint(self) -> str | None:
         """What to do when a distributed record has no mount to go to, in a repository with
