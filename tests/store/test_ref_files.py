@@ -231,3 +231,26 @@ def test_a_log_on_a_path_that_does_not_exist_is_no_repository(tmp_path):
         GitNotesLog(repo / "no-such-dir", level="distributed", anchor=root_commit(repo))
     assert GitNotesLog(repo / "file0.txt", level="distributed",
                        anchor=root_commit(repo)).common_dir == (repo / ".git").resolve()
+
+
+def test_a_mount_git_cannot_open_is_a_mount_problem(tmp_path, monkeypatch):
+    """The repository of a configured mount is opened when its anchor is checked, after the
+    log was made without opening it: a repository libgit2 refuses is that mount's problem
+    (``status`` lists it, reads skip it), as when the log itself failed to open."""
+    from ynm.service.ynm import Ynm
+
+    org = tmp_path / "org.git"
+    git(tmp_path, "init", "-q", "--bare", str(org))
+    git(org, "config", "core.repositoryformatversion", "99")  # libgit2: unsupported version
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "provider": "git-notes", "path": str(org), "level": "distributed",
+         "anchor": "a" * 40}]}))
+    monkeypatch.setenv("YNM_HOME", str(home))
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:
+        assert [m.id for m in y.mounts] == ["personal"]
+        [problem] = y.mount_problems
+        assert problem.id == "org" and "unsupported repository version 99" in problem.error
