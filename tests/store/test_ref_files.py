@@ -207,17 +207,24 @@ def test_a_recall_from_a_fresh_cache_imports_no_git_library(tmp_path):
     assert (tmp_path / "home" / "store.git" / ANCHOR_MEMO).is_file()
 
 
-@pytest.mark.parametrize("damage", ["not json", "[]", '{"commits": {"x": 1}, "root": 5}'])
+@pytest.mark.parametrize("damage", ["not json", "[]", "null", '{"commits": {"x": 1}, "root": 5}',
+                                    '{"commits": 5}', '{"commits": []}', '{"root": []}',
+                                    '{"root": {"anchor": 5}}', '{"commits": {"%s": 7}}',
+                                    '{"commits": {"%s": {"packs": 7}}}',
+                                    '{"commits": {"%s": {"packs": [5]}}}'])
 def test_a_damaged_memo_is_asked_again(tmp_path, damage):
     repo_path = make_repo(tmp_path / "r")
     common = repo_path / ".git"
-    (common / ANCHOR_MEMO).write_text(damage)
+    (common / ANCHOR_MEMO).write_text(damage.replace("%s", root_commit(repo_path)))
     assert remembered_anchor(common, None) is None
     assert remembered_anchor(common, root_commit(repo_path)) is None
     repo = pygit2.Repository(str(common))
     anchor = select_anchor(repo)
     remember_anchor(common, anchor, repo, refs_digest(common))
     assert remembered_anchor(common, None) == anchor
+    configured = Anchor(root_commit(repo_path), "config", True)
+    remember_anchor(common, configured, repo, None)
+    assert remembered_anchor(common, configured.sha) == configured
 
 
 def test_a_log_on_a_path_that_does_not_exist_is_no_repository(tmp_path):
