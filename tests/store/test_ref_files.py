@@ -207,17 +207,24 @@ def test_a_recall_from_a_fresh_cache_imports_no_git_library(tmp_path):
     assert (tmp_path / "home" / "store.git" / ANCHOR_MEMO).is_file()
 
 
-@pytest.mark.parametrize("damage", ["not json", "[]", '{"commits": {"x": 1}, "root": 5}'])
+@pytest.mark.parametrize("damage", ["not json", "[]", "null", '{"commits": {"x": 1}, "root": 5}',
+                                    '{"commits": 5}', '{"commits": []}', '{"root": []}',
+                                    '{"root": {"anchor": 5}}', '{"commits": {"%s": 7}}',
+                                    '{"commits": {"%s": {"packs": 7}}}',
+                                    '{"commits": {"%s": {"packs": [5]}}}'])
 def test_a_damaged_memo_is_asked_again(tmp_path, damage):
     repo_path = make_repo(tmp_path / "r")
     common = repo_path / ".git"
-    (common / ANCHOR_MEMO).write_text(damage)
+    (common / ANCHOR_MEMO).write_text(damage.replace("%s", root_commit(repo_path)))
     assert remembered_anchor(common, None) is None
     assert remembered_anchor(common, root_commit(repo_path)) is None
     repo = pygit2.Repository(str(common))
     anchor = select_anchor(repo)
     remember_anchor(common, anchor, repo, refs_digest(common))
     assert remembered_anchor(common, None) == anchor
+    configured = Anchor(root_commit(repo_path), "config", True)
+    remember_anchor(common, configured, repo, None)
+    assert remembered_anchor(common, configured.sha) == configured
 
 
 def test_a_log_on_a_path_that_does_not_exist_is_no_repository(tmp_path):
@@ -231,3 +238,26 @@ def test_a_log_on_a_path_that_does_not_exist_is_no_repository(tmp_path):
         GitNotesLog(repo / "no-such-dir", level="distributed", anchor=root_commit(repo))
     assert GitNotesLog(repo / "file0.txt", level="distributed",
                        anchor=root_commit(repo)).common_dir == (repo / ".git").resolve()
+
+
+def test_a_mount_git_cannot_open_is_a_mount_problem(tmp_path, monkeypatch):
+    """The repository of a configured mount is opened when its anchor is checked, after the
+    log was made without opening it: a repository libgit2 refuses is that mount's problem
+    (``status`` lists it, reads skip it), as when the log itself failed to open."""
+    from ynm.service.ynm import Ynm
+
+    org = tmp_path / "org.git"
+    git(tmp_path, "init", "-q", "--bare", str(org))
+    git(org, "config", "core.repositoryformatversion", "99")  # libgit2: unsupported version
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "provider": "git-notes", "path": str(org), "level": "distributed",
+         "anchor": "a" * 40}]}))
+    monkeypatch.setenv("YNM_HOME", str(home))
+    where = tmp_path / "outside"
+    where.mkdir()
+    with Ynm.open(where) as y:
+        assert [m.id for m in y.mounts] == ["personal"]
+        [problem] = y.mount_problems
+        assert problem.id == "org" and "unsupported repository version 99" in problem.error

@@ -336,16 +336,17 @@ def open_mounts(
             if not mc.anchor:
                 raise ConfigError(f"mount {mc.id}: git-notes provider needs an anchor")
             log = GitNotesLog(location, level=mc.level, anchor=mc.anchor, mount_id=mc.id)
+            where = f"mount {mc.id} in {loaded.sources.get('mounts', 'config')}"
+            problem, hint = None, ""
+            if remembered_anchor(log.common_dir, mc.anchor) is None:
+                # opens the repository: a failure is this mount's problem, as above
+                problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
+                if problem is None:  # kept only if it is a commit here (remember_anchor)
+                    remember_anchor(log.common_dir, Anchor(mc.anchor, "config", True),
+                                    log.repo, None)
         except YnmError as err:
             problems.append(MountProblem(mc.id, mc.level, mc.provider, location, str(err)))
             continue
-        where = f"mount {mc.id} in {loaded.sources.get('mounts', 'config')}"
-        problem, hint = None, ""
-        if remembered_anchor(log.common_dir, mc.anchor) is None:
-            problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
-            if problem is None:  # remembered only if it is a commit here (remember_anchor)
-                remember_anchor(log.common_dir, Anchor(mc.anchor, "config", True), log.repo,
-                                None)
         mounts.append(Mount(
             mc.id, mc.level, mc.provider, location, log, index_path(loaded, mc.id),
             remote=mc.remote, anchor_problem=problem, anchor_hint=hint,

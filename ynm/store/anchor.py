@@ -479,7 +479,9 @@ def remembered_anchor(common_dir: Path, configured: str | None) -> Anchor | None
     """
     memo = _read_memo(common_dir)
     if configured is not None:
-        kept = memo.get("commits", {}).get(configured) if OBJECT_ID_RE.match(configured) else None
+        commits = memo.get("commits")
+        kept = (commits.get(configured)
+                if isinstance(commits, dict) and OBJECT_ID_RE.match(configured) else None)
         if not isinstance(kept, dict) or not isinstance(kept.get("packs"), list):
             return None
         objects = common_dir / "objects"
