@@ -300,7 +300,7 @@ def test_links_unknown_rel(project, cli_run):
 def test_bad_ttl(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--ttl", "8 hours")
     assert result.exit_code == 2
-    assert err(result) == ("Error: invalid input: ttl: must be an ISO 8601 duration "
+    assert err(result) == ("Error: invalid input: ttl: must be an ISO 8601 duration in whole numbers (no fractions) "
         "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
 
 

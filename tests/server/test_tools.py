@@ -263,7 +263,7 @@ def test_session_start_and_end(mcp_call, cli_run, tmp_path):
     assert err(call_tool(mcp_call, "memory_session", {"action": "pause"})).startswith(
         "invalid input: action:")
     assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "8h"})) == (
-        "invalid input: ttl: must be an ISO 8601 duration "
+        "invalid input: ttl: must be an ISO 8601 duration in whole numbers (no fractions) "
         "such as PT8H (8 hours), P30D (30 days), P1W or P1DT12H")
     assert err(call_tool(mcp_call, "memory_session", {"action": "start", "ttl": "P0D"})) == (
         "invalid input: ttl: must be longer than zero: P0D would expire the working memory "

@@ -45,11 +45,11 @@ def ensure_duration(value: str | None) -> str | None:
     """Return ``value`` (None passes) when it is an ISO 8601 duration.
 
     Raises:
-        ValueError: ``must be an ISO 8601 duration such as PT8H (8 hours), ...`` (the
+        ValueError: ``must be an ISO 8601 duration in whole numbers (no fractions) such as PT8H (8 hours), ...`` (the
             validators' message, cli.md §1.3, with examples: :data:`DURATION_EXAMPLES`).
     """
     if value is not None and not is_duration(value):
-        raise ValueError(f"must be an ISO 8601 duration such as {DURATION_EXAMPLES}")
+        raise ValueError(f"must be an ISO 8601 duration in whole numbers (no fractions) such as {DURATION_EXAMPLES}")
     return value
 
 
