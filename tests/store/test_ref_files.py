@@ -261,3 +261,28 @@ def test_a_mount_git_cannot_open_is_a_mount_problem(tmp_path, monkeypatch):
         assert [m.id for m in y.mounts] == ["personal"]
         [problem] = y.mount_problems
         assert problem.id == "org" and "unsupported repository version 99" in problem.error
+
+
+def test_the_store_imports_pygit2_on_first_use_once_across_threads():
+    """Importing the store modules loads no pygit2; the first attribute read does, once, from
+    whichever threads meet it together, and the stand-in then holds the library's own
+    objects (a fresh interpreter, so nothing imported pygit2 before)."""
+    probe = (
+        "import sys, threading\n"
+        "import ynm.store.anchor, ynm.store.gitnotes, ynm.store.snapshots, ynm.store.sync\n"
+        "import ynm.store.libgit as g\n"
+        "assert 'pygit2' not in sys.modules and not g.loaded()\n"
+        "seen = []\n"
+        "go = threading.Barrier(8)\n"
+        "def read():\n"
+        "    go.wait()\n"
+        "    seen.append(g.pygit2.Repository)\n"
+        "threads = [threading.Thread(target=read) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "import pygit2\n"
+        "assert g.loaded() and seen == [pygit2.Repository] * 8, seen\n"
+        "assert g.pygit2.GitError is pygit2.GitError and g.pygit2.__name__ == 'pygit2'\n"
+        "assert g.pygit2.__version__ == pygit2.__version__\n"
+        "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr

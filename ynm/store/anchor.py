@@ -482,8 +482,9 @@ def remembered_anchor(common_dir: Path, configured: str | None) -> Anchor | None
         commits = memo.get("commits")
         kept = (commits.get(configured)
                 if isinstance(commits, dict) and OBJECT_ID_RE.match(configured) else None)
-        if not isinstance(kept, dict) or not isinstance(kept.get("packs"), list):
-            return None
+        if not isinstance(kept, dict) or not isinstance(kept.get("packs"), list) or not (
+                kept.get("loose") or kept["packs"]):
+            return None  # no file stands for it: nothing would say when it went
         objects = common_dir / "objects"
         if kept.get("loose") and not (objects / configured[:2] / configured[2:]).is_file():
             return None
@@ -513,7 +514,7 @@ def remember_anchor(common_dir: Path, anchor: Anchor, repo: pygit2.Repository,
     memo = _read_memo(common_dir)
     if anchor.source == "config" and anchor.present:
         found = _object_files(common_dir, anchor.sha)
-        if found is None or not _is_commit(repo, anchor.sha):
+        if found is None or not (found[0] or found[1]) or not _is_commit(repo, anchor.sha):
             return
         commits = memo.get("commits") if isinstance(memo.get("commits"), dict) else {}
         commits = {anchor.sha: {"packs": found[0], "loose": found[1]},

@@ -37,8 +37,9 @@ def _import() -> types.ModuleType:
         real = importlib.import_module("pygit2")
         if not pygit2.__dict__.get("_ynm_ready"):
             real.settings.enable_strict_hash_verification(False)
+            # its public names, not its module attributes (``__name__``, ``__path__``, ...)
             pygit2.__dict__.update({k: v for k, v in vars(real).items()
-                                    if k not in ("__name__", "__spec__", "__loader__")})
+                                    if not k.startswith("__")})
             pygit2.__dict__["_ynm_ready"] = True
     return real
 
