@@ -68,8 +68,8 @@ def test_reads_warn_once_naming_the_anchor_and_status_shows_it(project, cli_run)
     assert result.exit_code == 0
     assert result.stdout == "no matches\n"
     warning = (f"warning: anchor {ABSENT} (from {config}) is not a commit in {project}: no "
-               "such object, and this clone is not shallow: mount project shows no memory and "
-               "refuses writes; run `ynm init --anchor <commit>`")
+               "such object, and this clone is not shallow: mount project refuses writes; run "
+               "`ynm init --anchor <commit>`")
     assert result.stderr.count(warning) == 1
     status = cli_run("status", "--json")
     assert status.exit_code == 0
@@ -243,3 +243,28 @@ def test_init_names_a_local_override_it_cannot_replace(project, cli_run, git):
                                                "root commit)")
     local.write_text("{}\n")
     assert cli_run("init").exit_code == 0
+
+
+def test_memories_left_on_an_anchor_a_history_rewrite_dropped_still_read(project, cli_run, git):
+    """After the anchor commit is gone from history (an orphan branch, the old one deleted,
+    pruned), the warning says the mount refuses writes, its memories still read (to be
+    exported and imported under a new anchor), and an edit of one is refused, not 'unknown'."""
+    made = cli_run("remember", "--type", "semantic", "--level", "distributed",
+                   "--content", "Ledger deploys go out on Tuesdays.", "--json")
+    memory_id = json.loads(made.stdout)["memoryId"]
+    anchor = json.loads((project / ".ynm" / "config.json").read_text())["anchor"]
+    git(project, "checkout", "-q", "--orphan", "fresh")
+    git(project, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "fresh root")
+    git(project, "branch", "-q", "-D", "main")
+    git(project, "reflog", "expire", "--expire=now", "--all")
+    git(project, "gc", "-q", "--prune=now")
+    read = cli_run("recall", "ledger deploys")
+    assert read.exit_code == 0 and memory_id in read.stdout
+    assert (f"is not a commit in {project}: no such object, and this clone is not shallow: "
+            "mount project refuses writes; run `ynm init --anchor <commit>`") in read.stderr
+    assert f"anchor {anchor} (from " in read.stderr
+    before = _notes(git, project)
+    edit = cli_run("forget", memory_id)
+    assert edit.exit_code == 2
+    assert edit.stderr.startswith(f"Error: invalid input: anchor {anchor} (from ")
+    assert _notes(git, project) == before

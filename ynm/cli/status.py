@@ -52,7 +52,7 @@ def format_status(s: dict[str, Any]) -> str:
         if m.get("badLines"):
             cols.append(counted(m["badLines"], "bad line"))
         if m.get("anchorProblem"):
-            cols.append("anchor unusable: shows no memory, refuses writes (see the warning)")
+            cols.append("anchor unusable: refuses writes (see the warning)")
         if e is not None and "vectors" in e:
             cols.append(counted(e["vectors"], "vector"))
         if e is not None and e.get("pendingVectors"):

@@ -80,7 +80,7 @@ anchor is no commit of a full clone (:attr:`ynm.service.mounts.Mount.anchor_prob
                  f"{json.dumps(facts.details, separators=(',', ':'), ensure_ascii=False)}")]
     problem = getattr(m, "anchor_problem", None)
     if problem is not None:
-        # a configured anchor that is no commit here: the mount reads as empty, refuses writes
+        # a configured anchor that is no commit here: the mount refuses writes
         out.append(check(f"mount {m.id} anchor object", False, problem,
                          fix=getattr(m, "anchor_hint", "") or "ynm init"))
     elif m.provider == "git-notes" and facts.details.get("anchorPresent") is False:

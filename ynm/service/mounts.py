@@ -163,10 +163,12 @@ class Mount:
     @property
     def anchor_warning(self) -> str | None:
         """What a read of this mount says on stderr when its anchor is unusable: the problem,
-        that the mount reads as empty and refuses writes, and what to do; None otherwise."""
+        that the mount refuses writes, and what to do; None otherwise. Reads still show what
+        its notes already hold (hiding it would hide memories a history rewrite left behind,
+        not keep them safe)."""
         if self.anchor_problem is None:
             return None
-        return (f"{self.anchor_problem}: mount {self.id} shows no memory and refuses writes; "
+        return (f"{self.anchor_problem}: mount {self.id} refuses writes; "
                 f"{self.anchor_hint}")
 
     def check_writable(self) -> None:
@@ -267,7 +269,7 @@ def open_mounts(
     ``status``; reads skip them). With ``keep_going`` (``ynm doctor``) a personal or project
     store that cannot be opened is one more problem instead of an error. A configured anchor
     that is no commit of its repository leaves the mount open with
-    :attr:`Mount.anchor_problem` set (:func:`anchor_check`): it reads as empty and refuses
+    :attr:`Mount.anchor_problem` set (:func:`anchor_check`): it refuses
     writes.
 
     Raises:

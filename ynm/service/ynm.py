@@ -150,7 +150,7 @@ class Ynm:
         # write results carry the ones of their call as ``warnings``.
         self.warnings: list[str] = []
         self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
-        # a mount whose anchor is no commit of its repository reads as empty: say why, once
+        # a mount whose anchor is no commit of its repository refuses writes: say why, once
         self.warnings.extend(m.anchor_warning for m in self.mounts if m.anchor_warning)
         # a configured mount that could not be opened is left out of every read: say so, once
         self.warnings.extend(
