@@ -286,3 +286,49 @@ def test_the_store_imports_pygit2_on_first_use_once_across_threads():
         "print('ok')\n")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+def test_a_write_confirms_a_remembered_anchor_first(tmp_path):
+    """A memo edited by hand (or copied from elsewhere) can make a read use a wrong anchor,
+    but no note is ever hung off it: the first write asks libgit2, deletes the memo and is
+    refused; the next command finds the right anchor again."""
+    env = {**os.environ, "YNM_HOME": str(tmp_path / "home"), "YNM_EMBEDDER": "none"}
+    repo = make_repo(tmp_path / "proj")
+    run = [sys.executable, "-m", "ynm", "--cwd", str(repo)]
+
+    def ynm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*run, *args], env=env, capture_output=True, text=True)
+
+    assert ynm("init", "--no-hooks").returncode == 0
+    assert ynm("remember", "--type", "semantic", "--content", "I prefer small PRs").returncode == 0
+    store = tmp_path / "home" / "store.git"
+    root = json.loads((store / ANCHOR_MEMO).read_text())["root"]
+    notes = git(store, "for-each-ref", "refs/notes/")
+    other = git(repo, "rev-parse", "HEAD")  # a commit, but not the personal store's root
+    (store / ANCHOR_MEMO).write_text(json.dumps({"root": {**root, "anchor": other}}))
+    refused = ynm("remember", "--type", "semantic", "--content", "I review before lunch")
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[0] == (
+        f"Error: {store / ANCHOR_MEMO} named anchor {other}, which this repository does not "
+        "confirm; it is removed: run the command again")
+    assert git(store, "for-each-ref", "refs/notes/") == notes  # nothing written
+    assert not (store / ANCHOR_MEMO).exists()
+    again = ynm("remember", "--type", "semantic", "--content", "I review before lunch")
+    assert again.returncode == 0, again.stderr
+    found = ynm("recall", "small PRs review lunch", "--json")
+    assert len(json.loads(found.stdout)) == 2
+    # the project's memo: a configured anchor that is a blob, dressed up as a commit
+    blob = git(repo, "hash-object", "-w", "--stdin", input=b"not a commit\n")
+    config = repo / ".ynm" / "config.json"
+    config.write_text(json.dumps({"anchor": blob}) + "\n")
+    (repo / ".git" / ANCHOR_MEMO).write_text(json.dumps(
+        {"commits": {blob: {"packs": [], "loose": True}}}))
+    before = git(repo, "for-each-ref", "refs/notes/")
+    forged = ynm("remember", "--type", "semantic", "--level", "distributed",
+                 "--content", "Deploys on Tuesdays")
+    assert forged.returncode == 1
+    assert f"named anchor {blob}, which this repository does not confirm" in forged.stderr
+    assert git(repo, "for-each-ref", "refs/notes/") == before
+    plain = ynm("remember", "--type", "semantic", "--level", "distributed",
+                "--content", "Deploys on Tuesdays")
+    assert plain.returncode == 2 and "it is a blob, not a commit" in plain.stderr

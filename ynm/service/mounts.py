@@ -231,8 +231,9 @@ def anchor_check(repo: Any, sha: str, where: str, location: str, mount_id: str,
 
 
 
-def _personal_anchor(store_path: Path) -> Any:
-    """The personal store's anchor, its root commit (ynm.store.anchor.Anchor): remembered
+def _personal_anchor(store_path: Path) -> tuple[Any, Any]:
+    """The personal store's anchor, its root commit (ynm.store.anchor.Anchor), and the check a
+    write makes of it first when it came from the memo (else None): remembered
     while its refs are unchanged (:func:`ynm.store.anchor.remembered_anchor`); else the store is
     opened, created when missing (:func:`ynm.store.anchor.ensure_bare_store`), and its root
     commit found and remembered.
@@ -240,6 +241,7 @@ def _personal_anchor(store_path: Path) -> Any:
     Raises:
         YnmError: the store cannot be opened or created."""
     from ynm.store.anchor import (
+        confirm_remembered,
         ensure_bare_store,
         refs_digest,
         remember_anchor,
@@ -251,13 +253,13 @@ def _personal_anchor(store_path: Path) -> Any:
     if (store_path / "HEAD").is_file():
         found = remembered_anchor(store_path.resolve(), None)
         if found is not None:
-            return found
+            return found, confirm_remembered(store_path.resolve(), found)
     repo, _ = ensure_bare_store(store_path)
     common = repo_common_dir(repo)
     before = refs_digest(common)
     anchor = select_anchor(repo)
     remember_anchor(common, anchor, repo, before)
-    return anchor
+    return anchor, None
 
 
 def open_mounts(
@@ -276,7 +278,12 @@ def open_mounts(
         YnmError: the personal or project store cannot be opened (unless ``keep_going``).
     """
     from ynm.service.config import index_path, project_config_path
-    from ynm.store.anchor import Anchor, remember_anchor, remembered_anchor
+    from ynm.store.anchor import (
+        Anchor,
+        confirm_remembered,
+        remember_anchor,
+        remembered_anchor,
+    )
     from ynm.store.gitnotes import GitNotesLog
 
     cfg = loaded.config
@@ -285,12 +292,11 @@ def open_mounts(
     if personal:
         store_path = Path(cfg.personal_store)
         try:
-            anchor = _personal_anchor(store_path)
-            mounts.append(Mount(
-                PERSONAL, "personal", "git-notes", str(store_path),
-                GitNotesLog(store_path, level="personal", anchor=anchor.sha, mount_id=PERSONAL),
-                index_path(loaded, PERSONAL),
-            ))
+            anchor, confirm = _personal_anchor(store_path)
+            log = GitNotesLog(store_path, level="personal", anchor=anchor.sha, mount_id=PERSONAL)
+            log.confirm_anchor = confirm
+            mounts.append(Mount(PERSONAL, "personal", "git-notes", str(store_path), log,
+                                index_path(loaded, PERSONAL)))
         except YnmError as err:
             if not keep_going:
                 raise
@@ -303,6 +309,7 @@ def open_mounts(
             common = find_common_dir(loaded.repo)
             anchor = remembered_anchor(common, cfg.anchor)
             problem, hint = None, ""
+            confirm = None if anchor is None else confirm_remembered(common, anchor)
             if anchor is None:  # not known for certain from the files: ask libgit2
                 from ynm.store.anchor import refs_digest, select_anchor
                 from ynm.store.repo import open_repository
@@ -317,10 +324,11 @@ def open_mounts(
                                  if anchor.source == "config" else (None, ""))
                 if problem is None:
                     remember_anchor(common, anchor, repo, before)
+            log = GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha,
+                              mount_id=PROJECT)
+            log.confirm_anchor = confirm
             mounts.append(Mount(
-                PROJECT, "distributed", "git-notes", str(loaded.repo),
-                GitNotesLog(loaded.repo, level="distributed", anchor=anchor.sha,
-                            mount_id=PROJECT),
+                PROJECT, "distributed", "git-notes", str(loaded.repo), log,
                 index_path(loaded, PROJECT), remote=cfg.remote, anchor_problem=problem,
                 anchor_hint=hint,
             ))
@@ -340,7 +348,10 @@ def open_mounts(
             log = GitNotesLog(location, level=mc.level, anchor=mc.anchor, mount_id=mc.id)
             where = f"mount {mc.id} in {loaded.sources.get('mounts', 'config')}"
             problem, hint = None, ""
-            if remembered_anchor(log.common_dir, mc.anchor) is None:
+            found = remembered_anchor(log.common_dir, mc.anchor)
+            if found is not None:
+                log.confirm_anchor = confirm_remembered(log.common_dir, found)
+            else:
                 # opens the repository: a failure is this mount's problem, as above
                 problem, hint = anchor_check(log.repo, mc.anchor, where, location, mc.id)
                 if problem is None:  # kept only if it is a commit here (remember_anchor)

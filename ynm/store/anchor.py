@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ynm.errors import AnchorError, InvalidInput, StoreError
 from ynm.store.libgit import pygit2
@@ -533,3 +534,25 @@ def remember_anchor(common_dir: Path, anchor: Anchor, repo: pygit2.Repository,
         os.replace(temp, path)
     except OSError:
         temp.unlink(missing_ok=True)
+
+
+def confirm_remembered(common_dir: Path, anchor: Anchor) -> Any:
+    """A check for the first write on an anchor :func:`remembered_anchor` gave (set as the
+    log's ``confirm_anchor``): a write opens the repository anyway, so it asks libgit2 what
+    the memo stood for (a configured anchor is a commit here; a root commit is still the one
+    :func:`find_root_commit` finds) before a note is hung off it. Returns the check:
+    ``check(repo)`` -> None, or why the write is refused after deleting the memo (a memo
+    edited by hand, copied from another repository): ``<memo> named anchor <sha>, which this
+    repository does not confirm; it is removed: run the command again``."""
+
+    def check(repo: pygit2.Repository) -> str | None:
+        confirmed = (_is_commit(repo, anchor.sha) if anchor.source == "config"
+                     else find_root_commit(repo) == anchor.sha)
+        if confirmed:
+            return None
+        memo = common_dir / ANCHOR_MEMO
+        memo.unlink(missing_ok=True)
+        return (f"{memo} named anchor {anchor.sha}, which this repository does not confirm; "
+                "it is removed: run the command again")
+
+    return check

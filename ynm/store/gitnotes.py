@@ -197,6 +197,10 @@ class GitNotesLog:
         self.common_dir = find_common_dir(path)
         self.before_update_ref: Callable[[str], None] | None = None
         self.refusal: str | None = None
+        # Set by the mount when its anchor came from a memo (ynm.store.anchor.remembered_anchor):
+        # told the repository before the first write, it returns why that anchor is wrong here
+        # (the write is refused), or None.
+        self.confirm_anchor: Callable[[pygit2.Repository], str | None] | None = None
         self.pack_after_bytes: int | None = PACK_AFTER_LOOSE_BYTES
         self._packer: subprocess.Popen[bytes] | None = None
         self._blob_cache: OrderedDict[str, bytes] = OrderedDict()
@@ -380,11 +384,18 @@ class GitNotesLog:
 
     def check_writable(self) -> None:
         """Raise :class:`~ynm.errors.AnchorNotCommit` (exit 2) when :attr:`refusal` is set:
-        notes hung off an anchor that is no commit of this repository reach no teammate."""
+        notes hung off an anchor that is no commit of this repository reach no teammate.
+        Before the first write on an anchor taken from a memo, :attr:`confirm_anchor` looks it
+        up with libgit2; :class:`~ynm.errors.StoreError` with its reason when it is wrong."""
         if self.refusal is not None:
             from ynm.errors import AnchorNotCommit
 
             raise AnchorNotCommit(self.refusal)
+        if self.confirm_anchor is not None:
+            why = self.confirm_anchor(self.repo)
+            if why is not None:
+                raise StoreError(why)
+            self.confirm_anchor = None
 
     def append(self, batches: Mapping[ShardKey, tuple[bytes, int]], *,
                locked: bool = False) -> list[AppendedShard]:
