@@ -623,3 +623,20 @@ def test_a_ttl_on_memory_that_never_expires_is_refused(project, cli_run, git, me
                              "--json").stdout)["memoryId"]
     r = cli_run("supersede", mid, "--content", "Deploys on Wednesdays", "--ttl", "PT1H")
     assert r.exit_code == 2 and "only working memory expires" in err(r)
+
+
+@pytest.mark.parametrize("command", ["remember", "annotate"])
+def test_a_link_with_a_key_it_does_not_take_is_refused(project, cli_run, command):
+    """--links is strict as the reference's input schemas are (cli.md §1.3): an unknown key
+    in a link is refused, not dropped; a stored record's unknown link keys are still dropped
+    (storage.md §7.11, tests/model/test_records.py)."""
+    target = json.loads(cli_run("remember", "--type", "semantic", "--content", "target",
+                                "--json").stdout)["memoryId"]
+    links = json.dumps([{"rel": "about", "to": target, "note": "why"}])
+    args = (["remember", "--type", "semantic", "--content", "linked"] if command == "remember"
+            else ["annotate", target])
+    result = cli_run(*args, "--links", links)
+    assert result.exit_code == 2
+    assert err(result).splitlines()[0] == "Error: invalid input: links.0.note: unknown field"
+    fine = cli_run(*args, "--links", json.dumps([{"rel": "about", "to": target}]))
+    assert fine.exit_code == 0, fine.stderr

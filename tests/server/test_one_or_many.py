@@ -37,8 +37,12 @@ def test_every_array_field_allows_one_value_in_its_schema(mcp_call):
         prop = tools[name].input_schema["properties"][field]
         kinds = [v.get("type") or v.get("$ref") for v in prop["anyOf"]]
         if field == "links":
-            assert kinds[:2] == ["array", "#/$defs/Link"]
+            assert kinds[:2] == ["array", "#/$defs/LinkInput"]
             assert "one object" in prop["description"]
+            # strict, as the reference's input schemas (cli.md §1.3): the schema says so
+            link = tools[name].input_schema["$defs"]["LinkInput"]
+            assert link["additionalProperties"] is False
+            assert set(link["properties"]) == {"rel", "to"}
         else:
             assert kinds[:2] == ["array", "string"]
             assert "separated by commas" in prop["description"]

@@ -470,3 +470,12 @@ def test_links_to_no_memory_here_are_kept_and_said_in_the_guidance(mcp_call):
         data = ok(bad)
         assert "unknownLinks" not in data and data["memoryId"]
         assert bad.structured_content["guidance"].endswith(said)
+
+
+def test_a_link_with_a_key_it_does_not_take_is_refused_by_the_tools(mcp_call):
+    """The tools' links are strict too (reference/cli.md §1.3), the same message as the CLI."""
+    target = remember(mcp_call, content="target")["memoryId"]
+    refused = call_tool(mcp_call, "memory_remember", {
+        "type": "semantic", "content": "linked",
+        "links": [{"rel": "about", "to": target, "note": "why"}]})
+    assert err(refused) == "invalid input: links.0.note: unknown field"

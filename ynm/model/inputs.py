@@ -66,6 +66,15 @@ def _is_list_field(annotation: Any) -> bool:
         get_origin(arg) is list for arg in get_args(annotation))
 
 
+class LinkInput(Link):
+    """A link given as input (``--links``, a tool's ``links``): a :class:`Link` whose unknown
+    keys are refused (``invalid input: links.0.note: unknown field``), where a stored record's
+    are dropped. Source: reference/cli.md §1.3 ("Schemas are strict: unknown fields are
+    rejected (only relevant for JSON inputs like --links)"); storage.md §7.11 for records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class OneOrManyInput(BaseModel):
     """A model whose list fields also take one value or a comma-separated string
     (:func:`one_or_many`), under their name or their alias.
@@ -164,7 +173,7 @@ class _Content(_Input):
     ttl: str | None = None
     session: str | None = None
     source: str | None = None
-    links: list[Link] = Field(default_factory=list)
+    links: list[LinkInput] = Field(default_factory=list)
 
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
     _content_units = field_validator("content")(
@@ -401,7 +410,7 @@ class AnnotateInput(_Input):
 
     memory_id: str
     tags: list[str] = Field(default_factory=list)
-    links: list[Link] = Field(default_factory=list)
+    links: list[LinkInput] = Field(default_factory=list)
     importance: float | None = Field(default=None, ge=0, le=1)
     confidence: float | None = Field(default=None, ge=0, le=1)
     pinned: bool | None = None
