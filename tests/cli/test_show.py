@@ -153,3 +153,21 @@ def test_supersede_says_what_it_dropped_and_history_reads_it(project, cli_run):
     plain = js(cli_run("remember", "--type", "semantic", "--content", "Plain fact", "--json"))
     quiet = cli_run("supersede", plain["memoryId"], "--content", "Plain fact, revised")
     assert quiet.stdout.count("\n") == 1 and "note" not in quiet.stdout
+
+
+def test_show_says_a_working_memory_past_its_ttl_is_expired(project, cli_run, tmp_path):
+    """Working memory whose ttl ran out and that no sweep has forgotten yet is shown as
+    expired, as list and recall mark it (``expired: true``; a header flag), and a live one is
+    not."""
+    from tests.support.expired import import_expired_working
+
+    gone = import_expired_working(cli_run, tmp_path, "run-a", "staging is down")
+    shown = js(cli_run("show", gone, "--json"))
+    assert shown["expired"] is True and shown["tombstoned"] is False
+    human = cli_run("show", gone)
+    assert human.exit_code == 0
+    [header] = [line for line in human.stdout.splitlines() if line.startswith("importance")]
+    assert header.endswith("expired (ttl ran out; the next sweep forgets it)"), header
+    live = remember(cli_run, "deploys go out on Tuesdays")
+    assert "expired" not in js(cli_run("show", live, "--json"))
+    assert "expired" not in cli_run("show", live).stdout

@@ -17,7 +17,9 @@ def format_show(m: dict[str, Any]) -> str:
     stored fields (namespace, subject, tags, author, summary) and the link summaries are
     one line each (:func:`~ynm.cli._common.one_line`); the content keeps its lines."""
     flags = [f for f, on in (("pinned", m.get("pinned")), ("needs review", m.get("needsReview")),
-                             ("forgotten", m.get("tombstoned"))) if on]
+                             ("forgotten", m.get("tombstoned")),
+                             ("expired (ttl ran out; the next sweep forgets it)",
+                              m.get("expired"))) if on]
     lines = [one_line(f"{m['memoryId']}  {m['type']}  {m['level']}  {m['namespace']}  "
                       f"({m['mount']})")]
     if m.get("subject"):

@@ -102,10 +102,13 @@ def history(mounts: Iterable[Any], memory_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
+def show(mounts: Iterable[Any], memory_id: str, now_ms: int | None = None) -> dict[str, Any]:
     """The folded memory (``ynm list``'s shape, with ``mount`` and ``summary``) plus ``linked``: each link's
     target with its summary (``null`` when no mount has it), and ``linkedFrom``: the live
     memories of the same mount whose links point at it, as ``{memoryId, rel, summary}``.
+    With ``now_ms`` (ms since the epoch), ``expired: true`` as ``list`` gives it: working
+    memory whose ttl ran out by then that no sweep has forgotten yet
+    (:func:`ynm.service.recall.is_expired`).
 
     Raises:
         UnknownMemory: no mount folds a memory of this id (an orphan counts as unknown).
@@ -116,12 +119,17 @@ def show(mounts: Iterable[Any], memory_id: str) -> dict[str, Any]:
         # the summary shown for it, as list gives it: the current record's, or one derived
         # from its content when the record has none (an imported record may not)
         row = cache.conn.execute(
-            f"SELECT {state_sql()}, summary FROM memories WHERE memory_id = ?",
-            (memory_id,)).fetchone()
+            f"SELECT {state_sql()}, summary, tombstoned, expires_at FROM memories "
+            "WHERE memory_id = ?", (memory_id,)).fetchone()
         if row is None:
             continue
         state = json.loads(row[0])
         out = {**state, "mount": mount.id, "summary": row[1]}
+        if now_ms is not None:
+            from ynm.service.recall import is_expired
+
+            if is_expired({"tombstoned": row[2], "expires_at": row[3]}, now_ms):
+                out["expired"] = True
         # A supersede's link to the memory it replaces is the memory itself: not listed.
         out["linked"] = [{**link, "summary": _summary(mounts, link["to"])}
                          for link in state.get("links", []) if link["to"] != memory_id]

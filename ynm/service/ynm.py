@@ -1690,13 +1690,14 @@ class Ynm:
 
     def show(self, memory_id: str) -> dict[str, Any]:
         """One memory with its links resolved (see :func:`ynm.service.history.show`), and
-        ``author`` when a signed-in person wrote its current content (:meth:`with_authors`).
+        ``author`` when a signed-in person wrote its current content (:meth:`with_authors`);
+        ``expired: true`` for working memory whose ttl ran out that no sweep has forgotten.
 
         Raises:
             UnknownMemory."""
         from ynm.service import history
 
-        return self.with_authors([history.show(self.mounts, memory_id)])[0]
+        return self.with_authors([history.show(self.mounts, memory_id, self._now_ms())])[0]
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every record of one memory in fold order (see :func:`ynm.service.history.history`).
