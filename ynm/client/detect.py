@@ -2,7 +2,8 @@
 
 Runs before every write of a program that may or may not have ynm, so it starts no process and
 imports no git library: it finds the executable on ``PATH`` and the repository by looking at the
-file system, as ``ynm.service.config.discover_git`` does (this layer may not import the service).
+file system, as ``ynm.store.repo.discover_git`` does (this module imports neither the
+service nor the store).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def repository_root(cwd: str | os.PathLike[str]) -> Path | None:
 
     Walks up from ``cwd`` to the first folder with a ``.git`` and stops there: nothing above
     the repository root is looked at. Source: reference/storage.md §5.6 (worktrees share one
-    store); the same walk as ``ynm.service.config.discover_git``.
+    store); the same walk as ``ynm.store.repo.discover_git``.
     """
     here = Path(cwd).expanduser().absolute()
     for folder in (here, *here.parents):
