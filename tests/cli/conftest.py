@@ -51,6 +51,25 @@ def jsonl(*records: dict[str, Any]) -> str:
     return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
 
 
+def stop_import_after(monkeypatch: pytest.MonkeyPatch, parts: int) -> Any:
+    """Make ``ynm import`` read its input in parts of two lines and meet Ctrl-C
+    (``KeyboardInterrupt``) after ``parts`` of them (0: while the first is read). Returns the
+    real ``line_chunks``, for a test that imports again afterwards."""
+    from ynm.cli import import_
+
+    whole = import_.line_chunks
+
+    def stopped(stream: Any, lines: Any) -> Any:
+        chunks = whole(stream, lines)
+        for _ in range(parts):
+            yield next(chunks)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
+    monkeypatch.setattr(import_, "line_chunks", stopped)
+    return whole
+
+
 @pytest.fixture
 def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A user home of the test's own (no agent client of this machine is detected), and only

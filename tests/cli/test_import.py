@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import jsonl, make_record
+from .conftest import jsonl, make_record, stop_import_after
 
 FAKE_AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
 
@@ -422,16 +422,7 @@ def test_ctrl_c_after_records_landed_says_what_is_kept(project, cli_run, dump, m
 
     recs = [make_record() for _ in range(5)]
     path = dump(jsonl(*recs))
-    whole = import_.line_chunks
-
-    def stopped(stream, lines):
-        parts = whole(stream, lines)
-        yield next(parts)
-        yield next(parts)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
-    monkeypatch.setattr(import_, "line_chunks", stopped)
+    whole = stop_import_after(monkeypatch, 2)
     result = cli_run("import", path)
     assert result.exit_code == 130
     assert result.stdout == ""
@@ -447,15 +438,9 @@ def test_ctrl_c_before_any_part_was_read_says_nothing_was_imported(project, cli_
                                                                     monkeypatch):
     """Ctrl-C while the first part is being read: nothing was imported, and the message says
     so without a line number of zero or a "rest" to add."""
-    from ynm.cli import import_
 
     path = dump(jsonl(make_record(), make_record()))
-
-    def stopped(stream, lines):
-        raise KeyboardInterrupt
-        yield  # a generator, as line_chunks is
-
-    monkeypatch.setattr(import_, "line_chunks", stopped)
+    stop_import_after(monkeypatch, 0)
     result = cli_run("import", path)
     assert result.exit_code == 130
     assert result.stderr == ("Error: interrupted; no record was imported (it came while the "

@@ -16,7 +16,7 @@ import pytest
 from tests.cli.test_interrupts import interrupt_on
 from tests.cli.test_sync import Net
 
-from .conftest import jsonl, make_record
+from .conftest import jsonl, make_record, stop_import_after
 
 REFUSED = ("Error: git push to origin failed: the remote refused it (pre-receive hook "
            "declined): remote: notes are frozen here; error: failed to push some refs to ")
@@ -98,21 +98,10 @@ def test_sync_stopped_by_ctrl_c_prints_the_mounts_synced_before_it(net, monkeypa
 
 def test_import_stopped_by_ctrl_c_prints_what_it_imported(project, cli_run, tmp_path,
                                                           monkeypatch):
-    from ynm.cli import import_
-
     recs = [make_record() for _ in range(5)]
     path = tmp_path / "five.jsonl"
     path.write_text(jsonl(*recs) + "not json\n")
-    whole = import_.line_chunks
-
-    def stopped(stream, lines):
-        parts = whole(stream, lines)
-        yield next(parts)
-        yield next(parts)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(import_, "CHUNK_LINES", 2)
-    monkeypatch.setattr(import_, "line_chunks", stopped)
+    stop_import_after(monkeypatch, 2)
     human = cli_run("import", path)
     assert human.stdout == ""
     # the first four lines read before Ctrl-C: one new record, three the first import kept
@@ -149,16 +138,9 @@ def test_import_stopped_while_writing_a_part_says_those_may_have_landed(project,
 
 def test_import_stopped_before_any_record_prints_no_json(project, cli_run, tmp_path,
                                                          monkeypatch):
-    from ynm.cli import import_
-
     path = tmp_path / "two.jsonl"
     path.write_text(jsonl(make_record(), make_record()))
-
-    def stopped(stream, lines):
-        raise KeyboardInterrupt
-        yield  # a generator, as line_chunks is
-
-    monkeypatch.setattr(import_, "line_chunks", stopped)
+    stop_import_after(monkeypatch, 0)
     result = cli_run("import", path, "--json")
     assert result.exit_code == 130 and result.stdout == ""
 
