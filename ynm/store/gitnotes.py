@@ -35,6 +35,7 @@ from ynm.store.repo import (
     git_failure_line,
     open_repository,
     read_refs,
+    refs_under,
     signature,
 )
 
@@ -247,33 +248,18 @@ class GitNotesLog:
 
         Source: reference/storage.md §3.7 (``listRefs``).
         """
-        from_files = read_refs(self.common_dir, ref_prefix_for(self.level))
-        if from_files is not None:
-            out: dict[str, ShardTip] = {}
-            for ref, commit in from_files.items():
-                key = key_from_ref(ref)
-                if key is not None and key.level == self.level:
-                    out[ref] = ShardTip(key, ref, commit)
-            return out
-        prefix = ref_prefix_for(self.level).encode()
-        out = {}
-        try:
-            names = self.repo.raw_listall_references()
-            for raw in sorted(names):
-                if not raw.startswith(prefix):
-                    continue
-                try:
-                    ref = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-                key = key_from_ref(ref)
-                if key is None or key.level != self.level:
-                    continue
-                commit = self._ref_target(ref)
-                if commit is not None:
-                    out[ref] = ShardTip(key, ref, commit)
-        except pygit2.GitError as exc:
-            raise StoreError(f"cannot list shard refs: {exc}") from exc
+        prefix = ref_prefix_for(self.level)
+        refs = read_refs(self.common_dir, prefix)
+        if refs is None:  # the ref files cannot say for certain: ask libgit2
+            try:
+                refs = dict(sorted(refs_under(self.repo, prefix).items()))
+            except pygit2.GitError as exc:
+                raise StoreError(f"cannot list shard refs: {exc}") from exc
+        out: dict[str, ShardTip] = {}
+        for ref, commit in refs.items():
+            key = key_from_ref(ref)
+            if key is not None and key.level == self.level:
+                out[ref] = ShardTip(key, ref, commit)
         return out
 
     def note_blob_id(self, commit_hex: str) -> str | None:
