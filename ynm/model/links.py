@@ -8,7 +8,7 @@ of objects is given to a flag as JSON).
 
 from __future__ import annotations
 
-# The rels of reference/storage.md §1.2, in its order; ynm.model.records.Rel is the same list.
+# The rels of reference/storage.md §1.2, in its order; ynm.model.records.Rel is made of them.
 RELS: tuple[str, ...] = ("supersedes", "derives-from", "contradicts", "supports", "about",
                          "in-session")
 EXAMPLE_MEMORY_ID = "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"  # a well-formed memory id, for examples only

@@ -36,7 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from ynm.model.durations import ensure_duration
 from ynm.model.ids import is_ulid
-from ynm.model.links import RELS  # noqa: F401 (re-exported: the names of Rel)
+from ynm.model.links import RELS
 from ynm.model.namespaces import namespace_problem
 from ynm.model.words import counted
 
@@ -44,7 +44,7 @@ SCHEMA_VERSION = 1
 Op = Literal["create", "supersede", "annotate", "tombstone", "purge-marker", "snapshot"]
 MemoryType = Literal["working", "episodic", "semantic", "procedural", "reflective", "reference"]
 Level = Literal["personal", "distributed"]
-Rel = Literal["supersedes", "derives-from", "contradicts", "supports", "about", "in-session"]
+Rel = Literal[RELS]  # the rels of ynm.model.links (reference/storage.md §1.2), written once
 OPS: tuple[str, ...] = ("create", "supersede", "annotate", "tombstone", "purge-marker", "snapshot")
 RESERVED_TAGS = ("promote", "occurrence")
 OCCURRENCE_TAG = "occurrence"
