@@ -251,9 +251,10 @@ def _personal_anchor(store_path: Path) -> tuple[Any, Any]:
     from ynm.store.repo import repo_common_dir
 
     if (store_path / "HEAD").is_file():
-        found = remembered_anchor(store_path.resolve(), None)
+        common = store_path.resolve()
+        found = remembered_anchor(common, None)
         if found is not None:
-            return found, confirm_remembered(store_path.resolve(), found)
+            return found, confirm_remembered(common, found)
     repo, _ = ensure_bare_store(store_path)
     common = repo_common_dir(repo)
     before = refs_digest(common)
