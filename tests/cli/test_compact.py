@@ -16,8 +16,10 @@ import pytest
 import zstandard
 
 from tests.cli.test_sync import Clone, Net
+from ynm.index.schema import SCHEMA_VERSION
+from ynm.index.snapshot import NAME
 
-REF = "refs/ynm/distributed/snapshots/cache-v14"
+REF = f"refs/ynm/distributed/snapshots/{NAME}"
 FACTS = [
     ("Deploys go out on Tuesdays after the release review", "semantic", "common"),
     ("Run the linter and the type checker before pushing", "procedural", "common"),
@@ -78,7 +80,7 @@ def test_compact_writes_a_snapshot_the_notes_unchanged(net):
     tree = net.git(a.path, "ls-tree", "--name-only", REF).split()
     assert tree == ["meta.json", "state.bin"]
     meta = json.loads(net.git(a.path, "show", f"{REF}:meta.json"))
-    assert meta["cacheSchema"] == 14 and meta["format"] == 2 and meta["embedder"] is None
+    assert meta["cacheSchema"] == SCHEMA_VERSION and meta["format"] == 2 and meta["embedder"] is None
     assert meta["anchor"] == net.anchor and (meta["records"], meta["memories"]) == (7, 5)
     assert {ref: s["commit"] for ref, s in meta["shards"].items()} == notes
     assert sum(s["records"] for s in meta["shards"].values()) == 7
@@ -115,7 +117,7 @@ def test_a_fresh_clone_gets_the_snapshot_and_recalls_the_same(net):
     fill(net, a)
     commit = compact(net, a)["commit"]
     pushed = net.sync(a)
-    assert pushed["snapshots"] == {"fetched": [], "pushed": ["cache-v14"]}
+    assert pushed["snapshots"] == {"fetched": [], "pushed": [NAME]}
     assert net.refs(net.origin, "refs/ynm/") == {REF: commit}
     net.remember(a, "Written after the snapshot: the release review moved")  # a tail
     net.sync(a)
@@ -138,22 +140,22 @@ def test_sync_takes_the_newer_snapshot_and_pushes_with_a_lease(net):
     net.ok(a, "compact")
     net.sync(a)
     got = net.sync(b)
-    assert got["snapshots"]["fetched"] == ["cache-v14"]
+    assert got["snapshots"]["fetched"] == [NAME]
     net.remember(b, "Another fact from b")
     newer = compact(net, b)["commit"]
-    assert net.sync(b)["snapshots"]["pushed"] == ["cache-v14"]  # leased on a's copy
+    assert net.sync(b)["snapshots"]["pushed"] == [NAME]  # leased on a's copy
     assert net.refs(net.origin, "refs/ynm/") == {REF: newer}
     took = net.sync(a)
-    assert took["snapshots"] == {"fetched": ["cache-v14"], "pushed": []}
+    assert took["snapshots"] == {"fetched": [NAME], "pushed": []}
     assert net.refs(a.path, "refs/ynm/")[REF] == newer
     # an older local snapshot never replaces the remote's newer one
     assert "snapshots" not in net.sync(a)
     net.remember(a, "A fact from a")
     net.ok(a, "compact")
     assert net.ok(a, "sync").stdout == ("project: nothing to fetch, pushed 1 record in 1 shard, "
-                                        "pushed the snapshot cache-v14\n")
+                                        f"pushed the snapshot {NAME}\n")
     assert net.ok(b, "sync").stdout == ("project: fetched 1 record in 1 shard (1 fast-forward),"
-                                        " fetched the snapshot cache-v14, nothing to push\n")
+                                        f" fetched the snapshot {NAME}, nothing to push\n")
 
 
 def test_a_corrupt_snapshot_is_ignored_with_a_warning(net):
@@ -232,8 +234,8 @@ def test_a_purge_a_merge_brings_back_rewrites_the_snapshot(net):
     net.remember(b, "Refunds over 500 need a second approver", namespace="team/payments")
     got = net.sync(b)  # the merge brings the purged lines back into b's shard; b purges again
     assert got["conflicts"] == []
-    assert got["snapshots"]["fetched"] == ["cache-v14"]
-    assert got["snapshots"]["pushed"] == ["cache-v14"]  # written again, without the text
+    assert got["snapshots"]["fetched"] == [NAME]
+    assert got["snapshots"]["pushed"] == [NAME]  # written again, without the text
     ref_b = net.refs(b.path, "refs/ynm/")[REF]
     assert net.refs(net.origin, "refs/ynm/") == {REF: ref_b}
     packed = subprocess.run(["git", "cat-file", "blob", f"{REF}:state.bin"], cwd=b.path,
@@ -292,7 +294,7 @@ def test_sync_replaces_a_damaged_local_snapshot_and_never_pushes_it(net, how):
     assert net.refs(b.path, "refs/ynm/")[REF] == good
     damage(net, b, how)
     got, err = sync_out(net, b)
-    assert got["snapshots"] == {"fetched": ["cache-v14"], "pushed": []}
+    assert got["snapshots"] == {"fetched": [NAME], "pushed": []}
     assert got["warnings"] == [err.removeprefix("ynm: ").rstrip("\n")]
     assert err.startswith(f"ynm: snapshot {REF}") and WHY[how] in err
     assert err.endswith("; replaced by the remote's copy\n")
@@ -321,7 +323,7 @@ def test_a_damaged_snapshot_the_remote_lacks_is_dropped_not_pushed(net, how):
     assert net.refs(net.origin, "refs/ynm/") == {}
     assert sync_out(net, a)[1] == ""
     good = compact(net, a)["commit"]  # the fix
-    assert net.sync(a)["snapshots"]["pushed"] == ["cache-v14"]
+    assert net.sync(a)["snapshots"]["pushed"] == [NAME]
     assert net.refs(net.origin, "refs/ynm/") == {REF: good}
 
 
@@ -341,10 +343,10 @@ def test_a_damaged_remote_snapshot_is_not_taken_and_a_usable_one_replaces_it(net
     assert net.refs(net.origin, "refs/ynm/") == {REF: bad}
     good = compact(net, b)["commit"]
     got, err = sync_out(net, b)
-    assert got["snapshots"] == {"fetched": [], "pushed": ["cache-v14"]}
+    assert got["snapshots"] == {"fetched": [], "pushed": [NAME]}
     assert err.endswith("; it is not taken; the local one replaces it\n")
     assert net.refs(net.origin, "refs/ynm/") == {REF: good}
-    assert net.sync(a)["snapshots"] == {"fetched": ["cache-v14"], "pushed": []}
+    assert net.sync(a)["snapshots"] == {"fetched": [NAME], "pushed": []}
     for c in (a, b):
         again, err = sync_out(net, c)
         assert "snapshots" not in again and err == ""
@@ -358,11 +360,11 @@ def test_two_usable_snapshots_the_newer_wins_and_syncs_converge(net):
     older = compact(net, a)["commit"]
     net.remember(b, "Another fact from b")
     newer = compact(net, b)["commit"]  # written later, before either synced its snapshot
-    assert net.sync(a)["snapshots"] == {"fetched": [], "pushed": ["cache-v14"]}
+    assert net.sync(a)["snapshots"] == {"fetched": [], "pushed": [NAME]}
     got = net.sync(b)  # b's is newer: it stays, and replaces a's on the remote
-    assert got["snapshots"] == {"fetched": [], "pushed": ["cache-v14"]}
+    assert got["snapshots"] == {"fetched": [], "pushed": [NAME]}
     assert net.refs(net.origin, "refs/ynm/") == {REF: newer}
-    assert net.sync(a)["snapshots"] == {"fetched": ["cache-v14"], "pushed": []}  # a takes it
+    assert net.sync(a)["snapshots"] == {"fetched": [NAME], "pushed": []}  # a takes it
     assert net.refs(a.path, "refs/ynm/")[REF] == newer != older
     for _ in range(2):  # the second sync of each pushes nothing, the ref stays
         for c in (a, b):
@@ -387,6 +389,6 @@ def test_the_same_damaged_copy_on_both_sides_is_dropped_here(net):
     assert err.endswith("which holds no meta.json file); the remote holds the same copy, so it "
                         "is dropped here and never pushed; `ynm compact` writes a new one\n")
     good = compact(net, a)["commit"]
-    assert net.sync(a)["snapshots"]["pushed"] == ["cache-v14"]
+    assert net.sync(a)["snapshots"]["pushed"] == [NAME]
     assert net.refs(net.origin, "refs/ynm/") == {REF: good}
     assert sync_out(net, a)[1] == ""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import make_record
+from ynm.index.schema import SCHEMA_VERSION
 
 URL = "https://memory.example.com/mcp"
 # The ONNX exports of this machine's user (read before a test moves HOME).
@@ -109,7 +110,7 @@ def test_a_healthy_project_passes_every_check_in_the_reference_order(project, cl
     assert named(result, "distributed fetch refspec")["detail"] == (
         "+refs/notes/ynm/distributed/*:refs/notes/ynm-remote/origin/distributed/*")
     assert named(result, "pre-push hook")["detail"] == str(project / ".git" / "hooks" / "pre-push")
-    assert named(result, "cache project")["detail"] == "schema 14, fresh (1 shard, 1 memory)"
+    assert named(result, "cache project")["detail"] == f"schema {SCHEMA_VERSION}, fresh (1 shard, 1 memory)"
     assert named(result, "bad lines project") == {
         "name": "bad lines project", "ok": True, "level": "info", "detail": "none"}
     size = named(result, "cache size project")["detail"]
@@ -360,7 +361,7 @@ def test_a_stale_cache_is_reported_and_left_as_it_is(project, cli_run, git):
     assert snapshot(cache.parent) == before  # not rebuilt, not refreshed
     run_fix(f"{sys.executable} -m ynm reindex --mount project", project)
     assert named(doctor(cli_run, project)[1], "cache project")["detail"] == (
-        "schema 14, fresh (1 shard, 2 memories)")
+        f"schema {SCHEMA_VERSION}, fresh (1 shard, 2 memories)")
 
 
 def test_a_cache_of_another_schema_version_is_reported(project, cli_run):
@@ -372,12 +373,12 @@ def test_a_cache_of_another_schema_version_is_reported(project, cli_run):
         conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     conn.close()
     check = named(doctor(cli_run, project)[1], "cache project")
-    assert check["detail"] == (f"{cache}: schema version 7, this ynm uses 14; the next read "
+    assert check["detail"] == (f"{cache}: schema version 7, this ynm uses {SCHEMA_VERSION}; the next read "
                                "rebuilds it")
     assert check["fix"] == "ynm reindex --mount project"
 
 
-SNAP = "refs/ynm/distributed/snapshots/cache-v14"
+SNAP = f"refs/ynm/distributed/snapshots/cache-v{SCHEMA_VERSION}"
 
 
 def test_no_snapshot_is_fine(project, cli_run):
@@ -685,4 +686,4 @@ def test_a_cache_damaged_inside_fails_and_names_the_rebuild(project, cli_run, pa
     assert check["fix"] == "ynm reindex --mount project"
     run_fix(f"{sys.executable} -m ynm reindex --mount project", project)
     assert named(doctor(cli_run, project)[1], "cache project")["detail"] == (
-        "schema 14, fresh (1 shard, 120 memories)")
+        f"schema {SCHEMA_VERSION}, fresh (1 shard, 120 memories)")

@@ -8,17 +8,19 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partialmethod
 from pathlib import Path
 from typing import Any, get_args
 
+import pytest
 import sqlean as sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ynm.index import schema
 from ynm.index.cache import MountCache, _Folded
+from ynm.index.search import SearchQuery, filter_sql
 from ynm.model.jsonl import dumps_record
 from ynm.model.records import Level, MemoryType
 from ynm.model.shards import ShardKey
@@ -191,7 +193,7 @@ def test_repeated_values_are_kept_once_and_read_back_whole(log, cache, append):
         for memory_id, (_, summary, later, updated, created) in got.items():
             state = cache.get_state(memory_id)
             assert (created, updated) == (state["createdAt"], state["updatedAt"])
-            assert later == (None if updated == created else updated)
+            assert later == (None if updated == created else schema.instant(updated))
             assert find(cache, summary.split()[0].strip(":")) != []
         ids = dict(cache.conn.execute("SELECT id, memory_of FROM records"))
         assert ids == {prefix["id"]: None, other["id"]: None, derived["id"]: None,
@@ -205,7 +207,8 @@ def test_repeated_values_are_kept_once_and_read_back_whole(log, cache, append):
     check()
     append(edit)  # the own write: refolded, its row updated in place
     assert _derived(cache)[other["id"]] == (len(edit["summary"]), edit["summary"],
-                                            edit["recordedAt"], edit["recordedAt"],
+                                            schema.instant(edit["recordedAt"]),
+                                            edit["recordedAt"],
                                             other["recordedAt"])
     check()
     cache.rebuild(log)
@@ -236,27 +239,46 @@ def test_types_and_levels_are_kept_as_codes_and_read_as_names(log, cache, append
     assert cache.conn.execute(named, ("someday",)).fetchone() == ("someday",)
 
 
-@given(st.integers(min_value=0, max_value=253_402_300_799_999))
+@given(st.integers(min_value=-62_135_596_800_000, max_value=253_402_300_799_999))
 def test_an_instant_kept_as_milliseconds_reads_back_as_its_canonical_text(ms):
-    """Every millisecond from 1970 to the end of year 9999: instant() keeps the canonical
-    text as its milliseconds, and the generated column's SQL gives the same text back."""
-    text = (datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.")
-            + f"{ms % 1000:03d}Z")
+    """Every millisecond from year 1 to the end of year 9999, before 1970 too: instant() keeps
+    the canonical text as its milliseconds, and the generated column's SQL gives the same
+    text back."""
+    at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    text = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     assert schema.instant(text) == ms
     with sqlite3.connect(":memory:") as conn:
         got = conn.execute(f"SELECT {schema._instant_sql('x')} FROM (SELECT ? AS x)", (ms,))
         assert got.fetchone() == (text,)
 
 
-def test_instants_outside_the_millisecond_form_are_kept_as_text(log, cache, append):
-    """A time before 1970 is kept as text; record and creation times read back as folded."""
+@pytest.mark.parametrize("text", ["1969-12-31T23:59:59.999Z", "1969-12-31T23:59:59.001Z",
+                                  "1969-12-31T23:59:59.000Z", "1970-01-01T00:00:00.000Z",
+                                  "0001-01-01T00:00:00.000Z", "1900-02-28T23:59:59.500Z"])
+def test_instants_around_and_before_1970_read_back(text):
+    """Around the epoch, where SQLite's ``/`` and ``%`` truncate toward zero."""
+    ms = schema.instant(text)
+    assert isinstance(ms, int)
+    with sqlite3.connect(":memory:") as conn:
+        got = conn.execute(f"SELECT {schema._instant_sql('x')} FROM (SELECT ? AS x)", (ms,))
+        assert got.fetchone() == (text,)
+
+
+def test_a_text_not_in_the_canonical_form_is_kept_as_text():
+    assert schema.instant("2026-05-01") == "2026-05-01"
+    assert schema.instant("2026-05-01T00:00:00.000+02:00") == "2026-05-01T00:00:00.000+02:00"
+
+
+def test_instants_before_1970_are_kept_and_ordered_as_milliseconds(log, cache, append):
+    """A time before 1970 is kept as (negative) milliseconds like any other; record, creation
+    and update times read back as folded, and the update-time order and the since/until
+    filters (``updated_ms``) put it where its instant is."""
     old = rec(content="old wombat", recordedAt="1969-07-20T20:17:40.000Z")
     new = rec(content="new wombat")
     append(old, new, own=False)
     cache.rebuild(log)
     kept = dict(cache.conn.execute("SELECT id, recorded_ms FROM records"))
-    assert kept == {old["id"]: old["recordedAt"], new["id"]: schema.instant(new["recordedAt"])}
-    assert isinstance(kept[new["id"]], int)
+    assert kept == {old["id"]: -14182940000, new["id"]: schema.instant(new["recordedAt"])}
     for obj in (old, new):
         state = cache.get_state(obj["id"])
         assert state["createdAt"] == obj["recordedAt"]
@@ -264,3 +286,13 @@ def test_instants_outside_the_millisecond_form_are_kept_as_text(log, cache, appe
             "SELECT r.recorded_at, m.created_at, m.updated_at FROM records r JOIN memories m "
             "ON m.memory_id = r.memory_id WHERE r.id = ?", (obj["id"],)).fetchone() == (
             obj["recordedAt"],) * 3
+    order = [mid for (mid,) in cache.conn.execute(
+        "SELECT memory_id FROM memories ORDER BY updated_ms DESC")]
+    assert order == [new["id"], old["id"]]
+    for since, until, want in (("1969-01-01T00:00:00.000Z", "1970-01-01T00:00:00.000Z", [old]),
+                               ("1970-01-01T00:00:00.000Z", None, [new]),
+                               ("1969-07-20T20:17:40.000Z", None, [new, old])):
+        cond, args = filter_sql(SearchQuery(since=since, until=until))
+        got = {mid for (mid,) in cache.conn.execute(
+            f"SELECT memory_id FROM memories m WHERE {cond}", args)}
+        assert got == {o["id"] for o in want}, (since, until)

@@ -42,14 +42,14 @@ def test_every_filter_text_and_args():
         "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)",
         "NOT EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)",
         "EXISTS (SELECT 1 FROM json_each(m.data_keys) WHERE value = ?)",
-        "m.updated_at >= ?",
-        "m.updated_at <= ?",
+        "m.updated_ms >= ?",
+        "m.updated_ms <= ?",
         "m.pinned = 1",
         "m.needs_review = ?",
     ]
     assert args == ["semantic", "episodic", "personal", "org/my_team", "org/my\\_team/%",
-                    "entity:x", "a", "b", "occurrence", "owner", "2026-01-01T00:00:00.000Z",
-                    "2026-02-01T00:00:00.000Z", 0]
+                    "entity:x", "a", "b", "occurrence", "owner", 1_767_225_600_000,
+                    1_769_904_000_000, 0]
 
 
 def test_like_escape():
@@ -59,7 +59,7 @@ def test_like_escape():
 def test_search_sql_filter_only():
     sql, args = search_sql(SearchQuery(limit=7))
     assert "MATCH" not in sql and "bm25" not in sql
-    assert "ORDER BY m.updated_at DESC" in sql
+    assert "ORDER BY m.updated_ms DESC" in sql
     assert sql.endswith("LIMIT ?")
     assert args == [7]
 
@@ -292,3 +292,10 @@ def test_words_no_memory_holds_weigh_as_the_known_ones_on_average(log, cache, ap
     assert share == pytest.approx(2 / 3)  # both words held, each as heavy as the unseen one
     # with "happen" at BM25's IDF, the same memory held less than half of the question
     assert coverage(conn, ['"payout"', '"outage"', '"happen"'], [rowid])[rowid] < 0.5
+
+
+def test_an_update_time_bound_not_in_the_canonical_form_is_compared_as_text():
+    """Bounds are canonical when they come through ynm.model.inputs; any other text is still
+    compared with the ``updated_at`` text rather than given to the millisecond column."""
+    sql, args = filter_sql(SearchQuery(since="2026-01-01", include_tombstoned=True))
+    assert (sql, args) == ("m.updated_at >= ?", ["2026-01-01"])

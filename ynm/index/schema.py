@@ -19,10 +19,10 @@ Tables:
   compressed (:func:`pack`; read back with :func:`unpack`, or ``ynm_unpack(line)`` in SQL).
   ``records.recorded_at`` and ``memories.created_at``/``updated_at`` hold canonical UTC
   instants (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.normalize_datetime), whatever
-  offset a line was written with, so comparing them as text (the ``since``/``until`` filters,
-  ``ORDER BY updated_at``) compares instants; ``recorded_at`` and ``created_at`` are
-  generated from ``recorded_ms``/``created_ms``, which hold them as milliseconds
-  (:func:`instant`).
+  offset a line was written with, so comparing them as text compares instants; they are
+  generated from ``recorded_ms``/``created_ms``/``updated_ms``, which hold them as
+  milliseconds (:func:`instant`), and compare the same way as numbers (the ``since``/``until``
+  filters and ``ORDER BY updated_ms``, ynm.index.search).
 - ``problems``: bad lines per shard ref (1-based line number and message).
 - ``memories``: one row per folded memory with the columns recall filters on, the indexed
   summary/content, ``current`` (the ``records`` rowid of its current record) and ``extra``:
@@ -34,8 +34,11 @@ Tables:
   ``summary`` is the current record's, or derived from its content when the record has none
   (ynm.model.text.summarize); it is generated from ``summary_head``, which holds its length
   when the content starts with it, as it mostly does (:func:`summary_head`), and
-  ``updated_at`` from ``updated_later``, which holds it only where it is not ``created_at``
-  (:func:`updated_later`): generated columns are read like the others and cost no bytes (at
+  ``updated_at`` from ``updated_later``, which holds it (in milliseconds, as ``created_ms``)
+  only where it is not ``created_at`` (:func:`updated_later`); ``updated_ms`` is the update
+  time in milliseconds, the key of the two update-time indexes and what queries order and
+  filter by (an index of the text took twice the bytes, and formatting a million times for
+  its keys ~1 s per index at 1M memories): generated columns are read like the others and cost no bytes (at
   100k memories these three saved ~12 MB of 100). ``expires_at``: when a working memory's
   ttl runs out, in milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires),
   so reads leave expired working memory out in SQL (ynm.index.search.filter_sql) before any
@@ -86,8 +89,9 @@ from ynm.model.text import fts_text
 # their shard as a number (shard_refs); 11: memory ids, update times and summaries that
 # repeat another column are generated from it; 12: memory types and levels kept as codes,
 # no namespace index; 13: record and creation times kept as milliseconds; 14: the shards'
-# loose-file marks (deflated, deflated_crc, adler, window)
-SCHEMA_VERSION = 14
+# loose-file marks (deflated, deflated_crc, adler, window); 15: update times kept and indexed
+# as milliseconds (updated_later, updated_ms), instants before 1970 too
+SCHEMA_VERSION = 15
 BUSY_TIMEOUT_MS = 30_000
 # SQLite's result codes for a file damaged inside (SQLITE_CORRUPT) or not a database
 # (SQLITE_NOTADB): a cache that gives them is deleted and rebuilt (MountCache.rebuild).
@@ -111,26 +115,28 @@ def code(value: str, names: tuple[str, ...]) -> int | str:
 
 def instant(text: str) -> int | str:
     """A canonical UTC instant (``YYYY-MM-DDTHH:MM:SS.sssZ``, ynm.model.records.
-    normalize_datetime) as ``records.recorded_ms``/``memories.created_ms`` keep it: whole
-    milliseconds since the epoch (6 bytes where the text takes 24), or the text itself when
-    it is before 1970 or not in that form; the generated ``recorded_at``/``created_at``
-    columns read the text back either way (:func:`_instant_sql`)."""
+    normalize_datetime) as ``records.recorded_ms``/``memories.created_ms``/``updated_later``
+    keep it: whole milliseconds since the epoch (negative before 1970; 6 bytes where the text
+    takes 24), or the text itself when it is not in that form; the generated
+    ``recorded_at``/``created_at``/``updated_at`` columns read the text back either way
+    (:func:`_instant_sql`). Every canonical instant is a number, so numbers order as the
+    instants do (``memories.updated_ms``, the key of the update-time indexes)."""
     if len(text) == 24 and text[23] == "Z" and text[10] == "T" and text[19] == "." and \
             text[4] == text[7] == "-" and text[13] == text[16] == ":":
         try:  # the canonical form: exactly the instant, in whole milliseconds
-            ms = (datetime.fromisoformat(text) - _EPOCH) // _MS
+            return (datetime.fromisoformat(text) - _EPOCH) // _MS
         except ValueError:
             return text
-        if ms >= 0:
-            return ms
     return text
 
 
 def _instant_sql(column: str) -> str:
     """SQL for the instant text a column of :func:`instant` values stands for (integer
-    arithmetic only, so every millisecond reads back exactly)."""
+    arithmetic only, so every millisecond reads back exactly; the seconds are floored, so an
+    instant before 1970 reads back too: SQLite's ``/`` and ``%`` truncate toward zero)."""
+    ms = f"(({column} % 1000 + 1000) % 1000)"
     return (f"CASE typeof({column}) WHEN 'integer' THEN strftime('%Y-%m-%dT%H:%M:%S', "
-            f"{column} / 1000, 'unixepoch') || printf('.%03dZ', {column} % 1000) "
+            f"({column} - {ms}) / 1000, 'unixepoch') || printf('.%03dZ', {ms}) "
             f"ELSE {column} END")
 
 
@@ -201,8 +207,9 @@ CREATE TABLE memories (
   tombstoned INTEGER NOT NULL,
   created_ms NOT NULL,
   created_at TEXT GENERATED ALWAYS AS ({_instant_sql("created_ms")}) VIRTUAL,
-  updated_later TEXT,
-  updated_at TEXT GENERATED ALWAYS AS (coalesce(updated_later, created_at)) VIRTUAL,
+  updated_later,
+  updated_ms GENERATED ALWAYS AS (coalesce(updated_later, created_ms)) VIRTUAL,
+  updated_at TEXT GENERATED ALWAYS AS ({_instant_sql("updated_ms")}) VIRTUAL,
   versions INTEGER NOT NULL,
   summary_head NOT NULL,
   summary TEXT GENERATED ALWAYS AS ({SUMMARY_SQL}) VIRTUAL,
@@ -233,8 +240,8 @@ RECORD_INDEXES = {
 }
 MEMORY_INDEXES = {
     "memories_memory_id": "CREATE UNIQUE INDEX memories_memory_id ON memories(memory_id)",
-    "memories_updated": "CREATE INDEX memories_updated ON memories(updated_at)",
-    "memories_live_updated": "CREATE INDEX memories_live_updated ON memories(tombstoned, updated_at)",
+    "memories_updated": "CREATE INDEX memories_updated ON memories(updated_ms)",
+    "memories_live_updated": "CREATE INDEX memories_live_updated ON memories(tombstoned, updated_ms)",
     "memories_expires": "CREATE INDEX memories_expires ON memories(expires_at) "
                         "WHERE expires_at IS NOT NULL",
 }
@@ -475,10 +482,11 @@ def summary_head(summary: str, content: str) -> int | str:
     return summary
 
 
-def updated_later(created_at: str, updated_at: str) -> str | None:
-    """``memories.updated_later``: ``updated_at`` when it is not ``created_at``, else None
-    (the generated ``updated_at`` column reads ``created_at`` then)."""
-    return None if updated_at == created_at else updated_at
+def updated_later(created_at: str, updated_at: str) -> int | str | None:
+    """``memories.updated_later``: ``updated_at`` as :func:`instant` keeps it when it is not
+    ``created_at``, else None (the generated ``updated_ms`` and ``updated_at`` columns read
+    ``created_ms`` then)."""
+    return None if updated_at == created_at else instant(updated_at)
 
 
 def memory_of(record_id: str, memory_id: str) -> str | None:

@@ -8,8 +8,8 @@ asked, and so is working memory past its ttl when the query carries ``now_ms``; 
 membership; namespace as a whole-segment prefix
 (``namespace = ? OR namespace LIKE ? ESCAPE '\\'`` with ``%``, ``_`` and ``\\`` escaped, which the
 reference gets wrong, §8.2); exact subject; every required tag present; no excluded tag present;
-a data key present; ``updatedAt`` within since/until (inclusive, compared as strings, which
-compares instants because both sides are canonical UTC ``YYYY-MM-DDTHH:MM:SS.sssZ``: the column
+a data key present; ``updatedAt`` within since/until (inclusive, compared as milliseconds,
+``updated_ms``: both sides are canonical UTC ``YYYY-MM-DDTHH:MM:SS.sssZ`` instants, the column
 as the cache stores it, the bounds as :mod:`ynm.model.inputs` normalises them); pinned only.
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 
 import sqlean as sqlite3
 
+from ynm.index.schema import instant
 from ynm.model.text import fts_text, is_word_phrase, phrase_words
 
 # Column weights for bm25(): summary, content, subject, tags (algorithms.md §2.3.1 intent).
@@ -138,14 +139,25 @@ def filter_parts(q: SearchQuery, alias: str = "m") -> list[tuple[str, str, list[
                       f"EXISTS (SELECT 1 FROM json_each({alias}.data_keys) WHERE value = ?)",
                       [q.data_key]))
     if q.since is not None:
-        parts.append(("since", f"{alias}.updated_at >= ?", [q.since]))
+        parts.append(("since", *updated_compared(alias, ">=", q.since)))
     if q.until is not None:
-        parts.append(("until", f"{alias}.updated_at <= ?", [q.until]))
+        parts.append(("until", *updated_compared(alias, "<=", q.until)))
     if q.pinned_only:
         parts.append(("pinned_only", f"{alias}.pinned = 1", []))
     if q.needs_review is not None:
         parts.append(("needs_review", f"{alias}.needs_review = ?", [int(q.needs_review)]))
     return parts
+
+
+def updated_compared(alias: str, op: str, value: str) -> tuple[str, list[Any]]:
+    """SQL comparing a memory's update time with the instant ``value`` (``op``: ``<``,
+    ``<=``, ``>=``...) and its parameter: by ``updated_ms``, which the update-time indexes
+    hold, when ``value`` is canonical (ynm.index.schema.instant gives milliseconds), else by
+    the ``updated_at`` text."""
+    ms = instant(value)
+    if isinstance(ms, int):
+        return f"{alias}.updated_ms {op} ?", [ms]
+    return f"{alias}.updated_at {op} ?", [value]
 
 
 def filter_sql(q: SearchQuery, alias: str = "m") -> tuple[str, list[Any]]:
@@ -192,7 +204,7 @@ def search_sql(q: SearchQuery) -> tuple[str, list[Any]]:
     if q.match is None:
         sql = (
             f"SELECT m.rowid, m.memory_id, 1.0 FROM memories m WHERE {cond} "
-            f"ORDER BY m.updated_at DESC, m.memory_id DESC LIMIT ?"
+            f"ORDER BY m.updated_ms DESC, m.memory_id DESC LIMIT ?"
         )
         return sql, [*args, q.limit]
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)

@@ -131,8 +131,12 @@ def page(y: Ynm, f: Filter, *, after: str | None = None, limit: int = 50) -> Pag
     start = parse_cursor(after)
     cond, args = _where(y, f)
     if start is not None:
-        cond += " AND (m.updated_at < ? OR (m.updated_at = ? AND m.memory_id < ?))"
-        args = [*args, start[0], start[0], start[1]]
+        from ynm.index.search import updated_compared
+
+        before, before_args = updated_compared("m", "<", start[0])
+        same, same_args = updated_compared("m", "=", start[0])
+        cond += f" AND ({before} OR ({same} AND m.memory_id < ?))"
+        args = [*args, *before_args, *same_args, start[1]]
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for mount in y.mounts:
         cache = mount.fresh_cache()
@@ -140,7 +144,7 @@ def page(y: Ynm, f: Filter, *, after: str | None = None, limit: int = 50) -> Pag
              pinned, needs_review) in cache.conn.execute(
                 "SELECT memory_id, type, level, namespace, subject, tags, summary, updated_at, "
                 f"versions, pinned, needs_review FROM memories m WHERE {cond} "
-                "ORDER BY m.updated_at DESC, m.memory_id DESC LIMIT ?", [*args, limit + 1]):
+                "ORDER BY m.updated_ms DESC, m.memory_id DESC LIMIT ?", [*args, limit + 1]):
             rows.append((updated_at, memory_id, {
                 "memoryId": memory_id, "mount": mount.id, "type": mtype, "level": level,
                 "namespace": namespace, "subject": subject, "tags": json.loads(tags),

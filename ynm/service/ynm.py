@@ -849,7 +849,7 @@ class Ynm:
             "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
             "AND json_extract(l.value, '$.to') = ? "
             f"AND {current_sql('m', '$.provenance.source')} LIKE 'promoted:%' "
-            "ORDER BY m.updated_at DESC LIMIT 1", (memory_id,)).fetchone()
+            "ORDER BY m.updated_ms DESC LIMIT 1", (memory_id,)).fetchone()
         if copy is not None:
             return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
                     "note": f"{memory_id} is already promoted"}
@@ -1674,7 +1674,7 @@ class Ynm:
             ))
             sql = (f"SELECT updated_at, {state_sql('m')}, summary, tombstoned, expires_at "
                    f"FROM memories m "
-                   f"WHERE {cond} ORDER BY updated_at DESC")
+                   f"WHERE {cond} ORDER BY updated_ms DESC")
             if q.limit:
                 sql += f" LIMIT {int(q.limit)}"
             for updated_at, state, summary, tombstoned, expires_at in cache.conn.execute(sql, args):
