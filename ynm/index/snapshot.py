@@ -150,13 +150,14 @@ def _line_numbers(data: bytes) -> dict[str, int]:
     return out
 
 
-_ID_AT = len('{"v":1,"id":"')
+_ID_HEAD = '{"v":1,"id":"'
+_ID_AT = len(_ID_HEAD)
 
 
 def _line_id(line: str) -> str | None:
     """The record id a line written as ynm and the reference write it begins with
     (``{"v":1,"id":"<26 characters>"``), or None for a line of another shape."""
-    if line.startswith('{"v":1,"id":"') and line[_ID_AT + 26: _ID_AT + 27] == '"':
+    if line.startswith(_ID_HEAD) and line[_ID_AT + 26: _ID_AT + 27] == '"':
         return line[_ID_AT: _ID_AT + 26]
     return None
 
@@ -223,51 +224,72 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
     conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_LINES_TABLE} "
                  "(rowid INTEGER PRIMARY KEY, id TEXT, line BLOB NOT NULL)")
     conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
-    conn.execute("CREATE INDEX IF NOT EXISTS snap.records_by_ref ON records(ref, rowid)")
     blob_ids = dict(conn.execute("SELECT ref, blob_id FROM snap.shards"))
     want = dict(conn.execute("SELECT ref, crc FROM snap.line_sums"))
     insert = f"INSERT INTO temp.{_LINES_TABLE}(rowid, id, line) VALUES (?, ?, ?)"
     sums: dict[str, int] = {}
     refs = [ref for (ref,) in conn.execute("SELECT DISTINCT ref FROM snap.records ORDER BY ref")]
     for ref in refs:
-        lines: list[bytes] | None = None
-        crc = 0
-        rows = []
-        for rowid, rid, line_no, line in conn.execute(
-                "SELECT rowid, id, line_no, line FROM snap.records WHERE ref = ? ORDER BY rowid",
-                (ref,)).fetchall():
-            if line_no is None:
-                text = line if line is not None else ""
-            else:
-                if lines is None:
-                    blob_id = blob_ids.get(ref)
-                    try:
-                        lines = read_blob(blob_id).split(b"\n") if blob_id else []
-                    except Exception as exc:  # noqa: BLE001 - any failure: read the notes instead
-                        raise SnapshotUnusable(f"state.bin names record lines its note blobs do "
-                                               f"not give ({exc})") from None
-                if line_no >= len(lines):
-                    raise SnapshotUnusable("state.bin names record lines its note blobs do not "
-                                           f"give (line {line_no + 1} of shard {ref})")
-                text = lines[line_no].decode("utf-8", errors="replace").strip()
-            crc = _line_sum(crc, text)
-            if rid is None:
-                rid = _line_id(text)
-                if rid is None:
-                    raise SnapshotUnusable("state.bin names a record line that does not give "
-                                           f"its id (line {line_no + 1} of shard {ref})"
-                                           if line_no is not None else
-                                           "state.bin holds a record without its id")
-            rows.append((rowid, rid, text))
-            if len(rows) == _LINE_ROWS:
-                _insert_lines(conn, insert, rows)
-                rows = []
-        _insert_lines(conn, insert, rows)
-        sums[ref] = crc
-        del lines
+        rows = conn.execute("SELECT rowid, id, line_no, line FROM snap.records WHERE ref = ? "
+                            "ORDER BY rowid", (ref,)).fetchall()
+        ids, texts = _shard_lines(ref, rows, blob_ids.get(ref), read_blob)
+        # _line_sum over every line in one call: the CRC-32 of each line and a newline, in order
+        sums[ref] = zlib.crc32(("\n".join(texts) + "\n").encode("utf-8",
+                                                                  errors="surrogatepass"))
+        for at in range(0, len(rows), _LINE_ROWS):
+            packed = schema.pack_many(texts[at:at + _LINE_ROWS])
+            conn.executemany(insert, zip([row[0] for row in rows[at:at + _LINE_ROWS]],
+                                         ids[at:at + _LINE_ROWS], packed))
+        del rows, ids, texts
     if sums != {ref: want.get(ref) for ref in sums} or want.keys() - sums.keys():
         raise SnapshotUnusable("state.bin names record lines its note blobs do not hold "
                                "(their checksums differ)")
+
+
+def _shard_lines(ref: str, rows: list[tuple[Any, ...]], blob_id: str | None,
+                 read_blob: Callable[[str], bytes]) -> tuple[list[str], list[str]]:
+    """The record ids and line texts of one shard's snapshot ``rows`` (``rowid, id, line_no,
+    line``, in rowid order): a numbered line is taken from the note blob ``blob_id`` split at
+    ``\n`` (read at the first number and decoded whole, which gives each line as decoding it
+    alone would: a newline byte is never part of a UTF-8 sequence, nor of what an invalid one
+    is replaced by) and stripped as the cache keeps it; an id the snapshot leaves out is read
+    from the line's start (:func:`_line_id`).
+
+    Raises:
+        SnapshotUnusable: the blob cannot be read, a number is past its end, or a line does
+            not give the id left out.
+    """
+    lines: list[str] | None = None
+    ids: list[str] = []
+    texts: list[str] = []
+    for _, rid, line_no, line in rows:
+        if line_no is None:
+            text = line if line is not None else ""
+        else:
+            if lines is None:
+                try:
+                    data = read_blob(blob_id) if blob_id else b""
+                except Exception as exc:  # noqa: BLE001 - any failure: read the notes instead
+                    raise SnapshotUnusable(f"state.bin names record lines its note blobs do "
+                                           f"not give ({exc})") from None
+                lines = data.decode("utf-8", errors="replace").split("\n")
+                del data
+            if line_no >= len(lines):
+                raise SnapshotUnusable("state.bin names record lines its note blobs do not "
+                                       f"give (line {line_no + 1} of shard {ref})")
+            text = lines[line_no].strip()
+        if rid is None:
+            # _line_id, inline: one call per record costs ~0.3 s at 1M records
+            if text.startswith(_ID_HEAD) and text[_ID_AT + 26:_ID_AT + 27] == '"':
+                rid = text[_ID_AT:_ID_AT + 26]
+            else:
+                raise SnapshotUnusable("state.bin names a record line that does not give "
+                                       f"its id (line {line_no + 1} of shard {ref})"
+                                       if line_no is not None else
+                                       "state.bin holds a record without its id")
+        ids.append(rid)
+        texts.append(text)
+    return ids, texts
 
 
 _LINE_ROWS = 20_000  # record lines packed together (schema.pack_many) and inserted at once
@@ -303,8 +325,11 @@ def _load_memories_sql() -> str:
     """The statement copying a format-2 snapshot's ``memories`` into the cache, the
     ``memory_id`` and ``created_ms`` it leaves NULL taken from the current record."""
     cols = _columns("memories")
-    select = ", ".join(f"coalesce(m.{c}, {_DERIVED[c]})" if c in _DERIVED
-                       else f"ynm_pack(m.{c})" if c in _PACKED else f"m.{c}" for c in cols)
+    select = ", ".join(
+        f"coalesce(m.{c}, {_DERIVED[c]})" if c in _DERIVED
+        # most memories have no extra: no call into Python for those
+        else f"CASE WHEN m.{c} IS NULL THEN NULL ELSE ynm_pack(m.{c}) END" if c in _PACKED
+        else f"m.{c}" for c in cols)
     # in the order the dump wrote them, which is rowid order: the snapshot's ``rowid`` is a
     # plain column there, and ordering by it sorted every row (0.3 to 1 s at 1M memories)
     return (f"INSERT INTO main.memories({', '.join(cols)}) SELECT {select} "
@@ -515,6 +540,9 @@ def load_into(conn: Any, meta: dict[str, Any],
     for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
         conn.execute(f"DROP INDEX IF EXISTS main.{name}")
     try:
+        # by shard, then as the cache wrote them: _load_lines reads a shard at a time, and the
+        # distinct refs come from the index instead of a sort of every record
+        conn.execute("CREATE INDEX IF NOT EXISTS snap.records_by_ref ON records(ref, rowid)")
         conn.execute("INSERT INTO main.shard_refs(ref) SELECT DISTINCT ref FROM snap.records "
                      "ORDER BY ref")
         if meta.get("format") == 1:
