@@ -733,3 +733,15 @@ def test_an_index_of_another_fts5_format_is_built_instead(tmp_path: Path, monkey
         assert answers(cold.cache, word) == answers(full.cache, word)
     assert cold.cache.conn.execute(
         "SELECT v FROM fts_config WHERE k = 'version'").fetchone() == (4,)
+
+
+@given(st.lists(st.one_of(st.binary(max_size=12), st.sampled_from(
+    [b"\xe2\x82", b"\xe2\x82\xac", b"\xff", b"\xf0\x9f\x90", b"\xc3", b"\x85", b" \t"])),
+    max_size=12))
+def test_a_blob_decoded_whole_gives_each_line_as_decoding_it_alone(parts):
+    """The loader decodes a note blob once and splits it (snapshot._shard_lines); the dump
+    and ynm.model.jsonl read lines split first. Truncated or invalid UTF-8 next to a newline
+    must not make the two differ."""
+    data = b"\n".join(parts)
+    assert data.decode("utf-8", errors="replace").split("\n") == [
+        line.decode("utf-8", errors="replace") for line in data.split(b"\n")]
