@@ -629,7 +629,9 @@ def test_reads_and_writes_say_a_configured_mount_did_not_open(project, cli_run, 
     assert not missing.exists()
     other = cli_run("remember", "--type", "semantic", "--level", "distributed", "--mount",
                     "nope", "--content", "an org fact", "--cwd", project)
-    assert 'Error: no mount "nope" (have: personal, project)' in other.stderr.splitlines()
+    assert other.exit_code == 2
+    assert ('Error: no mount "nope" (have: personal, project, org); to add it: add '
+            '{"id":"nope",') in other.stderr
 
 
 # -- vector model ------------------------------------------------------------------------------

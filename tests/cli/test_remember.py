@@ -376,8 +376,8 @@ def test_unknown_level(project, cli_run):
 
 def test_unknown_mount(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--mount", "nope")
-    assert result.exit_code == 1
-    assert err(result) == 'Error: no mount "nope" (have: personal, project)'
+    assert result.exit_code == 2
+    assert err(result).startswith('Error: no mount "nope" (have: personal, project); to add it: ')
 
 
 def test_mount_level_mismatch(project, cli_run):

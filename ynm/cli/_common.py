@@ -137,19 +137,20 @@ def note_unmerged(ynm: Ynm) -> bool:
     return bool(lines)
 
 
-def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
-    """Reads with an unknown ``--mount`` give an empty result and exit 0, as the reference
-    does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store.
-    ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known; else a
-    hosted mount's id is named as one this read cannot reach."""
+def check_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
+    """Refuse a ``--mount`` that names no configured mount, before the command reads or
+    writes anything (:meth:`ynm.service.ynm.Ynm.check_mount`: exit 2, naming the mounts
+    there are and how to add one; the reference reads nothing and exits 0). ``hosted``: the
+    command also reaches hosted (mcp) mounts; else a hosted mount's id is named on stderr as
+    one this command cannot reach (and the command reads nothing).
+
+    Raises:
+        UnknownMount: the id is configured nowhere.
+    """
+    ynm.check_mount(mount_id)
     if not hosted and any(r.id == mount_id for r in ynm.remotes):
         say(f'warning: "{mount_id}" is a hosted store; this command reads local mounts '
                    f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
-        return
-    remotes = [r.id for r in ynm.remotes] if hosted else []
-    if mount_id is not None and ynm.mount(mount_id) is None and mount_id not in remotes:
-        have = ", ".join([*(m.id for m in ynm.mounts), *remotes]) or "none"
-        say(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
 
 
 def note_left_out(left_out: list[Any]) -> None:

@@ -119,7 +119,9 @@ def import_chunks(
     """
     from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
 
+    ynm.check_mount(mount_id)
     if mount_id is not None and ynm.mount(mount_id) is None:
+        # configured but not opened here, or a hosted store: records are imported locally
         raise UnknownMount(mount_id, [m.id for m in ynm.mounts])
     hint = ynm.no_project_hint()
     if (mount_id is None and hint is not None

@@ -267,7 +267,34 @@ class Ynm:
         """The open mount with this id, or None."""
         return next((m for m in self.mounts if m.id == mount_id), None)
 
+    def check_mount(self, mount_id: str | None) -> None:
+        """Refuse a ``mount_id`` (``--mount``, a tool's ``mount``) that names no configured
+        mount: neither an open local mount, nor a hosted (mcp) one, nor one configured but
+        not opened (a read leaves that one out with a warning, a write says why it did not
+        open). None passes.
+
+        Raises:
+            UnknownMount: (exit 2) ``no mount "<id>" (have: <every configured id>); to add
+                it: ...`` naming the configuration file that holds ``mounts`` (else
+                ``<YNM_HOME>/config.json``). The reference answers a read with an empty
+                result instead (cli.md §6); ynm refuses it on every command alike.
+        """
+        if mount_id is None:
+            return
+        have = [*(m.id for m in self.mounts), *(p.id for p in self.mount_problems),
+                *(r.id for r in self.remotes)]
+        if mount_id not in have:
+            where = self.loaded.sources.get("mounts") or str(self.loaded.home / "config.json")
+            raise UnknownMount(mount_id, list(dict.fromkeys(have)), where)
+
     def _select(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()) -> list[Mount]:
+        """The open local mounts a command reads: every one, or the one ``mount_id`` names,
+        of ``levels`` (every level when empty).
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (:meth:`check_mount`).
+        """
+        self.check_mount(mount_id)
         return [
             m for m in self.mounts
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
@@ -373,6 +400,7 @@ class Ynm:
                 configured mount that did not open (route would call it unknown)."""
         from ynm.errors import NoMount, StoreError
 
+        self.check_mount(mount_id)
         try:
             return route(self.mounts, level, mount_id)
         except NoMount as err:
@@ -1657,9 +1685,10 @@ class Ynm:
     def list(self, q: ListQuery) -> list[dict[str, Any]]:
         """Folded memories across mounts, newest ``updatedAt`` first (reference/cli.md §4.11);
         each with its ``mount`` and the ``summary`` shown for it (the current record's, or
-        derived from its content when the record has none). An unknown ``mount`` gives an
-        empty list. Working memory past its ttl is left out unless ``include_tombstoned``,
-        which shows it with ``"expired": true`` while no sweep has tombstoned it yet."""
+        derived from its content when the record has none). A ``mount`` configured nowhere
+        raises :class:`~ynm.errors.UnknownMount` (:meth:`check_mount`). Working memory past
+        its ttl is left out unless ``include_tombstoned``, which shows it with ``"expired":
+        true`` while no sweep has tombstoned it yet."""
         from ynm.index.search import SearchQuery, filter_sql
 
         out: list[tuple[str, dict[str, Any]]] = []
@@ -1852,7 +1881,8 @@ class Ynm:
     def reindex(self, mount_id: str | None = None,
                 progress: Progress | None = None) -> dict[str, int]:
         """Rebuild each selected mount's cache from a full read of its log.
-        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``.
+        Returns ``{mount id: memories indexed}``; a mount configured nowhere raises
+        :class:`~ynm.errors.UnknownMount` (the reference gives ``{}``).
 
         Raises:
             Interrupted: Ctrl-C; it names the caches rebuilt before it and the state of the
@@ -1889,7 +1919,8 @@ class Ynm:
         configured. Returns one :class:`ynm.compact.CompactResult` JSON per mount.
 
         Raises:
-            UnknownMount: ``mount_id`` names no local mount.
+            UnknownMount: ``mount_id`` names no configured mount (:meth:`check_mount`); a
+                hosted one or one that did not open gives no result.
             StoreConflict: another process replaced a snapshot meanwhile.
             StoreError: a git failure.
             Interrupted: Ctrl-C; it names the mounts whose snapshot was written before it (a
@@ -1901,8 +1932,7 @@ class Ynm:
         from ynm.compact import compact_mount
         from ynm.errors import Interrupted
 
-        if mount_id is not None and self.mount(mount_id) is None:
-            raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        self.check_mount(mount_id)
         out = []
         mount = None
         try:
