@@ -1089,7 +1089,9 @@ class Ynm:
                 (ynm.dream.resolve.resolve_for).
             Interrupted: Ctrl-C; what was written before it stays, and the marks of a full
                 run are written last (ynm.dream.engine.mark_dreamed), so a run again judges
-                what this one did not mark."""
+                what this one did not mark. Its ``result`` is the ConsolidateReport of the
+                passes that ended before it, with ``full.stopped`` (None when it stopped
+                before the run began)."""
         import os
 
         from ynm.dream.budget import check_token_budget
@@ -1107,15 +1109,19 @@ class Ynm:
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
         try:
             return run_dream(self, inp, judge_model, writer)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:
             from ynm.errors import Interrupted
 
             if dry_run:
-                raise Interrupted("nothing was written (dry run)",
-                                  "run the dry run again for its report") from None
-            raise Interrupted("the changes written before it are kept (each is its own "
-                              "record)", "run `ynm dream` again to finish: the memories this "
-                              "run did not mark as dreamed are judged again") from None
+                stopped = Interrupted("nothing was written (dry run)",
+                                      "run the dry run again for its report")
+            else:
+                stopped = Interrupted("the changes written before it are kept (each is its "
+                                      "own record)", "run `ynm dream` again to finish: the "
+                                      "memories this run did not mark as dreamed are judged "
+                                      "again")
+            stopped.result = getattr(err, "report", None)  # the passes that ended before it
+            raise stopped from None
 
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:
@@ -1755,14 +1761,33 @@ class Ynm:
                    ) -> list[dict[str, Any]]:
         """Build the wiki of each selected mount (see :func:`ynm.wiki.build.build`); one
         result per mount. An error at a later mount carries the results of the mounts built
-        before it (whose pages stay) as its ``result``."""
+        before it (whose pages stay) as its ``result``.
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (:meth:`check_mount`).
+            Interrupted: Ctrl-C; it names the wikis built before it and the mount it stopped
+                in (a directory may hold part of that mount's pages; an orphan branch moves
+                with one commit); its ``result`` is the wikis built before it (None when
+                there were none).
+        """
+        from ynm.errors import Interrupted
         from ynm.wiki.build import build
 
         out: list[dict[str, Any]] = []
+        m = None
         try:
             for m in self._select(mount_id):
                 out.append(build(m, target=target, folder=folder, repo=self.loaded.repo,
                                  home=self.loaded.home))
+        except KeyboardInterrupt:
+            done = f"built: {', '.join(r['mount'] for r in out)}; " if out else ""
+            left = (f"{m.id}'s wiki was not finished (a directory may hold part of its pages; "
+                    "an orphan branch is one commit, so it is as it was)" if m is not None
+                    else "nothing was built")
+            stopped = Interrupted(f"{done}{left}", "run `ynm wiki build` again to build the "
+                                  "rest")
+            stopped.result = out or None
+            raise stopped from None
         except YnmError as err:
             if out and err.result is None:
                 err.result = out
