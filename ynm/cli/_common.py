@@ -299,12 +299,56 @@ def links_flag(raw: str | None) -> Any:
     return json_flag("links", raw, hint=links_hint())
 
 
+DATA_EXAMPLE = '{"ticket": "ABC-1"}'
+DATA_HINT = (f"--data takes a JSON object of keys and values, quoted for the shell; e.g. "
+             f"--data '{DATA_EXAMPLE}'")
+"""The hint of a ``--data`` that is not a JSON object (remember, supersede, annotate)."""
+
+
+def _json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in words: ``an array``, ``a string``, ``a number``,
+    ``true``/``false``, ``null``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "a number"
+
+
+def data_flag(raw: str | None) -> dict[str, Any] | None:
+    """``--data`` parsed as a JSON object, or None when not given.
+
+    Raises:
+        InvalidInput: (exit 2) with the hint :data:`DATA_HINT` (what ``--data`` takes and a
+            working example): ``invalid input: --data: not valid JSON (<detail>)``
+            (reference/cli.md §1.3), or, for JSON that is no object, the schema's
+            ``invalid input: data: must be an object`` (the reference's words) followed by
+            what was given: ``, got an array`` (``a string``, ``a number``, ``true``,
+            ``false``, ``null``; ``--data null`` was once taken as no data).
+    """
+    from ynm.errors import InvalidInput
+
+    value = json_flag("data", raw, hint=DATA_HINT)
+    if raw is not None and not isinstance(value, dict):
+        refused = InvalidInput(f"data: must be an object, got {_json_kind(value)}",
+                               fields=("data",))
+        refused.hint = DATA_HINT
+        raise refused
+    return value
+
+
 @contextlib.contextmanager
-def links_hint_on_error() -> Iterator[None]:
-    """Give an :class:`~ynm.errors.InvalidInput` raised inside that concerns the links (a
-    failing field ``links`` or ``links.<n>[.<key>]``: ``invalid input: links.0.rel: must be
-    one of ...``) the hint of what ``--links`` takes, unless it has a hint already. Every
-    command with ``--links`` validates its input inside this."""
+def flag_hints_on_error() -> Iterator[None]:
+    """Give an :class:`~ynm.errors.InvalidInput` raised inside that concerns a JSON-valued
+    flag the hint of what that flag takes, unless it has a hint already: a failing field
+    ``links`` or ``links.<n>[.<key>]`` (``invalid input: links.0.rel: must be one of ...``)
+    gets ``--links``' (:func:`ynm.model.links.links_hint`), ``data`` or ``data.<key>`` gets
+    :data:`DATA_HINT`. Every command with ``--links`` or ``--data`` validates its input
+    inside this."""
     from ynm.errors import InvalidInput
     from ynm.model.links import links_hint
 
@@ -313,6 +357,9 @@ def links_hint_on_error() -> Iterator[None]:
     except InvalidInput as err:
         if err.hint is None and any(f == "links" or f.startswith("links.") for f in err.fields):
             err.hint = links_hint()
+        elif err.hint is None and any(f == "data" or f.startswith("data.")
+                                      for f in err.fields):
+            err.hint = DATA_HINT
         raise
 
 
