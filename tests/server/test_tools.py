@@ -172,6 +172,13 @@ def test_a_mount_that_is_not_configured_is_an_error_result(mcp_call, ynm_home, t
         "and prints its anchor)")
 
 
+def test_recall_refuses_a_since_after_the_until_as_an_error_result(mcp_call):
+    assert err(call_tool(mcp_call, "memory_recall", {
+        "text": "deploys", "since": "2026-12-01", "until": "2026-11-01"})) == (
+        "invalid input: since: 2026-12-01T00:00:00.000Z is later than until "
+        "2026-11-01T00:00:00.000Z, so nothing can match; swap them, or leave one out")
+
+
 def test_supersede_annotate_forget(mcp_call):
     mid = remember(mcp_call, content="Deploys on Tuesdays")["memoryId"]
     out = ok(call_tool(mcp_call, "memory_supersede",
