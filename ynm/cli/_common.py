@@ -8,7 +8,6 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -203,7 +202,7 @@ def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         say(human(value))
 
 
-@contextmanager
+@contextlib.contextmanager
 def json_on_failure(as_json: bool) -> Iterator[None]:
     """With ``--json``, a command prints its JSON document in every outcome that reaches a
     result, failures included: when the block raises a :class:`~ynm.errors.YnmError` that
