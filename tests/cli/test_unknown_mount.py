@@ -67,3 +67,38 @@ def test_the_mounts_named_are_every_configured_one(project, cli_run, ynm_home, t
 def test_a_configured_mount_is_still_read(project, cli_run):
     result = cli_run("list", "--mount", "project")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "no memories\n", "")
+
+
+def test_promote_and_import_name_a_hosted_store_as_one_they_cannot_write(project, cli_run,
+                                                                         ynm_home, tmp_path):
+    """A hosted store is configured, so it is not "no mount": promote and import write to
+    local mounts only, and say so (exit 2)."""
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "team", "level": "distributed", "provider": "mcp",
+         "url": "https://memory.example.com/mcp"}]}))
+    mine = json.loads(cli_run("remember", "--type", "semantic", "--content",
+                              "we deploy on Tuesdays", "--json").stdout)["memoryId"]
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(jsonl(make_record(level="distributed", namespace="common")))
+    for args, what in ((("promote", mine), "promote"), (("import", dump), "import")):
+        result = cli_run(*args, "--mount", "team")
+        assert (result.exit_code, result.stderr) == (
+            2, (f'Error: mount "team" is a hosted store; {what} writes to local mounts only '
+                "(local: personal, project)\n"))
+
+
+def test_import_into_a_store_that_did_not_open_says_why(project, cli_run, ynm_home, tmp_path):
+    missing = tmp_path / "org.git"
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
+         "anchor": "a" * 40}]}))
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(jsonl(make_record(level="distributed", namespace="common")))
+    result = cli_run("import", dump, "--mount", "org")
+    assert (result.exit_code, result.stderr.splitlines()) == (1, [
+        (f'Error: mount "org" is configured but cannot be opened: not a git repository: '
+         f"{missing}"),
+        (f'hint: correct its "path" in {ynm_home / "config.json"} if it is mistyped; `ynm '
+         "doctor` checks every mount")])

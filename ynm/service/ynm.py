@@ -287,6 +287,23 @@ class Ynm:
             where = self.loaded.sources.get("mounts") or str(self.loaded.home / "config.json")
             raise UnknownMount(mount_id, list(dict.fromkeys(have)), where)
 
+    def check_local_mount(self, mount_id: str | None, what: str) -> None:
+        """:meth:`check_mount`, and refuse a hosted (mcp) store's id for an operation that
+        writes to a local mount only (``what``: ``promote``, ``import``).
+
+        Raises:
+            UnknownMount: as :meth:`check_mount`.
+            Refused: (exit 2) ``mount "<id>" is a hosted store; <what> writes to local
+                mounts only (local: <ids>)``.
+        """
+        from ynm.errors import Refused
+
+        self.check_mount(mount_id)
+        if any(r.id == mount_id for r in self.remotes):
+            local = ", ".join(m.id for m in self.mounts) or "none"
+            raise Refused(f'mount "{mount_id}" is a hosted store; {what} writes to local '
+                          f"mounts only (local: {local})")
+
     def _select(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()) -> list[Mount]:
         """The open local mounts a command reads: every one, or the one ``mount_id`` names,
         of ``levels`` (every level when empty).
@@ -389,37 +406,52 @@ class Ynm:
                     self.warnings.remove(m.anchor_warning)
                 m.check_writable()
 
-    def _route(self, level: str, mount_id: str | None = None) -> Mount:
+    def _route(self, level: str, mount_id: str | None = None, what: str = "this command"
+               ) -> Mount:
         """:func:`ynm.service.mounts.route`, whose ``no distributed mount`` (the reference's
         text) gains a hint when the repository around cwd has no project mount: ynm init was
         never run in this clone, or its ``.ynm/config.json`` was never committed.
 
         Raises:
-            UnknownMount, MountLevelMismatch, NoMount: as route.
+            UnknownMount, MountLevelMismatch, NoMount: as route; UnknownMount (exit 2) for
+                an id configured nowhere (:meth:`check_mount`).
+            Refused: ``mount_id`` names a hosted store, which ``what`` cannot write to
+                (:meth:`check_local_mount`).
             StoreError: ``mount "<id>" is configured but cannot be opened: <why>`` for a
                 configured mount that did not open (route would call it unknown)."""
-        from ynm.errors import NoMount, StoreError
+        from ynm.errors import NoMount
 
-        self.check_mount(mount_id)
         try:
             return route(self.mounts, level, mount_id)
         except NoMount as err:
             err.hint = self.no_project_hint()
             raise
         except UnknownMount:
-            problem = next((p for p in self.mount_problems if p.id == mount_id), None)
-            if problem is None:
+            self.check_local_mount(mount_id, what)
+            unopened = self.unopened_mount(mount_id)
+            if unopened is None:
                 raise
-            # configured, but it did not open: "no mount" would send the user to the wrong fix;
-            # the error says it, so the read warning about that mount goes
-            self.warnings[:] = [w for w in self.warnings
-                                if not w.startswith(f"mount {mount_id} is left out: ")]
-            err = StoreError(f'mount "{mount_id}" is configured but cannot be opened: '
-                             f"{problem.error}")
-            err.hint = (f"correct its \"path\" in "
-                        f"{self.loaded.sources.get('mounts', 'the configuration')} if it is "
-                        "mistyped; `ynm doctor` checks every mount")
-            raise err from None
+            raise unopened from None
+
+    def unopened_mount(self, mount_id: str | None) -> YnmError | None:
+        """The error of a write to a mount that is configured but did not open (``mount
+        "<id>" is configured but cannot be opened: <why>``, a StoreError, exit 1, with the
+        hint that names the configuration file), or None when ``mount_id`` names no such
+        mount. "no mount" would send the user to the wrong fix; the error says it, so the
+        read warning about that mount goes."""
+        from ynm.errors import StoreError
+
+        problem = next((p for p in self.mount_problems if p.id == mount_id), None)
+        if problem is None:
+            return None
+        self.warnings[:] = [w for w in self.warnings
+                            if not w.startswith(f"mount {mount_id} is left out: ")]
+        err = StoreError(f'mount "{mount_id}" is configured but cannot be opened: '
+                         f"{problem.error}")
+        err.hint = (f"correct its \"path\" in "
+                    f"{self.loaded.sources.get('mounts', 'the configuration')} if it is "
+                    "mistyped; `ynm doctor` checks every mount")
+        return err
 
     def no_project_hint(self) -> str | None:
         """What to do when a distributed record has no mount to go to, in a repository with
@@ -869,7 +901,7 @@ class Ynm:
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = self._route("distributed", mount_id)
+        target = self._route("distributed", mount_id, "promote")
         self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
@@ -1882,7 +1914,9 @@ class Ynm:
         the input had their record id.
 
         Raises:
-            UnknownMount: ``mount_id`` names no open mount (nothing is written).
+            UnknownMount: ``mount_id`` is configured nowhere (nothing is written).
+            Refused: ``mount_id`` names a hosted store (:meth:`check_local_mount`).
+            StoreError: ``mount_id`` is configured but did not open (:meth:`unopened_mount`).
             BatchRefused: every record was refused (nothing is written); its message and exit
                 code are the first refusal's, and it carries the report. Also for an input
                 with lines but not one valid record (``invalid input: input: no valid record
