@@ -304,20 +304,6 @@ DATA_HINT = (f"--data takes a JSON object of keys and values, quoted for the she
 """The hint of a ``--data`` that is not a JSON object (remember, supersede, annotate)."""
 
 
-def _json_kind(value: Any) -> str:
-    """What a parsed JSON value is, in words: ``an array``, ``a string``, ``a number``,
-    ``true``/``false``, ``null``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    return "a number"
-
-
 def data_flag(raw: str | None) -> dict[str, Any] | None:
     """``--data`` parsed as a JSON object, or None when not given.
 
@@ -330,10 +316,11 @@ def data_flag(raw: str | None) -> dict[str, Any] | None:
             ``false``, ``null``; ``--data null`` was once taken as no data).
     """
     from ynm.errors import InvalidInput
+    from ynm.model.words import json_kind
 
     value = json_flag("data", raw, hint=DATA_HINT)
     if raw is not None and not isinstance(value, dict):
-        refused = InvalidInput(f"data: must be an object, got {_json_kind(value)}",
+        refused = InvalidInput(f"data: must be an object, got {json_kind(value)}",
                                fields=("data",))
         refused.hint = DATA_HINT
         raise refused
