@@ -5,7 +5,7 @@ YnmError (exit 1)                      anything that ran and failed
 ├── InvalidInput (exit 2)              a value that fails validation: ``invalid input: <path>: <msg>``
 ├── Refused (exit 2)                   the redaction gate or a command-level refusal
 ├── UnknownMemory (exit 1)             ``unknown memory <id>``
-├── UnknownMount (exit 1)              ``no mount "<id>" (have: ...)``
+├── UnknownMount (exit 2)              ``no mount "<id>" (have: ...); to add it: ...``
 ├── MountLevelMismatch (exit 1)        ``mount "<id>" is <level>; cannot take a <level> record``
 ├── NoMount (exit 1)                   no mount can take a record of that level
 ├── ShareRequired (exit 1)             a write without a level where no personal mount exists
@@ -29,6 +29,7 @@ reference's); the MCP server returns the same text as a tool error.
 
 from __future__ import annotations
 
+import json
 import os
 
 
@@ -81,10 +82,28 @@ class UnknownMemory(YnmError):
 
 
 class UnknownMount(YnmError):
-    """A write named a mount id that is not configured."""
+    """A command or tool named a mount id that is not configured (``--mount``, ``mount``).
 
-    def __init__(self, mount_id: str, have: list[str]) -> None:
-        super().__init__(f'no mount "{mount_id}" (have: {", ".join(have) or "none"})')
+    Message: the reference's ``no mount "<id>" (have: <id>, ...|none)`` (cli.md §2), then,
+    when ``config_file`` is given, how to add one, in the words of ``ynm login``'s refusal:
+    ``; to add it: add {"id":"<id>","level":"distributed","provider":"git-notes",
+    "path":"<store>","anchor":"<commit>"} to mounts in <config file> (`ynm init --bare
+    <store>` makes a store and prints its anchor)``. Exit 2 on every command, read or write, as any other refused input: the
+    reference gives an empty result on reads (exit 0) and exit 1 on writes (cli.md §6), so a
+    typo passed for an empty store."""
+
+    exit_code = 2
+
+    def __init__(self, mount_id: str, have: list[str], config_file: str | None = None) -> None:
+        message = f'no mount "{mount_id}" (have: {", ".join(have) or "none"})'
+        if config_file:
+            entry = json.dumps({"id": mount_id, "level": "distributed", "provider": "git-notes",
+                                "path": "<store>", "anchor": "<commit>"}, ensure_ascii=False,
+                               separators=(",", ":"))
+            message += (f"; to add it: add {entry} to mounts in {config_file} "
+                        "(`ynm init --bare <store>` makes a store and prints its anchor)")
+        super().__init__(message)
+        self.mount_id = mount_id
 
 
 class MountLevelMismatch(YnmError):

@@ -108,7 +108,7 @@ def test_compact_twice_with_nothing_new_writes_no_commit(net):
 def test_unknown_mount(net):
     a = net.clone("a")
     result = net.ynm(a, "compact", "--mount", "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.startswith('Error: no mount "nope" (have: ')
 
 

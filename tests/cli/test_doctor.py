@@ -321,6 +321,44 @@ def test_a_shallow_clone_without_the_anchor_object_warns_as_the_reference(projec
     assert line(human, "mount project anchor object").startswith("ok    ")
 
 
+def test_a_notes_only_store_without_the_anchor_object_is_not_called_shallow(project, cli_run,
+                                                                           git, ynm_home,
+                                                                           tmp_path):
+    """A ``git init --bare`` org store holds notes only: its anchor commit is absent, but it is
+    no shallow clone (git says so), and doctor must not say it is."""
+    org = tmp_path / "org.git"
+    git(tmp_path, "init", "-q", "--bare", str(org))
+    assert git(org, "rev-parse", "--is-shallow-repository") == "false"
+    anchor = json.loads((project / ".ynm" / "config.json").read_text())["anchor"]
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(org),
+         "anchor": anchor}]}))
+    _, result, human = doctor(cli_run, project)
+    assert '"anchorPresent":false' in named(result, "mount org (git-notes)")["detail"]
+    assert named(result, "mount org anchor object") == {
+        "name": "mount org anchor object", "ok": True, "level": "info",
+        "detail": "not present locally (the store holds notes only, no history of its own); "
+                  "plumbing does not need it"}
+    assert "shallow" not in human
+
+
+def test_a_worktree_of_a_shallow_clone_is_shallow(project, cli_run, git, tmp_path):
+    """git keeps ``shallow`` in the common dir, shared by every worktree; doctor run in a
+    linked worktree of a shallow clone says shallow clone, as ``git rev-parse`` does there."""
+    git(project, "add", ".ynm/config.json")
+    git(project, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "ynm config")
+    git(project, "-c", "commit.gpgsign=false", "commit", "-q", "--allow-empty", "-m", "two")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{project}", str(clone))
+    linked = tmp_path / "linked"
+    git(clone, "worktree", "add", "-q", str(linked))
+    assert git(linked, "rev-parse", "--is-shallow-repository") == "true"
+    _, result, _ = doctor(cli_run, linked)
+    assert named(result, "mount project anchor object")["detail"] == (
+        "not present locally (shallow clone); plumbing does not need it")
+
+
 # -- ynm's own: cache, bad lines, cache size ---------------------------------------------------
 
 
@@ -585,14 +623,16 @@ def test_reads_and_writes_say_a_configured_mount_did_not_open(project, cli_run, 
                     "org", "--content", "an org fact", "--cwd", project)
     assert write.exit_code == 1
     assert write.stderr.splitlines() == [
-        f'Error: mount "org" is configured but cannot be opened: not a git repository: '
-        f"{missing}",
-        f'hint: correct its "path" in {ynm_home / "config.json"} if it is mistyped; '
-        "`ynm doctor` checks every mount"]
+        (f'Error: mount "org" is configured but cannot be opened: not a git repository: '
+         f"{missing}"),
+        (f'hint: correct its "path" in {ynm_home / "config.json"} if it is mistyped; '
+         "`ynm doctor` checks every mount")]
     assert not missing.exists()
     other = cli_run("remember", "--type", "semantic", "--level", "distributed", "--mount",
                     "nope", "--content", "an org fact", "--cwd", project)
-    assert 'Error: no mount "nope" (have: personal, project)' in other.stderr.splitlines()
+    assert other.exit_code == 2
+    assert ('Error: no mount "nope" (have: personal, project, org); to add it: add '
+            '{"id":"nope",') in other.stderr
 
 
 # -- vector model ------------------------------------------------------------------------------

@@ -55,7 +55,6 @@ def test_mount(project, cli_run, load):
     b = make_record(level="distributed", namespace="common")
     load(a, b)
     assert [r["id"] for r in lines(cli_run("export", "--mount", "project"))] == [b["id"]]
-    assert lines(cli_run("export", "--mount", "nope")) == []
 
 
 def test_type(project, cli_run, load):
@@ -136,10 +135,10 @@ def test_a_bad_since_or_until_names_the_value_and_the_forms_export_takes(project
         2, "", f"Error: invalid input: {field}: {said}\n")
 
 
-def test_an_unknown_mount_on_a_read_warns_on_stderr(project, cli_run):
+def test_an_unknown_mount_on_a_read_is_refused(project, cli_run):
     result = cli_run("export", "--mount", "nope")
-    assert result.exit_code == 0 and result.stdout == ""
-    assert 'warning: no mount "nope"' in result.stderr
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith('Error: no mount "nope" (have: personal, project)')
 
 
 def test_a_reader_that_stops_early_ends_the_command_quietly(project, cli_run, load):

@@ -238,8 +238,9 @@ def test_every_record_refused_fails_with_the_first_refusal(project, cli_run, dum
 
 def test_unknown_mount(project, cli_run, dump):
     result = cli_run("import", dump(jsonl(make_record())), "--mount", "nope")
-    assert result.exit_code == 1
-    assert result.stderr.strip() == 'Error: no mount "nope" (have: personal, project)'
+    assert result.exit_code == 2
+    assert result.stderr.startswith('Error: no mount "nope" (have: personal, project); to add '
+                                    "it: ")
 
 
 NO_PROJECT = ("Error: no distributed mount: run `ynm init` in the project (or configure a "

@@ -107,3 +107,88 @@ def test_ctrl_c_elsewhere_keeps_the_short_message(project, cli_run, monkeypatch)
     result = cli_run("status")
     assert result.exit_code == 130
     assert result.stderr == "Error: interrupted\n"
+
+
+def _records(cli_run) -> list[dict]:
+    return [json.loads(line) for line in cli_run("export").stdout.splitlines()]
+
+
+def test_dream_json_stopped_by_ctrl_c_prints_the_passes_that_ended(project, cli_run, load,
+                                                                   monkeypatch):
+    """``ynm dream --json`` stopped in a pass prints the report of the passes before it, says
+    where it stopped and that that pass wrote nothing (it queues its writes until it ends),
+    and writes no dream marks, so the next run judges everything again."""
+    load(make_record(), make_record(content="Deploys go out on Tuesdays."))
+    before = _records(cli_run)
+    interrupt_on(monkeypatch, "ynm.dream.passes.dedupe", 1)
+    result = cli_run("dream", "--json")
+    assert result.exit_code == 130
+    assert result.stderr.startswith("Error: interrupted; the changes written before it are kept")
+    report = json.loads(result.stdout)
+    assert list(report["passes"]) == ["expire", "retention", "promote"]
+    assert report["full"]["stopped"] == {"pass": "dedupe", "written": "nothing"}
+    assert report["full"]["dreamed"] == 0 and report["dryRun"] is False
+    assert _records(cli_run) == before  # no marks, nothing of dedupe
+
+
+def test_dream_json_stopped_while_writing_says_part_may_be_written(project, cli_run, load,
+                                                                   monkeypatch):
+    load(make_record())
+    interrupt_on(monkeypatch, "ynm.dream.engine.mark_dreamed", 1)
+    result = cli_run("dream", "--json")
+    assert result.exit_code == 130
+    report = json.loads(result.stdout)
+    assert list(report["passes"]) == ["expire", "retention", "promote", "dedupe", "contradict", "reflect",
+                                      "normalise"]
+    assert report["full"]["stopped"] == {"pass": "marks", "written": "part"}
+    dry = cli_run("dream", "--dry-run", "--json")  # no marks were written: all still fresh
+    assert json.loads(dry.stdout)["full"]["fresh"] == 1
+
+
+def test_dream_json_stopped_before_it_began_prints_no_json(project, cli_run, load,
+                                                           monkeypatch):
+    load(make_record())
+    interrupt_on(monkeypatch, "ynm.dream.engine.run_dream", 1)
+    result = cli_run("dream", "--json")
+    assert (result.exit_code, result.stdout) == (130, "")
+
+
+def test_wiki_build_json_stopped_by_ctrl_c_prints_the_wikis_built(project, cli_run, load,
+                                                                  monkeypatch, tmp_path):
+    load(make_record(), make_record(level="distributed", namespace="common"))
+    interrupt_on(monkeypatch, "ynm.wiki.build.build", 2)
+    result = cli_run("wiki", "build", "--json")
+    assert result.exit_code == 130
+    assert [r["mount"] for r in json.loads(result.stdout)] == ["personal"]
+    assert result.stderr == (
+        "Error: interrupted; built: personal; project's wiki was not finished (a directory "
+        "may hold part of its pages; an orphan branch is one commit, so it is as it was); "
+        "run `ynm wiki build` again to build the rest\n")
+
+
+def test_login_json_stopped_by_ctrl_c_prints_the_sign_ins_kept(project, cli_run, ynm_home,
+                                                               monkeypatch):
+    """A url names two hosted mounts; Ctrl-C while the second's browser sign-in is waited
+    for: the first stays signed in, and ``--json`` prints it."""
+    from types import SimpleNamespace
+
+    from ynm.service import oauth
+
+    url = "https://memory.example.com/mcp"
+    ynm_home.mkdir(parents=True, exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": m, "level": "distributed", "provider": "mcp", "url": url}
+        for m in ("team", "team2")]}))
+    monkeypatch.setattr(oauth, "advertised_issuer", lambda *_: "https://idp.example.com")
+    signed = SimpleNamespace(token="tok", oauth=None, scopes=["memory"])
+    monkeypatch.setattr(oauth, "browser_sign_in", lambda *_, **__: signed)
+    interrupt_on(monkeypatch, "ynm.service.oauth.browser_sign_in", 2)
+    result = cli_run("login", url, "--browser", "--no-open", "--json")
+    assert result.exit_code == 130
+    assert json.loads(result.stdout) == [
+        {"mount": "team", "url": url, "signedIn": True, "scopes": ["memory"]}]
+    assert result.stderr.endswith(
+        "Error: interrupted; signed in to team and kept; team2 was not signed in; run `ynm "
+        "login team2` to sign in to it\n")
+    assert (ynm_home / "auth" / "team.json").exists()
+    assert not (ynm_home / "auth" / "team2.json").exists()

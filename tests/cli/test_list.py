@@ -222,7 +222,7 @@ def test_mount(project, run_json, cli_run, load):
     load(a, b)
     assert ids(run_json("list", "--mount", "project")) == [b["id"]]
     result = cli_run("list", "--mount", "nope")
-    assert result.exit_code == 0 and result.stdout == "no memories\n"
+    assert result.exit_code == 2 and result.stdout == ""
 
 
 def test_cwd(project, cli_run, load, tmp_path, monkeypatch):

@@ -33,10 +33,11 @@ def test_mount(project, run_json, load):
     assert run_json("reindex", "--mount", "project") == {"project": 1}
 
 
-def test_unknown_mount_is_empty_object(project, cli_run):
+def test_unknown_mount_is_refused(project, cli_run):
+    """The reference prints ``{}``; ynm refuses a mount configured nowhere (exit 2)."""
     result = cli_run("reindex", "--mount", "nope", "--json")
-    assert result.exit_code == 0
-    assert result.stdout == "{}\n"
+    assert result.exit_code == 2
+    assert result.stdout == "" and result.stderr.startswith('Error: no mount "nope"')
 
 
 def test_rebuilds_a_deleted_cache(project, cli_run, run_json, load, ynm_home):

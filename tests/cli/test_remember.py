@@ -268,17 +268,48 @@ def test_confidence_not_a_number(project, cli_run):
     assert err(result).startswith("Error: invalid input: confidence: ")
 
 
-def test_data_bad_json(project, cli_run):
-    result = cli_run("remember", "--type", "semantic", "--content", "x", "--data", "{bad")
+DATA_HINT = ("hint: --data takes a JSON object of keys and values, quoted for the shell; e.g. "
+             """--data '{"ticket": "ABC-1"}'""")
+
+
+@pytest.mark.parametrize("command", [
+    ("remember", "--type", "semantic", "--content", "x"),
+    ("supersede", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--content", "x"),
+    ("annotate", "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+])
+def test_data_bad_json_says_what_data_takes(project, cli_run, command):
+    result = cli_run(*command, "--data", "{bad")
     assert result.exit_code == 2
-    assert re.fullmatch(r"Error: invalid input: --data: not valid JSON \(.+\)", err(result))
+    first, hint = err(result).splitlines()
+    assert first == ("Error: invalid input: --data: not valid JSON (Expecting property name "
+                     "enclosed in double quotes: line 1 column 2 (char 1))")
+    assert hint == DATA_HINT
     assert exported(cli_run) == []
 
 
-def test_data_not_an_object(project, cli_run):
-    result = cli_run("remember", "--type", "semantic", "--content", "x", "--data", "[1, 2]")
+@pytest.mark.parametrize(("command", "data", "got"), [
+    (("remember", "--type", "semantic", "--content", "x"), "[1, 2]", "an array"),
+    (("remember", "--type", "semantic", "--content", "x"), '"ABC-1"', "a string"),
+    (("remember", "--type", "semantic", "--content", "x"), "3", "a number"),
+    (("remember", "--type", "semantic", "--content", "x"), "true", "true"),
+    (("remember", "--type", "semantic", "--content", "x"), "null", "null"),
+    (("supersede", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--content", "x"), "[]", "an array"),
+    (("annotate", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), "null", "null"),
+])
+def test_data_not_an_object_says_what_it_got_and_gives_an_example(project, cli_run, command,
+                                                                  data, got):
+    result = cli_run(*command, "--data", data)
     assert result.exit_code == 2
-    assert err(result).startswith("Error: invalid input: data: ")
+    assert err(result).splitlines() == [f"Error: invalid input: data: must be an object, got {got}",
+                                        DATA_HINT]
+    assert exported(cli_run) == []
+
+
+def test_the_example_data_is_taken(project, cli_run):
+    result = cli_run("remember", "--type", "semantic", "--content", "x", "--data",
+                     '{"ticket": "ABC-1"}', "--json")
+    assert result.exit_code == 0, result.stderr
+    assert exported(cli_run)[0]["data"] == {"ticket": "ABC-1"}
 
 
 def test_links_bad_json(project, cli_run):
@@ -376,8 +407,8 @@ def test_unknown_level(project, cli_run):
 
 def test_unknown_mount(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--mount", "nope")
-    assert result.exit_code == 1
-    assert err(result) == 'Error: no mount "nope" (have: personal, project)'
+    assert result.exit_code == 2
+    assert err(result).startswith('Error: no mount "nope" (have: personal, project); to add it: ')
 
 
 def test_mount_level_mismatch(project, cli_run):

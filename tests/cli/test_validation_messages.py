@@ -31,7 +31,7 @@ def clean(text: str) -> str:
     (("remember", "--type", "semantic", "--content", "x", "--confidence", "7"),
      "confidence: must be at most 1"),
     (("remember", "--type", "semantic", "--content", "x", "--data", "[1]"),
-     "data: must be an object"),
+     "data: must be an object, got an array"),
     (("remember", "--type", "semantic", "--content", "x", "--links", "[1]"),
      "links.0: must be an object"),
     (("remember", "--type", "semantic", "--content", "x", "--links",

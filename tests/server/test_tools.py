@@ -156,6 +156,29 @@ def test_recall_and_context(mcp_call):
         "invalid input: type.0:")
 
 
+@pytest.mark.parametrize("tool, args", [
+    ("memory_recall", {"text": "deploys"}), ("memory_context", {}), ("memory_sync", {}),
+    ("memory_remember", {"type": "semantic", "content": "We deploy on Tuesdays"}),
+])
+def test_a_mount_that_is_not_configured_is_an_error_result(mcp_call, ynm_home, tool, args):
+    """Every tool that takes a mount refuses one configured nowhere with the CLI's message
+    (it names the mounts there are and how to add one), as an error result, not a crash and
+    not an empty answer."""
+    message = err(call_tool(mcp_call, tool, {**args, "mount": "nope"}))
+    assert message == (
+        'no mount "nope" (have: personal, project); to add it: add {"id":"nope",'
+        '"level":"distributed","provider":"git-notes","path":"<store>","anchor":"<commit>"} '
+        f'to mounts in {ynm_home / "config.json"} (`ynm init --bare <store>` makes a store '
+        "and prints its anchor)")
+
+
+def test_recall_refuses_a_since_after_the_until_as_an_error_result(mcp_call):
+    assert err(call_tool(mcp_call, "memory_recall", {
+        "text": "deploys", "since": "2026-12-01", "until": "2026-11-01"})) == (
+        "invalid input: since: 2026-12-01T00:00:00.000Z is later than until "
+        "2026-11-01T00:00:00.000Z, so nothing can match; swap them, or leave one out")
+
+
 def test_supersede_annotate_forget(mcp_call):
     mid = remember(mcp_call, content="Deploys on Tuesdays")["memoryId"]
     out = ok(call_tool(mcp_call, "memory_supersede",

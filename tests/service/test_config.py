@@ -215,6 +215,7 @@ def test_ynm_mounts_not_json(repo: Path, env: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=r"^invalid input: YNM_MOUNTS: not valid JSON: ") as info:
         load_config(repo, {**env, "YNM_MOUNTS": "[{"})
     assert info.value.exit_code == 2  # refused input, like a bad value
+    assert info.value.hint == MOUNTS_HINT
 
 
 @pytest.mark.parametrize("text", ["{", '{"hooks": ', "[1, 2]", '"x"'])
@@ -233,6 +234,24 @@ def test_ynm_mounts_not_an_array_of_mounts(repo: Path, env: dict[str, str], valu
     with pytest.raises(ConfigError) as info:
         load_config(repo, {**env, "YNM_MOUNTS": value})
     assert str(info.value) == "invalid input: YNM_MOUNTS: must be a JSON array of mounts"
+    assert info.value.hint == MOUNTS_HINT
+
+
+MOUNTS_HINT = ("YNM_MOUNTS takes a JSON array of mount objects, quoted for the shell; e.g. "
+               """YNM_MOUNTS='[{"id": "org", "level": "distributed", "provider": "git-notes", """
+               """"path": "~/.ynm/org.git", "anchor": "<commit>"}]'""")
+
+
+def test_the_ynm_mounts_example_is_taken(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The hint's example, with a real store and its anchor, configures the mount."""
+    import json
+    import re
+
+    example = re.search(r"YNM_MOUNTS='(.*)'$", MOUNTS_HINT).group(1)
+    value = example.replace("~/.ynm/org.git", str(tmp_path / "org.git")).replace(
+        "<commit>", "a" * 40)
+    mounts = load_config(repo, {**env, "YNM_MOUNTS": value}).config.mounts
+    assert [m.id for m in mounts] == ["org"] and json.loads(example)[0]["id"] == "org"
 
 
 def test_ynm_mounts_entry_invalid(repo: Path, env: dict[str, str]) -> None:
@@ -325,7 +344,10 @@ def test_file_must_hold_an_object(home: Path, tmp_path: Path, env: dict[str, str
     (home / "config.json").write_text("[1]\n", encoding="utf-8")
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path, env)
-    assert str(info.value) == f"invalid input: {home / 'config.json'}: expected a JSON object"
+    assert str(info.value) == (f"invalid input: {home / 'config.json'}: expected a JSON object, "
+                               "got an array")
+    assert info.value.hint == ('a configuration file holds one JSON object of keys, e.g. '
+                               '{"remote": "origin"}')
 
 
 def test_invalid_json_names_the_file(repo: Path, env: dict[str, str]) -> None:

@@ -19,6 +19,7 @@ from ynm.store.anchor import (
     select_anchor,
 )
 from ynm.store.gitnotes import GitNotesLog
+from ynm.store.repo import is_shallow
 
 SAME_DATE = "2026-01-01T00:00:00Z"
 
@@ -263,6 +264,23 @@ def test_an_absent_anchor_in_a_shallow_clone_or_a_notes_only_copy_is_fine(tmp_pa
     assert anchor_problem(pygit2.Repository(str(clone)), root_commit(source)) is None
     bare = init_repo(tmp_path / "org.git", bare=True)  # `git init --bare`: notes only
     assert anchor_problem(pygit2.Repository(str(bare)), root_commit(source)) is None
+
+
+def test_a_linked_worktree_of_a_shallow_clone_is_shallow(tmp_path: Path) -> None:
+    """git keeps ``shallow`` in the common dir; a repository opened at a linked worktree's
+    git dir (where libgit2's ``is_shallow`` looks) is shallow all the same, so an absent
+    anchor is allowed there and no graft point is taken for a root."""
+    source = make_repo(tmp_path / "source", commits=3)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{source}", str(clone))
+    git(clone, "worktree", "add", "-q", str(tmp_path / "linked"))
+    assert git(tmp_path / "linked", "rev-parse", "--is-shallow-repository") == "true"
+    repo = pygit2.Repository(str(tmp_path / "linked"))
+    assert is_shallow(repo) and is_shallow(pygit2.Repository(str(clone)))
+    assert not is_shallow(pygit2.Repository(str(source)))
+    assert anchor_problem(repo, root_commit(source)) is None
+    with pytest.raises(AnchorError, match="shallow clone"):
+        select_anchor(repo)
 
 
 def test_a_log_with_a_refusal_writes_nothing(repo: Path, anchor: str) -> None:

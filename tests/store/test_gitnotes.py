@@ -169,6 +169,7 @@ def test_tips_and_read_all_across_shards(log: GitNotesLog) -> None:
         "repo": str(log.common_dir),
         "anchor": log.anchor,
         "anchorPresent": True,
+        "shallow": False,
         "shards": 4,
     }
 

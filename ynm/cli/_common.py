@@ -8,7 +8,6 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -137,19 +136,20 @@ def note_unmerged(ynm: Ynm) -> bool:
     return bool(lines)
 
 
-def warn_unknown_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
-    """Reads with an unknown ``--mount`` give an empty result and exit 0, as the reference
-    does (cli.md §8.27); say so on stderr so a typo does not pass for an empty store.
-    ``hosted``: the read also reaches hosted (mcp) mounts, whose ids count as known; else a
-    hosted mount's id is named as one this read cannot reach."""
+def check_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
+    """Refuse a ``--mount`` that names no configured mount, before the command reads or
+    writes anything (:meth:`ynm.service.ynm.Ynm.check_mount`: exit 2, naming the mounts
+    there are and how to add one; the reference reads nothing and exits 0). ``hosted``: the
+    command also reaches hosted (mcp) mounts; else a hosted mount's id is named on stderr as
+    one this command cannot reach (and the command reads nothing).
+
+    Raises:
+        UnknownMount: the id is configured nowhere.
+    """
+    ynm.check_mount(mount_id)
     if not hosted and any(r.id == mount_id for r in ynm.remotes):
         say(f'warning: "{mount_id}" is a hosted store; this command reads local mounts '
                    f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
-        return
-    remotes = [r.id for r in ynm.remotes] if hosted else []
-    if mount_id is not None and ynm.mount(mount_id) is None and mount_id not in remotes:
-        have = ", ".join([*(m.id for m in ynm.mounts), *remotes]) or "none"
-        say(f'warning: no mount "{mount_id}" (have: {have}); nothing to read', err=True)
 
 
 def note_left_out(left_out: list[Any]) -> None:
@@ -202,7 +202,7 @@ def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         say(human(value))
 
 
-@contextmanager
+@contextlib.contextmanager
 def json_on_failure(as_json: bool) -> Iterator[None]:
     """With ``--json``, a command prints its JSON document in every outcome that reaches a
     result, failures included: when the block raises a :class:`~ynm.errors.YnmError` that
@@ -298,12 +298,43 @@ def links_flag(raw: str | None) -> Any:
     return json_flag("links", raw, hint=links_hint())
 
 
+DATA_EXAMPLE = '{"ticket": "ABC-1"}'
+DATA_HINT = (f"--data takes a JSON object of keys and values, quoted for the shell; e.g. "
+             f"--data '{DATA_EXAMPLE}'")
+"""The hint of a ``--data`` that is not a JSON object (remember, supersede, annotate)."""
+
+
+def data_flag(raw: str | None) -> dict[str, Any] | None:
+    """``--data`` parsed as a JSON object, or None when not given.
+
+    Raises:
+        InvalidInput: (exit 2) with the hint :data:`DATA_HINT` (what ``--data`` takes and a
+            working example): ``invalid input: --data: not valid JSON (<detail>)``
+            (reference/cli.md §1.3), or, for JSON that is no object, the schema's
+            ``invalid input: data: must be an object`` (the reference's words) followed by
+            what was given: ``, got an array`` (``a string``, ``a number``, ``true``,
+            ``false``, ``null``; ``--data null`` was once taken as no data).
+    """
+    from ynm.errors import InvalidInput
+    from ynm.model.words import json_kind
+
+    value = json_flag("data", raw, hint=DATA_HINT)
+    if raw is not None and not isinstance(value, dict):
+        refused = InvalidInput(f"data: must be an object, got {json_kind(value)}",
+                               fields=("data",))
+        refused.hint = DATA_HINT
+        raise refused
+    return value
+
+
 @contextlib.contextmanager
-def links_hint_on_error() -> Iterator[None]:
-    """Give an :class:`~ynm.errors.InvalidInput` raised inside that concerns the links (a
-    failing field ``links`` or ``links.<n>[.<key>]``: ``invalid input: links.0.rel: must be
-    one of ...``) the hint of what ``--links`` takes, unless it has a hint already. Every
-    command with ``--links`` validates its input inside this."""
+def flag_hints_on_error() -> Iterator[None]:
+    """Give an :class:`~ynm.errors.InvalidInput` raised inside that concerns a JSON-valued
+    flag the hint of what that flag takes, unless it has a hint already: a failing field
+    ``links`` or ``links.<n>[.<key>]`` (``invalid input: links.0.rel: must be one of ...``)
+    gets ``--links``' (:func:`ynm.model.links.links_hint`), ``data`` or ``data.<key>`` gets
+    :data:`DATA_HINT`. Every command with ``--links`` or ``--data`` validates its input
+    inside this."""
     from ynm.errors import InvalidInput
     from ynm.model.links import links_hint
 
@@ -312,6 +343,9 @@ def links_hint_on_error() -> Iterator[None]:
     except InvalidInput as err:
         if err.hint is None and any(f == "links" or f.startswith("links.") for f in err.fields):
             err.hint = links_hint()
+        elif err.hint is None and any(f == "data" or f.startswith("data.")
+                                      for f in err.fields):
+            err.hint = DATA_HINT
         raise
 
 

@@ -93,13 +93,25 @@ def _instant(flag: str, value: str | None, *, lower: bool) -> str | None:
 
 
 def _where(filters: dict[str, Any]) -> Any:
+    """The :class:`ynm.server.audit.EventFilter` of the command's filters.
+
+    Raises:
+        InvalidInput: (exit 2) a ``--since``/``--until`` that is no ISO 8601 date-time, or a
+            ``--since`` later than ``--until`` (:func:`ynm.model.inputs.bounds_problem`:
+            ``--since: <since> is later than --until <until>, so nothing can match; ...``).
+    """
+    from ynm.errors import InvalidInput
+    from ynm.model.inputs import bounds_problem
     from ynm.server.audit import EventFilter
 
+    since = _instant("--since", filters["since"], lower=True)
+    until = _instant("--until", filters["until"], lower=False)
+    problem = bounds_problem(since, until, since_name="--since", until_name="--until")
+    if problem:
+        raise InvalidInput(problem)
     return EventFilter(
         person=filters["person"], client=filters["client"], tool=filters["tool"],
-        outcome=filters["outcome"],
-        since=_instant("--since", filters["since"], lower=True),
-        until=_instant("--until", filters["until"], lower=False))
+        outcome=filters["outcome"], since=since, until=until)
 
 
 def _warn_bad(bad: list[Any]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, json_on_failure, open_ynm
+from ynm.cli._common import check_mount, common_options, emit, json_on_failure, open_ynm
 from ynm.model.words import counted
 
 
@@ -49,7 +49,9 @@ def compact(as_json: bool, cwd: Path | None, mount: str | None, quiet: bool) -> 
 
     --quiet prints nothing unless it fails.
     """
-    with open_ynm(cwd) as ynm, json_on_failure(as_json):  # the snapshots written before a failure
-        results = ynm.compact(mount)
+    with open_ynm(cwd) as ynm:
+        check_mount(ynm, mount)
+        with json_on_failure(as_json):  # the snapshots written before a failure
+            results = ynm.compact(mount)
     if not quiet or as_json:
         emit(results, as_json, format_compact)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import common_options, emit, open_ynm
+from ynm.cli._common import common_options, emit, json_on_failure, open_ynm
 
 PASSES = ("expire", "promote", "dedupe", "contradict", "reflect", "normalise")
 JUDGE_NEEDS_DRY_RUN = "--judge: only applies to a dry run; add --dry-run"
@@ -101,7 +101,8 @@ def dream(ctx: click.Context, as_json: bool, cwd: Path | None, passes: list[str]
         namespace = normalize_filter_namespace(namespace)
     except ValueError as err:  # the write rule's refusal, before any store is opened
         raise InvalidInput(f"namespace: {err}") from None
-    with open_ynm(cwd) as ynm:
+    # --json: Ctrl-C (or a lock that stayed taken) still prints the passes that ended
+    with open_ynm(cwd) as ynm, json_on_failure(as_json):
         result = ynm.consolidate(passes or None, namespace, dry_run, judge=judge,
                                  max_pairs=max_pairs)
     emit(result, as_json, format_dream)

@@ -13,11 +13,11 @@ from ynm.cli._common import (
     common_options,
     content_input,
     content_options,
+    data_flag,
     drop_none,
     emit,
-    json_flag,
+    flag_hints_on_error,
     links_flag,
-    links_hint_on_error,
     number_flag,
     open_ynm,
     say,
@@ -72,8 +72,9 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="New subject (kept when omitted).")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
-@click.option("--data", help="Structured payload (JSON object) of the new version; the "
-              "previous version's is not carried over: omitted means none (said in a note).")
+@click.option("--data", help="Structured payload (JSON object, e.g. "
+              """'{"ticket": "ABC-1"}') of the new version; the previous version's is not """
+              "carried over: omitted means none (said in a note).")
 @click.option("--data-schema", help="Name of the shape of --data (not carried over either).")
 @click.option("--importance", help="0..1; kept when omitted.")
 @click.option("--confidence", help="0..1; kept when omitted.")
@@ -108,10 +109,10 @@ def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
     from ynm.model.inputs import SupersedeInput, parse_input
 
     mid = one_id(memory_id, memory_id_flag)
-    with links_hint_on_error():
+    with flag_hints_on_error():
         inp = parse_input(SupersedeInput, drop_none(
             memory_id=mid, content=content_input(content, content_file),
-            tags=split_tags(tags), data=json_flag("data", data), links=links_flag(links),
+            tags=split_tags(tags), data=data_flag(data), links=links_flag(links),
             importance=number_flag("importance", importance),
             confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:
@@ -148,7 +149,8 @@ def dropped_note(dropped: list[str]) -> str:
 @click.option("--needs-review/--no-needs-review", default=None, help="Flag or clear review.")
 @click.option("--reason", help="Why.")
 @click.option("--session", help="Session id for provenance.")
-@click.option("--data", help="Structured annotation data (JSON object).")
+@click.option("--data", help="Structured annotation data (JSON object, e.g. "
+                              """'{"ticket": "ABC-1"}').""")
 @common_options
 def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
              memory_id_flag: str | None, tags: tuple[str, ...], links: str | None,
@@ -162,10 +164,10 @@ def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
     """
     from ynm.model.inputs import AnnotateInput, parse_input
 
-    with links_hint_on_error():
+    with flag_hints_on_error():
         inp = parse_input(AnnotateInput, drop_none(
             memory_id=one_id(memory_id, memory_id_flag),
-            tags=split_tags(tags), links=links_flag(links), data=json_flag("data", data),
+            tags=split_tags(tags), links=links_flag(links), data=data_flag(data),
             importance=number_flag("importance", importance),
             confidence=number_flag("confidence", confidence), **rest))
     with open_ynm(cwd) as ynm:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import DATETIME_HELP, common_options, drop_none, open_ynm, warn_unknown_mount
+from ynm.cli._common import DATETIME_HELP, check_mount, common_options, drop_none, open_ynm
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -40,6 +40,6 @@ def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: boo
 
     q = parse_input(ExportQuery, drop_none(type=type_, **rest))
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount)
+        check_mount(ynm, q.mount)
         for line in ynm.export(q):
             sys.stdout.write(line + "\n")

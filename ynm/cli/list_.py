@@ -9,13 +9,13 @@ import click
 
 from ynm.cli._common import (
     DATETIME_HELP,
+    check_mount,
     common_options,
     drop_none,
     emit,
     note_unmerged,
     open_ynm,
     say,
-    warn_unknown_mount,
 )
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
@@ -73,7 +73,7 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, limit: int | None,
     if default:
         q.limit = DEFAULT_LIMIT + 1  # one more, to know whether more exist
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount)
+        check_mount(ynm, q.mount)
         memories = ynm.list(q)
         note_unmerged(ynm)
     more = default and len(memories) > DEFAULT_LIMIT

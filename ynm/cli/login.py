@@ -181,8 +181,10 @@ def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
     Raises:
         YnmError: ``could not sign in to <mount> (<url>): <why>``; when it failed at a later
             mount, its ``result`` lists the sign-ins made (and kept) before it.
+        Interrupted: Ctrl-C while a mount's sign-in was waited for; its ``result`` lists the
+            sign-ins made (and kept) before it, as the failure's does.
         Refused: ``required`` and a store names no identity provider."""
-    from ynm.errors import Refused, YnmError
+    from ynm.errors import Interrupted, Refused, YnmError
     from ynm.service.oauth import advertised_issuer, browser_sign_in
     from ynm.service.remote import STATUS_TIMEOUT_S, RemoteError, save_sign_in
 
@@ -208,6 +210,12 @@ def _browser_sign_in(home: Path, chosen: list[Any], *, required: bool,
             failed = YnmError(f"could not sign in to {m.id} ({m.url}): {err}")
             failed.result = out or None  # the sign-ins kept before it, for --json
             raise failed from None
+        except KeyboardInterrupt:  # Ctrl-C while waiting for the browser
+            done = f"signed in to {', '.join(o['mount'] for o in out)} and kept; " if out else ""
+            stopped = Interrupted(f"{done}{m.id} was not signed in",
+                                  f"run `ynm login {m.id}` to sign in to it")
+            stopped.result = out or None  # the sign-ins kept before it, for --json
+            raise stopped from None
         save_sign_in(home, m.id, m.url, signed.token, oauth=signed.oauth)
         out.append({"mount": m.id, "url": m.url, "signedIn": True,
                     "scopes": list(signed.scopes)})

@@ -9,6 +9,7 @@ import click
 
 from ynm.cli._common import (
     DATETIME_HELP,
+    check_mount,
     common_options,
     drop_none,
     emit,
@@ -17,7 +18,6 @@ from ynm.cli._common import (
     open_ynm,
     say,
     split_tags,
-    warn_unknown_mount,
 )
 
 # Said on stderr after the reason when the query has nothing to search
@@ -173,7 +173,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
         tags=split_tags(tags), **rest,
     ))
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount, hosted=True)
+        check_mount(ynm, q.mount, hosted=True)
         hits = ynm.recall(q)
         unmerged = note_unmerged(ynm)
         left_out = list(ynm.left_out)

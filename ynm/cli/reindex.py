@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ynm.cli._common import common_options, emit, json_on_failure, open_ynm, warn_unknown_mount
+from ynm.cli._common import check_mount, common_options, emit, json_on_failure, open_ynm
 
 
 @click.command()
@@ -20,7 +20,7 @@ def reindex(as_json: bool, cwd: Path | None, mount: str | None) -> None:
       ynm reindex --mount project
     """
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, mount)
+        check_mount(ynm, mount)
         with json_on_failure(as_json):  # Ctrl-C: the mounts rebuilt before it
             result = ynm.reindex(mount)
     emit(result, as_json,

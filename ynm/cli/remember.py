@@ -11,11 +11,11 @@ from ynm.cli._common import (
     common_options,
     content_input,
     content_options,
+    data_flag,
     drop_none,
     emit,
-    json_flag,
+    flag_hints_on_error,
     links_flag,
-    links_hint_on_error,
     number_flag,
     open_ynm,
     say,
@@ -36,7 +36,8 @@ LEVELS = ("personal", "distributed")
 @click.option("--summary", help="One line; derived from the content when omitted.")
 @click.option("--subject", help="Entity or topic key, e.g. entity:ledger.")
 @click.option("--tags", multiple=True, help="Tags (repeatable, comma-separated).")
-@click.option("--data", help="Structured payload as a JSON object.")
+@click.option("--data", help="Structured payload as a JSON object, e.g. "
+                              """'{"ticket": "ABC-1"}'.""")
 @click.option("--data-schema", help="Name of the shape of --data.")
 @click.option("--importance", help="0..1 (default 0.5).")
 @click.option("--confidence", help="0..1 (default 1).")
@@ -66,10 +67,10 @@ def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...],
     from ynm.model.inputs import RememberInput, parse_input
 
     try:
-        with links_hint_on_error():
+        with flag_hints_on_error():
             inp = parse_input(RememberInput, drop_none(
                 type=type_, content=content_input(content, content_file),
-                tags=split_tags(tags), data=json_flag("data", data), links=links_flag(links),
+                tags=split_tags(tags), data=data_flag(data), links=links_flag(links),
                 importance=number_flag("importance", importance),
                 confidence=number_flag("confidence", confidence), **rest,
             ))

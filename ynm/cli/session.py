@@ -8,12 +8,12 @@ from typing import Any
 import click
 
 from ynm.cli._common import (
+    check_mount,
     common_options,
     drop_none,
     emit,
     note_left_out,
     open_ynm,
-    warn_unknown_mount,
 )
 from ynm.model.words import counted
 
@@ -52,7 +52,7 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
 
     q = parse_input(ContextQuery, drop_none(level=list(level), type=list(type_), **rest))
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, q.mount, hosted=True)
+        check_mount(ynm, q.mount, hosted=True)
         block = ynm.context(q)
     emit(block, as_json, block_text)
     note_left_out(ynm.left_out)
@@ -163,6 +163,6 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
         raise click.UsageError("review list takes no memory id (to clear a flag: "
                                "ynm review clear <id>)")
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, mount)
+        check_mount(ynm, mount)
         memories = ynm.review_list(mount)
     emit(memories, as_json, format_review)

@@ -10,12 +10,12 @@ import click
 
 from ynm.cli._common import (
     SILENT_HELP,
+    check_mount,
     common_options,
     emit,
     json_on_failure,
     open_ynm,
     say,
-    warn_unknown_mount,
 )
 from ynm.model.words import counted
 
@@ -119,7 +119,7 @@ def sync(as_json: bool, cwd: Path | None, remote: str | None, push: bool, pull: 
         raise Refused("syncing the personal store needs an explicit --remote: personal memory "
                       "never goes to a project's remote")
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, mount)
+        check_mount(ynm, mount)
         # --json: the mounts synced and the one that failed also when a git step fails
         with json_on_failure(as_json):
             results = ynm.sync(mount, remote, push=push, pull=pull, dry_run=dry_run)

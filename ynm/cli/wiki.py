@@ -9,12 +9,12 @@ import click
 
 from ynm.cli._common import (
     SILENT_HELP,
+    check_mount,
     common_options,
     emit,
     json_on_failure,
     open_ynm,
     say,
-    warn_unknown_mount,
 )
 
 
@@ -51,7 +51,7 @@ def build(as_json: bool, quiet: bool, cwd: Path | None, mount: str | None, targe
     a note says when the project was left out, and why.
     """
     with open_ynm(cwd) as ynm:
-        warn_unknown_mount(ynm, mount)
+        check_mount(ynm, mount)
         with json_on_failure(as_json):  # a later mount failed: the wikis built before it
             results = ynm.wiki_build(mount, target, folder)
         absent = ynm.project_absent() if mount is None else None

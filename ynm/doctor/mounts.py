@@ -28,6 +28,7 @@ class StoreFacts:
     raw_bytes: int = 0
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    shallow: bool = False
 
 
 def store_facts(mount: Any) -> StoreFacts:
@@ -58,6 +59,7 @@ def store_facts(mount: Any) -> StoreFacts:
     except YnmError as err:
         facts.error = str(err)
         return facts
+    facts.shallow = bool(details.get("shallow"))
     facts.details = {"repo": details["repo"], "anchor": details["anchor"],
                      **({"remote": mount.remote} if mount.remote else {}),
                      "anchorPresent": details["anchorPresent"], "shards": details["shards"],
@@ -68,10 +70,15 @@ def store_facts(mount: Any) -> StoreFacts:
 def mount_checks(facts: StoreFacts) -> list[Check]:
     """``mount <id> (<provider>)``: ok with ``<location>: <details as compact JSON>``, or an
     error naming why the store cannot be read; then, for a git-notes store whose anchor
-    object is not here, ``mount <id> anchor object`` (ok, warn), or an error when the configured
-anchor is no commit of a full clone (:attr:`ynm.service.mounts.Mount.anchor_problem`). Bad lines do not fail the
-    mount (the reference fails it): they are skipped on every read and reported by the
-    ``bad lines <id>`` check."""
+    object is not here, ``mount <id> anchor object``: in a shallow clone (git's own answer,
+    :func:`ynm.store.repo.is_shallow`) ok, warn, ``not present locally (shallow clone);
+    plumbing does not need it`` as the reference; in a store that is not shallow, which then
+    holds no history of its own (a ``git init --bare`` copy of an org store, reference/storage.md
+    §3.12), ok, info, saying so (the reference calls every absent anchor a shallow clone); or
+    an error when the configured anchor is no commit of a full clone
+    (:attr:`ynm.service.mounts.Mount.anchor_problem`). Bad lines do not fail the mount (the
+    reference fails it): they are skipped on every read and reported by the ``bad lines
+    <id>`` check."""
     m = facts.mount
     name = f"mount {m.id} ({m.provider})"
     if facts.error is not None:
@@ -84,9 +91,14 @@ anchor is no commit of a full clone (:attr:`ynm.service.mounts.Mount.anchor_prob
         out.append(check(f"mount {m.id} anchor object", False, problem,
                          fix=getattr(m, "anchor_hint", "") or "ynm init"))
     elif m.provider == "git-notes" and facts.details.get("anchorPresent") is False:
-        out.append(check(f"mount {m.id} anchor object", True,
-                         "not present locally (shallow clone); plumbing does not need it",
-                         "warn"))
+        if facts.shallow:
+            out.append(check(f"mount {m.id} anchor object", True,
+                             "not present locally (shallow clone); plumbing does not need it",
+                             "warn"))
+        else:
+            out.append(check(f"mount {m.id} anchor object", True,
+                             "not present locally (the store holds notes only, no history of "
+                             "its own); plumbing does not need it"))
     return out
 
 

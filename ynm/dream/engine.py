@@ -465,6 +465,13 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
 
     Raises:
         InvalidInput: see :meth:`DreamInput.check`.
+        DreamInterrupted: Ctrl-C; its ``report`` is the ConsolidateReport of the passes that
+            ended before it, ``dreamed`` 0 and ``full.stopped`` saying where it stopped and
+            whether that step had written part of its changes (:func:`_stopped`); a pass
+            stopped while judging has written nothing, and no marks are written, so the next
+            run judges again what this one did not finish.
+        YnmError: a mount's lock stayed taken (LockTimeout, from :meth:`Run.flush`); its
+            ``result`` is that report of the passes before it, unless it carried one.
     """
     from ynm.dream import passes as P
 
@@ -485,35 +492,82 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
                "contradict": P.contradict, "reflect": P.reflect, "normalise": P.normalise}
     reports: dict[str, PassReport] = {}
     progress = ynm.progress
-    for i, name in enumerate(todo):
-        if progress:
-            progress("dream", i, len(todo))
-        if name != "expire" and not run.fresh and not tagged:
-            continue
-        run.pairs_judged = 0
-        report = runners[name](run)
-        run.flush(report)
-        reports[name] = report
-        if name == "expire" and run.config.occurrence_retention:
-            retention = P.retention(run)
-            run.flush(retention)
-            reports["retention"] = retention
-        if name == "expire" and inp.dry_run:
-            # what a real run would have tombstoned is not there for the later passes
-            run.dry_gone.update(report.changed)
-            run.dry_gone.update(reports["retention"].changed if "retention" in reports else ())
-    if progress and todo:
-        progress("dream", len(todo), len(todo))
+    # where the run is, for a report of a run stopped part way: (step, writing)
+    step, writing = "", False
+    try:
+        for i, name in enumerate(todo):
+            if progress:
+                progress("dream", i, len(todo))
+            if name != "expire" and not run.fresh and not tagged:
+                continue
+            run.pairs_judged = 0
+            step, writing = name, name == "expire"  # expire writes as it goes
+            report = runners[name](run)
+            writing = True
+            run.flush(report)
+            reports[name] = report
+            if name == "expire" and run.config.occurrence_retention:
+                step, writing = "retention", False
+                retention = P.retention(run)
+                writing = True
+                run.flush(retention)
+                reports["retention"] = retention
+            step, writing = "", False
+            if name == "expire" and inp.dry_run:
+                # what a real run would have tombstoned is not there for the later passes
+                run.dry_gone.update(report.changed)
+                run.dry_gone.update(reports["retention"].changed if "retention" in reports
+                                    else ())
+        if progress and todo:
+            progress("dream", len(todo), len(todo))
 
-    full_run = not inp.namespace and set(requested) == set(PASSES)
-    dreamed = mark_dreamed(run) if full_run and not inp.dry_run else 0
+        full_run = not inp.namespace and set(requested) == set(PASSES)
+        if full_run and not inp.dry_run:
+            step, writing = "marks", True
+            dreamed = mark_dreamed(run)
+        else:
+            dreamed = 0
+    except KeyboardInterrupt:
+        raise DreamInterrupted(_report(run, judge, writer, reports, 0,
+                                       _stopped(step, writing, inp.dry_run))) from None
+    except YnmError as err:  # a lock that stayed taken: the passes done before it stay
+        if err.result is None:
+            # LockTimeout: nothing of the pass it met was written (Run.flush)
+            err.result = _report(run, judge, writer, reports, 0,
+                                 _stopped(step, False, inp.dry_run))
+        raise
+    return _report(run, judge, writer, reports, dreamed)
+
+
+class DreamInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run: ``report`` is the ConsolidateReport of the passes that ended
+    before it (:func:`run_dream`), with ``full.stopped`` naming where it stopped."""
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        super().__init__()
+        self.report = report
+
+
+def _stopped(step: str, writing: bool, dry_run: bool) -> dict[str, Any]:
+    """``full.stopped`` of a run stopped part way: ``{"pass": <pass, retention or marks; ""
+    between passes>, "written": <"nothing" or "part">}``. A pass queues its records and writes
+    them when it ends (:meth:`Run.flush`), so stopped while judging nothing of it is written;
+    stopped while writing (the expire pass, a pass's flush, the marks), some of its appends
+    may have landed (each is one commit, never half a record)."""
+    return {"pass": step, "written": "part" if writing and not dry_run and step else "nothing"}
+
+
+def _report(run: Run, judge: Judge, writer: Writer, reports: dict[str, PassReport],
+            dreamed: int, stopped: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ConsolidateReport (§4.14) of the passes in ``reports``; ``stopped`` (a run cut
+    short, :func:`_stopped`) is added to ``full`` as ``stopped``, after the reference's keys."""
     usage = Usage()
     for report in reports.values():
         usage = usage + report.usage
     cost = (usage.input_tokens * CALIBRATED_USD_PER_MTOK / 1_000_000
             if run.judging and judge.calibrated else 0)
     full = {
-        "dryRun": inp.dry_run, "judged": run.judging,
+        "dryRun": run.inp.dry_run, "judged": run.judging,
         "judge": {"name": judge.name, "calibrated": judge.calibrated}, "writer": writer.name,
         "passes": {name: r.to_obj() for name, r in reports.items()},
         "fresh": len(run.fresh), "dreamed": dreamed,
@@ -522,6 +576,8 @@ def run_dream(ynm: Ynm, inp: DreamInput, judge: Judge, writer: Writer) -> dict[s
     }
     if run.notes:
         full["notes"] = list(run.notes)
+    if stopped is not None:
+        full["stopped"] = stopped
     return consolidate_report(full)
 
 

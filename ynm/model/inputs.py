@@ -159,6 +159,34 @@ def _check_lower_bound(v: str | None) -> str | None:
     return None if v is None else normalize_datetime(v, round_up=True)
 
 
+def bounds_problem(since: str | None, until: str | None, *, since_name: str = "since",
+                   until_name: str = "until", since_start: str | None = None,
+                   until_end: str | None = None) -> str | None:
+    """Why a ``since``/``until`` pair can match nothing, or None: ``<since_name>: <since> is
+    later than <until_name> <until>, so nothing can match; swap them, or leave one out``.
+
+    Both bounds are inclusive (reference/cli.md §4.11), so equal bounds are fine. The values
+    are compared as canonical UTC instants (:func:`ynm.model.records.normalize_datetime`,
+    whose text sorts as the instants do); ``since_start``/``until_end`` replace them in the
+    comparison when a bound stands for a span (an export month: its first instant, and a key
+    after its last), while the message names the values as given. The reference takes such
+    a pair and answers nothing; ynm refuses it (docs/cli.md, date-time flags)."""
+    if since is None or until is None:
+        return None
+    if (since_start or since) > (until_end or until):
+        return (f"{since_name}: {since} is later than {until_name} {until}, so nothing can "
+                "match; swap them, or leave one out")
+    return None
+
+
+def _check_bounds(model: Any) -> Any:
+    """A model validator: refuse a ``since`` later than ``until`` (:func:`bounds_problem`)."""
+    problem = bounds_problem(model.since, model.until)
+    if problem:
+        raise ValueError(problem)
+    return model
+
+
 class _Content(_Input):
     """The fields a new version of a memory carries, shared by remember and supersede."""
 
@@ -269,6 +297,7 @@ class RecallQuery(_Input):
 
     _since = field_validator("since")(classmethod(lambda cls, v: _check_lower_bound(v)))
     _until = field_validator("until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _bounds = model_validator(mode="after")(_check_bounds)
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
@@ -294,6 +323,7 @@ class ListQuery(_Input):
 
     _since = field_validator("since")(classmethod(lambda cls, v: _check_lower_bound(v)))
     _until = field_validator("until")(classmethod(lambda cls, v: _check_datetime(v)))
+    _bounds = model_validator(mode="after")(_check_bounds)
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )
@@ -324,6 +354,21 @@ class ExportQuery(_Input):
         if re.fullmatch(r"\d{4}-\d{2}", v):
             raise ValueError(f"{MONTH_PROBLEM}, got {shown_value(v)}: no such month")
         return normalize_datetime(v, expected=MONTH_PROBLEM, forms=MONTH_FORMS)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> ExportQuery:
+        # a month stands for all of it: from its first instant through its last ("~" sorts
+        # after every "-DDThh..." of that month and before the next month)
+        month = re.compile(r"\d{4}-\d{2}")
+        problem = bounds_problem(
+            self.since, self.until,
+            since_start=f"{self.since}-01T00:00:00.000Z" if self.since and month.fullmatch(
+                self.since) else None,
+            until_end=f"{self.until}~" if self.until and month.fullmatch(self.until) else None)
+        if problem:
+            raise ValueError(problem)
+        return self
+
     _ns = field_validator("namespace")(
         classmethod(lambda cls, v: normalize_filter_namespace(v))
     )

@@ -266,10 +266,6 @@ def _recall_local(ynm: Ynm, q: RecallQuery) -> ToolOutput:
                                 "text.")
     if hits:
         return ToolOutput(hits)
-    if q.mount is not None and ynm.mount(q.mount) is None and q.mount not in {
-            r.id for r in ynm.remotes}:
-        have = ", ".join(m.id for m in ynm.mounts) or "none"
-        return ToolOutput(hits, f'No mount "{q.mount}" (have: {have}); nothing was searched.')
     return ToolOutput(hits, NO_HITS)
 
 

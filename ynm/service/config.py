@@ -568,6 +568,14 @@ def _bad_anchor_only(data: dict[str, Any]) -> bool:
     return False
 
 
+CONFIG_HINT = 'a configuration file holds one JSON object of keys, e.g. {"remote": "origin"}'
+"""The hint of a configuration file that is not valid JSON or holds no JSON object."""
+MOUNTS_HINT = ("YNM_MOUNTS takes a JSON array of mount objects, quoted for the shell; e.g. "
+               """YNM_MOUNTS='[{"id": "org", "level": "distributed", "provider": "git-notes", """
+               """"path": "~/.ynm/org.git", "anchor": "<commit>"}]'""")
+"""The hint of a ``YNM_MOUNTS`` that is not valid JSON or not an array of objects."""
+
+
 def _read_config_file(path: Path, project: bool = False,
                       drop_bad_anchor: bool = False) -> dict[str, Any] | None:
     """One configuration file's keys (None when absent). With ``drop_bad_anchor`` (``ynm init
@@ -580,9 +588,15 @@ def _read_config_file(path: Path, project: bool = False,
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise InvalidConfig(f"{path}: not valid JSON: {exc}") from exc
+        refused = InvalidConfig(f"{path}: not valid JSON: {exc}")
+        refused.hint = CONFIG_HINT
+        raise refused from exc
     if not isinstance(data, dict):
-        raise InvalidConfig(f"{path}: expected a JSON object")
+        from ynm.model.words import json_kind
+
+        refused = InvalidConfig(f"{path}: expected a JSON object, got {json_kind(data)}")
+        refused.hint = CONFIG_HINT
+        raise refused
     if drop_bad_anchor and "anchor" in data and _bad_anchor_only(data):
         data = {k: v for k, v in data.items() if k != "anchor"}
     _validate_layer(data, str(path), project)
@@ -599,9 +613,13 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
         try:
             mounts = json.loads(raw_mounts)
         except json.JSONDecodeError as exc:
-            raise InvalidConfig(f"YNM_MOUNTS: not valid JSON: {exc}") from exc
+            refused = InvalidConfig(f"YNM_MOUNTS: not valid JSON: {exc}")
+            refused.hint = MOUNTS_HINT
+            raise refused from exc
         if not isinstance(mounts, list) or not all(isinstance(m, dict) for m in mounts):
-            raise InvalidConfig("YNM_MOUNTS: must be a JSON array of mounts")
+            refused = InvalidConfig("YNM_MOUNTS: must be a JSON array of mounts")
+            refused.hint = MOUNTS_HINT
+            raise refused
         layer["mounts"] = mounts
     try:
         Config.model_validate(layer, by_name=False)

@@ -117,10 +117,13 @@ def import_chunks(
             held, how far the input was read and who holds the lock; when some were, its
             ``result`` is the import's result so far.
     """
-    from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount, UnknownMount
+    from ynm.errors import Interrupted, LockTimeout, MountLevelMismatch, NoMount
 
+    ynm.check_local_mount(mount_id, "import")  # records are imported into a local mount
     if mount_id is not None and ynm.mount(mount_id) is None:
-        raise UnknownMount(mount_id, [m.id for m in ynm.mounts])
+        unopened = ynm.unopened_mount(mount_id)
+        if unopened is not None:
+            raise unopened
     hint = ynm.no_project_hint()
     if (mount_id is None and hint is not None
             and not any(m.level == "distributed" for m in ynm.mounts)):
@@ -156,7 +159,7 @@ def import_chunks(
             for line, r in zip(parsed.numbers, parsed.records):
                 if r.level not in routes:
                     try:
-                        routes[r.level] = ynm._route(r.level, mount_id)
+                        routes[r.level] = ynm._route(r.level, mount_id, "import")
                         ynm._check_writable(routes[r.level])
                     except (InvalidInput, MountLevelMismatch, NoMount) as err:
                         routes[r.level] = err

@@ -267,7 +267,51 @@ class Ynm:
         """The open mount with this id, or None."""
         return next((m for m in self.mounts if m.id == mount_id), None)
 
+    def check_mount(self, mount_id: str | None) -> None:
+        """Refuse a ``mount_id`` (``--mount``, a tool's ``mount``) that names no configured
+        mount: neither an open local mount, nor a hosted (mcp) one, nor one configured but
+        not opened (a read leaves that one out with a warning, a write says why it did not
+        open). None passes.
+
+        Raises:
+            UnknownMount: (exit 2) ``no mount "<id>" (have: <every configured id>); to add
+                it: ...`` naming the configuration file that holds ``mounts`` (else
+                ``<YNM_HOME>/config.json``). The reference answers a read with an empty
+                result instead (cli.md §6); ynm refuses it on every command alike.
+        """
+        if mount_id is None:
+            return
+        have = [*(m.id for m in self.mounts), *(p.id for p in self.mount_problems),
+                *(r.id for r in self.remotes)]
+        if mount_id not in have:
+            where = self.loaded.sources.get("mounts") or str(self.loaded.home / "config.json")
+            raise UnknownMount(mount_id, list(dict.fromkeys(have)), where)
+
+    def check_local_mount(self, mount_id: str | None, what: str) -> None:
+        """:meth:`check_mount`, and refuse a hosted (mcp) store's id for an operation that
+        writes to a local mount only (``what``: ``promote``, ``import``).
+
+        Raises:
+            UnknownMount: as :meth:`check_mount`.
+            Refused: (exit 2) ``mount "<id>" is a hosted store; <what> writes to local
+                mounts only (local: <ids>)``.
+        """
+        from ynm.errors import Refused
+
+        self.check_mount(mount_id)
+        if any(r.id == mount_id for r in self.remotes):
+            local = ", ".join(m.id for m in self.mounts) or "none"
+            raise Refused(f'mount "{mount_id}" is a hosted store; {what} writes to local '
+                          f"mounts only (local: {local})")
+
     def _select(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()) -> list[Mount]:
+        """The open local mounts a command reads: every one, or the one ``mount_id`` names,
+        of ``levels`` (every level when empty).
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (:meth:`check_mount`).
+        """
+        self.check_mount(mount_id)
         return [
             m for m in self.mounts
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
@@ -362,16 +406,20 @@ class Ynm:
                     self.warnings.remove(m.anchor_warning)
                 m.check_writable()
 
-    def _route(self, level: str, mount_id: str | None = None) -> Mount:
+    def _route(self, level: str, mount_id: str | None = None, what: str = "this command"
+               ) -> Mount:
         """:func:`ynm.service.mounts.route`, whose ``no distributed mount`` (the reference's
         text) gains a hint when the repository around cwd has no project mount: ynm init was
         never run in this clone, or its ``.ynm/config.json`` was never committed.
 
         Raises:
-            UnknownMount, MountLevelMismatch, NoMount: as route.
+            UnknownMount, MountLevelMismatch, NoMount: as route; UnknownMount (exit 2) for
+                an id configured nowhere (:meth:`check_mount`).
+            Refused: ``mount_id`` names a hosted store, which ``what`` cannot write to
+                (:meth:`check_local_mount`).
             StoreError: ``mount "<id>" is configured but cannot be opened: <why>`` for a
                 configured mount that did not open (route would call it unknown)."""
-        from ynm.errors import NoMount, StoreError
+        from ynm.errors import NoMount
 
         try:
             return route(self.mounts, level, mount_id)
@@ -379,19 +427,31 @@ class Ynm:
             err.hint = self.no_project_hint()
             raise
         except UnknownMount:
-            problem = next((p for p in self.mount_problems if p.id == mount_id), None)
-            if problem is None:
+            self.check_local_mount(mount_id, what)
+            unopened = self.unopened_mount(mount_id)
+            if unopened is None:
                 raise
-            # configured, but it did not open: "no mount" would send the user to the wrong fix;
-            # the error says it, so the read warning about that mount goes
-            self.warnings[:] = [w for w in self.warnings
-                                if not w.startswith(f"mount {mount_id} is left out: ")]
-            err = StoreError(f'mount "{mount_id}" is configured but cannot be opened: '
-                             f"{problem.error}")
-            err.hint = (f"correct its \"path\" in "
-                        f"{self.loaded.sources.get('mounts', 'the configuration')} if it is "
-                        "mistyped; `ynm doctor` checks every mount")
-            raise err from None
+            raise unopened from None
+
+    def unopened_mount(self, mount_id: str | None) -> YnmError | None:
+        """The error of a write to a mount that is configured but did not open (``mount
+        "<id>" is configured but cannot be opened: <why>``, a StoreError, exit 1, with the
+        hint that names the configuration file), or None when ``mount_id`` names no such
+        mount. "no mount" would send the user to the wrong fix; the error says it, so the
+        read warning about that mount goes."""
+        from ynm.errors import StoreError
+
+        problem = next((p for p in self.mount_problems if p.id == mount_id), None)
+        if problem is None:
+            return None
+        self.warnings[:] = [w for w in self.warnings
+                            if not w.startswith(f"mount {mount_id} is left out: ")]
+        err = StoreError(f'mount "{mount_id}" is configured but cannot be opened: '
+                         f"{problem.error}")
+        err.hint = (f"correct its \"path\" in "
+                    f"{self.loaded.sources.get('mounts', 'the configuration')} if it is "
+                    "mistyped; `ynm doctor` checks every mount")
+        return err
 
     def no_project_hint(self) -> str | None:
         """What to do when a distributed record has no mount to go to, in a repository with
@@ -841,7 +901,7 @@ class Ynm:
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = self._route("distributed", mount_id)
+        target = self._route("distributed", mount_id, "promote")
         self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
@@ -1061,7 +1121,9 @@ class Ynm:
                 (ynm.dream.resolve.resolve_for).
             Interrupted: Ctrl-C; what was written before it stays, and the marks of a full
                 run are written last (ynm.dream.engine.mark_dreamed), so a run again judges
-                what this one did not mark."""
+                what this one did not mark. Its ``result`` is the ConsolidateReport of the
+                passes that ended before it, with ``full.stopped`` (None when it stopped
+                before the run began)."""
         import os
 
         from ynm.dream.budget import check_token_budget
@@ -1079,15 +1141,19 @@ class Ynm:
             judge_model, writer = judge_model or resolved[0], writer or resolved[1]
         try:
             return run_dream(self, inp, judge_model, writer)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:
             from ynm.errors import Interrupted
 
             if dry_run:
-                raise Interrupted("nothing was written (dry run)",
-                                  "run the dry run again for its report") from None
-            raise Interrupted("the changes written before it are kept (each is its own "
-                              "record)", "run `ynm dream` again to finish: the memories this "
-                              "run did not mark as dreamed are judged again") from None
+                stopped = Interrupted("nothing was written (dry run)",
+                                      "run the dry run again for its report")
+            else:
+                stopped = Interrupted("the changes written before it are kept (each is its "
+                                      "own record)", "run `ynm dream` again to finish: the "
+                                      "memories this run did not mark as dreamed are judged "
+                                      "again")
+            stopped.result = getattr(err, "report", None)  # the passes that ended before it
+            raise stopped from None
 
     def expire(self, namespace: str | None = None, dry_run: bool = False,
                failed: list[dict[str, str]] | None = None) -> list[str]:
@@ -1657,9 +1723,10 @@ class Ynm:
     def list(self, q: ListQuery) -> list[dict[str, Any]]:
         """Folded memories across mounts, newest ``updatedAt`` first (reference/cli.md §4.11);
         each with its ``mount`` and the ``summary`` shown for it (the current record's, or
-        derived from its content when the record has none). An unknown ``mount`` gives an
-        empty list. Working memory past its ttl is left out unless ``include_tombstoned``,
-        which shows it with ``"expired": true`` while no sweep has tombstoned it yet."""
+        derived from its content when the record has none). A ``mount`` configured nowhere
+        raises :class:`~ynm.errors.UnknownMount` (:meth:`check_mount`). Working memory past
+        its ttl is left out unless ``include_tombstoned``, which shows it with ``"expired":
+        true`` while no sweep has tombstoned it yet."""
         from ynm.index.search import SearchQuery, filter_sql
 
         out: list[tuple[str, dict[str, Any]]] = []
@@ -1726,14 +1793,33 @@ class Ynm:
                    ) -> list[dict[str, Any]]:
         """Build the wiki of each selected mount (see :func:`ynm.wiki.build.build`); one
         result per mount. An error at a later mount carries the results of the mounts built
-        before it (whose pages stay) as its ``result``."""
+        before it (whose pages stay) as its ``result``.
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (:meth:`check_mount`).
+            Interrupted: Ctrl-C; it names the wikis built before it and the mount it stopped
+                in (a directory may hold part of that mount's pages; an orphan branch moves
+                with one commit); its ``result`` is the wikis built before it (None when
+                there were none).
+        """
+        from ynm.errors import Interrupted
         from ynm.wiki.build import build
 
         out: list[dict[str, Any]] = []
+        m = None
         try:
             for m in self._select(mount_id):
                 out.append(build(m, target=target, folder=folder, repo=self.loaded.repo,
                                  home=self.loaded.home))
+        except KeyboardInterrupt:
+            done = f"built: {', '.join(r['mount'] for r in out)}; " if out else ""
+            left = (f"{m.id}'s wiki was not finished (a directory may hold part of its pages; "
+                    "an orphan branch is one commit, so it is as it was)" if m is not None
+                    else "nothing was built")
+            stopped = Interrupted(f"{done}{left}", "run `ynm wiki build` again to build the "
+                                  "rest")
+            stopped.result = out or None
+            raise stopped from None
         except YnmError as err:
             if out and err.result is None:
                 err.result = out
@@ -1828,7 +1914,9 @@ class Ynm:
         the input had their record id.
 
         Raises:
-            UnknownMount: ``mount_id`` names no open mount (nothing is written).
+            UnknownMount: ``mount_id`` is configured nowhere (nothing is written).
+            Refused: ``mount_id`` names a hosted store (:meth:`check_local_mount`).
+            StoreError: ``mount_id`` is configured but did not open (:meth:`unopened_mount`).
             BatchRefused: every record was refused (nothing is written); its message and exit
                 code are the first refusal's, and it carries the report. Also for an input
                 with lines but not one valid record (``invalid input: input: no valid record
@@ -1852,7 +1940,8 @@ class Ynm:
     def reindex(self, mount_id: str | None = None,
                 progress: Progress | None = None) -> dict[str, int]:
         """Rebuild each selected mount's cache from a full read of its log.
-        Returns ``{mount id: memories indexed}``; an unknown mount gives ``{}``.
+        Returns ``{mount id: memories indexed}``; a mount configured nowhere raises
+        :class:`~ynm.errors.UnknownMount` (the reference gives ``{}``).
 
         Raises:
             Interrupted: Ctrl-C; it names the caches rebuilt before it and the state of the
@@ -1889,7 +1978,8 @@ class Ynm:
         configured. Returns one :class:`ynm.compact.CompactResult` JSON per mount.
 
         Raises:
-            UnknownMount: ``mount_id`` names no local mount.
+            UnknownMount: ``mount_id`` names no configured mount (:meth:`check_mount`); a
+                hosted one or one that did not open gives no result.
             StoreConflict: another process replaced a snapshot meanwhile.
             StoreError: a git failure.
             Interrupted: Ctrl-C; it names the mounts whose snapshot was written before it (a
@@ -1901,8 +1991,7 @@ class Ynm:
         from ynm.compact import compact_mount
         from ynm.errors import Interrupted
 
-        if mount_id is not None and self.mount(mount_id) is None:
-            raise UnknownMount(mount_id, [m.id for m in self.mounts])
+        self.check_mount(mount_id)
         out = []
         mount = None
         try:

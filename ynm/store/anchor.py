@@ -17,7 +17,7 @@ from typing import Any
 from ynm.errors import AnchorError, InvalidInput, StoreError
 from ynm.store.libgit import pygit2
 from ynm.store.lock import RepoLock
-from ynm.store.repo import PACKED_REFS, signature
+from ynm.store.repo import PACKED_REFS, is_shallow, signature
 
 OBJECT_ID_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 ROOT_MESSAGE = "ynm: root\n"
@@ -142,7 +142,7 @@ def anchor_problem(repo: pygit2.Repository, sha: str) -> str | None:
     if obj is not None:
         kind = type(obj).__name__.lower()
         return f"it is a {kind}, not a commit"
-    if repo.is_shallow or find_root_commit(repo) is None:
+    if is_shallow(repo) or find_root_commit(repo) is None:
         return None
     return "no such object, and this clone is not shallow"
 
@@ -300,7 +300,7 @@ def select_anchor(
         notes_anchor = remote_notes_anchor(repo, remote)
         if notes_anchor is not None:
             return Anchor(notes_anchor, "remote-notes", _is_commit(repo, notes_anchor))
-    if repo.is_shallow:
+    if is_shallow(repo):
         raise AnchorError(
             "repository is a shallow clone; its graft points are not real roots, so no anchor "
             "can be chosen. Set \"anchor\" in .ynm/config.json to the project's anchor commit, "

@@ -33,6 +33,7 @@ from ynm.store.objects import (
 from ynm.store.repo import (
     find_common_dir,
     git_failure_line,
+    is_shallow,
     open_repository,
     read_refs,
     refs_under,
@@ -351,7 +352,9 @@ class GitNotesLog:
 
         Returns:
             ``{"repo": <common dir path>, "anchor": <hex>, "anchorPresent": bool,
-            "shards": <number of shard refs of this level>}``.
+            "shallow": bool, "shards": <number of shard refs of this level>}``; ``shallow``
+            is git's answer (:func:`ynm.store.repo.is_shallow`), which says why an absent
+            anchor is absent; it is not part of the health report.
 
         Source: reference/storage.md §3.10.
         """
@@ -363,6 +366,7 @@ class GitNotesLog:
             "repo": str(self.common_dir),
             "anchor": self.anchor,
             "anchorPresent": present,
+            "shallow": is_shallow(self.repo),
             "shards": len(self.tips()),
         }
 

@@ -253,6 +253,16 @@ def repo_common_dir(repo: pygit2.Repository) -> Path:
     return common_dir_of(Path(repo.path))
 
 
+def is_shallow(repo: pygit2.Repository) -> bool:
+    """Whether the repository is a shallow clone, as ``git rev-parse
+    --is-shallow-repository`` answers: a ``shallow`` file exists in its common dir (git keeps
+    it there for every worktree; an empty file still counts, as git counts it).
+
+    libgit2's ``Repository.is_shallow`` looks in the git dir it was opened at, so it says
+    False in a linked worktree of a shallow clone; ask this instead."""
+    return (repo_common_dir(repo) / "shallow").exists()
+
+
 def _config_value(repo: pygit2.Repository, name: str) -> str | None:
     try:
         value = repo.config[name]
