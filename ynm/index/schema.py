@@ -35,14 +35,14 @@ Tables:
   (ynm.model.text.summarize); it is generated from ``summary_head``, which holds its length
   when the content starts with it, as it mostly does (:func:`summary_head`), and
   ``updated_at`` from ``updated_later``, which holds it (in milliseconds, as ``created_ms``)
-  only where it is not ``created_at`` (:func:`updated_later`); ``updated_ms`` is the update
-  time in milliseconds, the key of the two update-time indexes and what queries order and
-  filter by (an index of the text took twice the bytes, and formatting a million times for
-  its keys ~1 s per index at 1M memories): generated columns are read like the others and cost no bytes (at
-  100k memories these three saved ~12 MB of 100). ``expires_at``: when a working memory's
-  ttl runs out, in milliseconds since the epoch (``updatedAt + ttl``; NULL: never expires),
-  so reads leave expired working memory out in SQL (ynm.index.search.filter_sql) before any
-  sweep tombstones it.
+  only where it is not ``created_at`` (:func:`updated_later`): generated columns are read
+  like the others and cost no bytes (at 100k memories these three saved ~12 MB of 100).
+  ``updated_ms``, also generated, is the update time in milliseconds: the key of the two
+  update-time indexes and what queries order and filter by (an index of the text took twice
+  the bytes, and formatting every time for its keys ~1 s per index at 1M memories).
+  ``expires_at``: when a working memory's ttl runs out, in milliseconds since the epoch
+  (``updatedAt + ttl``; NULL: never expires), so reads leave expired working memory out in
+  SQL (ynm.index.search.filter_sql) before any sweep tombstones it.
 - ``fts``: contentless FTS5 over summary, content, subject, tags (``porter unicode61``) sharing
   the ``memories`` rowid, fed through ``ynm.model.text.fts_text`` (each Han, kana or Hangul
   character set apart by spaces, so each is a token; ``memories`` keeps the text as written).
