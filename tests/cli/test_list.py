@@ -260,3 +260,20 @@ def test_no_note_when_everything_fits(project, cli_run, load):
     load(*[make_record(content=f"fact {i}") for i in range(50)])
     result = cli_run("list")
     assert len(result.stdout.splitlines()) == 1 + 50 and result.stderr == ""
+
+
+def test_memories_updated_at_the_same_time_come_by_memory_id_however_the_cache_was_built(
+        project, cli_run, load, run_json):
+    """Ties of updatedAt are ordered by memory id, descending (as recall and the browser order
+    them), the same in a cache refreshed as the records came and in one rebuilt; so --limit
+    picks the same memories either way."""
+    ids_ = sorted(ulid() for _ in range(4))
+    # written biggest id first: a refresh numbers the rows in that order, a rebuild by id
+    load(*(make_record(id=i, content=f"tied {n}", recordedAt=at(3))
+           for n, i in enumerate(reversed(ids_))))
+    want = sorted(ids_, reverse=True)
+    assert ids(run_json("list")) == want
+    assert ids(run_json("list", "--limit", "2")) == want[:2]
+    assert cli_run("reindex").exit_code == 0
+    assert ids(run_json("list")) == want
+    assert ids(run_json("list", "--limit", "2")) == want[:2]

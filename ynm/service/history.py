@@ -139,7 +139,7 @@ def show(mounts: Iterable[Any], memory_id: str, now_ms: int | None = None) -> di
                 "SELECT m.memory_id, json_extract(l.value, '$.rel'), m.summary "
                 "FROM memories m, json_each(ynm_unpack(m.extra), '$.links') l "
                 "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.to') = ? "
-                "AND m.memory_id != ? ORDER BY m.updated_ms DESC", (memory_id, memory_id))
+                "AND m.memory_id != ? ORDER BY m.updated_ms DESC, m.memory_id DESC", (memory_id, memory_id))
         ]
         return out
     raise UnknownMemory(memory_id)

@@ -909,7 +909,7 @@ class Ynm:
             "WHERE m.tombstoned = 0 AND json_extract(l.value, '$.rel') = 'derives-from' "
             "AND json_extract(l.value, '$.to') = ? "
             f"AND {current_sql('m', '$.provenance.source')} LIKE 'promoted:%' "
-            "ORDER BY m.updated_ms DESC LIMIT 1", (memory_id,)).fetchone()
+            "ORDER BY m.updated_ms DESC, m.memory_id DESC LIMIT 1", (memory_id,)).fetchone()
         if copy is not None:
             return {"memoryId": copy[0], "mount": target.id, "unchanged": True,
                     "note": f"{memory_id} is already promoted"}
@@ -1741,7 +1741,7 @@ class Ynm:
             ))
             sql = (f"SELECT updated_at, {state_sql('m')}, summary, tombstoned, expires_at "
                    f"FROM memories m "
-                   f"WHERE {cond} ORDER BY updated_ms DESC")
+                   f"WHERE {cond} ORDER BY m.updated_ms DESC, m.memory_id DESC")
             if q.limit:
                 sql += f" LIMIT {int(q.limit)}"
             for updated_at, state, summary, tombstoned, expires_at in cache.conn.execute(sql, args):
@@ -1751,7 +1751,10 @@ class Ynm:
                 if is_expired({"tombstoned": tombstoned, "expires_at": expires_at}, now):
                     obj["expired"] = True
                 out.append((updated_at, obj))
-        out.sort(key=lambda pair: pair[0], reverse=True)
+        # newest first; memories updated in the same millisecond by memory id, descending, as
+        # every listing orders them (a build's row order is no order: a rebuilt, refreshed or
+        # snapshot-loaded cache would each give its own)
+        out.sort(key=lambda pair: (pair[0], pair[1]["memoryId"]), reverse=True)
         memories = [obj for _, obj in out]
         return self.with_authors(memories[: q.limit] if q.limit else memories)
 
