@@ -305,6 +305,28 @@ def test_data_not_an_object_says_what_it_got_and_gives_an_example(project, cli_r
     assert exported(cli_run) == []
 
 
+@pytest.mark.parametrize("command", [
+    ("remember", "--type", "semantic", "--content", "x"),
+    ("supersede", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--content", "x"),
+    ("annotate", "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+])
+@pytest.mark.parametrize(("data", "where"), [
+    ('{"n": NaN}', "n"), ('{"n": Infinity}', "n"), ('{"n": -Infinity}', "n"),
+    ('{"n": 1e400}', "n"), ('{"a": [1, {"b": -1e999}]}', "a.1.b"),
+    ('{"big": 1' + "0" * 400 + "}", "big"),
+])
+def test_data_with_a_number_json_cannot_hold_is_refused(project, cli_run, command, data,
+                                                         where):
+    """Python's json reads NaN, Infinity and 1e400; JSON holds none of them, nor a number no
+    double holds, and no record holding one could be written."""
+    result = cli_run(*command, "--data", data)
+    assert result.exit_code == 2
+    assert err(result).splitlines() == [
+        f"Error: invalid input: data: key {where} is NaN, Infinity or a number out of range, "
+        "which JSON cannot hold", DATA_HINT]
+    assert exported(cli_run) == []
+
+
 def test_the_example_data_is_taken(project, cli_run):
     result = cli_run("remember", "--type", "semantic", "--content", "x", "--data",
                      '{"ticket": "ABC-1"}', "--json")

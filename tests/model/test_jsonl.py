@@ -125,6 +125,24 @@ def test_nan_and_infinity_are_invalid_json():
         assert result.problems[0].message.startswith("invalid JSON"), literal
 
 
+@pytest.mark.parametrize(("number", "where"), [
+    ("1e400", "x"), ("-1e999", "x"), ("1" + "0" * 400, "x"), ("[0.5, 2e308]", "x.1")])
+def test_numbers_out_of_range_make_a_bad_line(number, where):
+    """JSON.parse reads 1e400 as Infinity, which no record can be written with; a line
+    holding one (or an integer no double holds) is a bad line, skipped and reported."""
+    text = line()[:-1] + f', "data": {{"x": {number}}}}}'
+    result = parse_jsonl(text)
+    assert result.records == []
+    assert [p.message for p in result.problems] == [
+        f"data: key {where} is NaN, Infinity or a number out of range, which JSON cannot hold"]
+
+
+def test_large_finite_numbers_are_kept():
+    text = line()[:-1] + ', "data": {"x": 1.7976931348623157e308, "y": -9007199254740993}}'
+    assert parse_jsonl(text).records[0].data == {"x": 1.7976931348623157e308,
+                                                 "y": -9007199254740993}
+
+
 def test_parse_line_raises_value_errors():
     with pytest.raises(ValueError, match="^invalid JSON"):
         parse_line("{nope")

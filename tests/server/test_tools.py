@@ -103,6 +103,9 @@ def test_remember_similar_gives_guidance_naming_memory_supersede(mcp_call):
      "invalid input: bogus: unknown field"),
     ({"type": "semantic", "content": "x", "data_schema": "s"},
      "invalid input: data_schema: unknown field"),
+    ({"type": "semantic", "content": "x", "data": {"n": [1, 10**400]}},
+     "invalid input: data: key n.1 is NaN, Infinity or a number out of range, which JSON "
+     "cannot hold"),
 ])
 def test_remember_invalid_input_is_the_cli_message(mcp_call, cli_run, args, message):
     got = err(call_tool(mcp_call, "memory_remember", args))

@@ -35,6 +35,7 @@ from ynm.model.records import (
     Link,
     MemoryType,
     js_length,
+    non_finite_problem,
     normalize_datetime,
     shown_value,
     validation_message,
@@ -187,6 +188,15 @@ def _check_bounds(model: Any) -> Any:
     return model
 
 
+def _check_data(v: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A field validator: refuse ``data`` holding a number JSON cannot hold
+    (:func:`ynm.model.records.non_finite_problem`), naming where."""
+    problem = non_finite_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v
+
+
 class _Content(_Input):
     """The fields a new version of a memory carries, shared by remember and supersede."""
 
@@ -213,6 +223,7 @@ class _Content(_Input):
     _schema_units = field_validator("data_schema")(
         classmethod(lambda cls, v: _js_limit(DATA_SCHEMA_MAX_CHARS)(v)))
     _body_controls = field_validator("content")(classmethod(lambda cls, v: _no_controls(True)(v)))
+    _data = field_validator("data")(classmethod(lambda cls, v: _check_data(v)))
     _line_controls = field_validator("summary", "subject", "data_schema")(
         classmethod(lambda cls, v: _no_controls(False)(v)))
     _content = field_validator("content", mode="before")(
@@ -468,6 +479,7 @@ class AnnotateInput(_Input):
         classmethod(lambda cls, v: _no_controls(True)(v)))
     _id = field_validator("memory_id")(classmethod(lambda cls, v: _check_ulid(v)))
     _tags = field_validator("tags")(classmethod(lambda cls, v: _check_tags(v)))
+    _data = field_validator("data")(classmethod(lambda cls, v: _check_data(v)))
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )

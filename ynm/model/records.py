@@ -17,7 +17,9 @@ Field names are snake_case in Python and camelCase on disk (aliases); serialisin
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
@@ -254,6 +256,50 @@ class Link(_Nested):
         return f"{self.rel}:{self.to}"
 
 
+def non_finite_at(value: Any, path: str = "") -> str | None:
+    """Where (``a.0.b``, dot-joined keys and indexes; ``""`` for ``value`` itself) the first
+    NaN, infinite or out-of-range number of a JSON value is, or None. JSON has no such numbers
+    (RFC 8259 §6) and no record holding one can be written (ynm.model.jsonl.js_number), but
+    Python's json reads ``NaN``, ``Infinity`` and ``1e400`` (infinite) as floats, and an
+    integer of 400 digits as an int that no double holds."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if abs(value) <= _MAX_DOUBLE else path
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = non_finite_at(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+_MAX_DOUBLE = sys.float_info.max
+
+
+def non_finite_problem(data: Any) -> str | None:
+    """Why ``data`` cannot be a record's data because of a number in it
+    (:func:`non_finite_at`): ``key <path> is NaN, Infinity or a number out of range, which
+    JSON cannot hold``; None when every number is one JSON holds."""
+    where = non_finite_at(data) if data is not None else None
+    if where is None:
+        return None
+    return (f"key {where} is NaN, Infinity or a number out of range, which JSON cannot hold"
+            if where else "NaN, Infinity or a number out of range, which JSON cannot hold")
+
+
+def _finite(data: Any) -> Any:
+    problem = non_finite_problem(data)
+    if problem is not None:
+        raise ValueError(problem)
+    return data
+
+
 class Record(BaseModel):
     """One line of a shard. Immutable. Field order is the on-disk key order (storage.md §1.1)."""
 
@@ -289,6 +335,9 @@ class Record(BaseModel):
     provenance: Provenance
     links: list[Link] = Field(default_factory=list)
     reason: StrictStr | None = Field(default=None, max_length=REASON_MAX_CHARS)
+
+    _finite_data = field_validator("data")(
+        classmethod(lambda cls, v: _finite(v)))
 
     @model_validator(mode="before")
     @classmethod
