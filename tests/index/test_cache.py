@@ -339,6 +339,12 @@ def test_indexed_content_includes_string_data_values(log, cache, append):
     assert row[0] == "body\npayments"
 
 
+def test_data_without_a_string_value_adds_nothing_to_the_content(log, cache, append):
+    a = rec(content="body", data={"n": 3, "ok": True, "list": ["x"]})
+    append(a)
+    assert cache.conn.execute("SELECT content FROM memories").fetchone() == ("body",)
+
+
 def test_porter_stemming(log, cache, append):
     a = rec(content="the team deploys on tuesdays")
     append(a)

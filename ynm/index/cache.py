@@ -123,11 +123,14 @@ class _Batch:
 
 def indexed_content(memory: Memory) -> str:
     """Content as indexed and returned by recall: the current content, plus a newline and the
-    string values of ``data`` joined by spaces when data exists (reference/algorithms.md §2.3)."""
+    string values of ``data`` joined by spaces when it holds any (reference/algorithms.md
+    §2.3, where data of no string value still adds the newline: a hit's content then ended
+    with an empty line, which searching does not need)."""
     content = memory.current.content or ""
     data = memory.current.data
-    if data is not None:
-        content += "\n" + " ".join(v for v in data.values() if isinstance(v, str))
+    words = [v for v in data.values() if isinstance(v, str)] if data else []
+    if words:
+        content += "\n" + " ".join(words)
     return content
 
 
