@@ -402,3 +402,18 @@ def test_init_succeeds_with_one_warning_when_the_fetch_fails(in_repo, cli_run, r
     out = run_json("init", "--no-clients")
     assert out["fetched"] is None and len(out["warnings"]) == 1
     assert out["anchorSource"] == "config" and (in_repo / ".ynm" / "config.json").exists()
+
+
+def test_a_clone_that_never_ran_init_keeps_its_cache_out_of_git_status(project, cli_run, git,
+                                                                       tmp_path):
+    """The project's .ynm/config.json is committed; a clone reads memories without running
+    ynm init, and its cache folder ignores itself as init's does."""
+    git(project, "add", ".ynm")
+    git(project, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "ynm")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(project), str(clone))
+    assert not (clone / ".ynm" / "index").exists()
+    assert cli_run("list", "--cwd", clone).exit_code == 0
+    assert (clone / ".ynm" / "index" / "ynm-cache" / "project.sqlite").exists()
+    assert (clone / ".ynm" / "index" / ".gitignore").read_text() == "*\n"
+    assert git(clone, "status", "--porcelain") == ""

@@ -24,6 +24,21 @@ PROJECT = "project"
 T = TypeVar("T")
 
 
+def ignore_index_folder(folder: Path) -> None:
+    """Make git ignore a project's cache folder (``<repo>/.ynm/index``): a ``.gitignore`` of
+    ``*`` in it, which ignores itself too, so the folder never shows in ``git status`` and
+    ``git add -A`` never takes the cache, in a clone where ``ynm init`` (which writes the same
+    file) never ran. A folder that cannot be written is left as it is."""
+    gitignore = folder / ".gitignore"
+    if gitignore.exists():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        gitignore.write_text("*\n")
+    except OSError:
+        pass
+
+
 @dataclass
 class Mount:
     """One open store: ``id``, fixed ``level``, ``provider``, ``location`` (a path), its shard
@@ -54,6 +69,8 @@ class Mount:
         if self._cache is None:
             from ynm.index.cache import MountCache
 
+            if self.id == PROJECT:  # <repo>/.ynm/index/ynm-cache/project.sqlite
+                ignore_index_folder(Path(self.cache_path).parent.parent)
             cache = MountCache(self.cache_path, self.id)
             cache.snapshot_source = self.snapshot_for
             if cache.conn.replaced is not None:

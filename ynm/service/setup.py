@@ -17,6 +17,7 @@ from typing import Any
 
 from ynm.errors import YnmError
 from ynm.service.config import LoadedConfig, project_config_path, write_project_anchor
+from ynm.service.mounts import ignore_index_folder
 
 GIT_STATUS_WT_NEW = 1 << 7  # libgit2's flag for an untracked file (git_status_t)
 
@@ -255,11 +256,7 @@ def init_project(
             notes.append(f"{branch} already has {rel} ({same}): `{get}` refuses to "
                          f"overwrite an untracked copy, so remove yours (`rm {rel}`), then "
                          f"run `{get}`")
-    index_dir = repo_path / ".ynm" / "index"
-    index_dir.mkdir(parents=True, exist_ok=True)
-    gitignore = index_dir / ".gitignore"
-    if not gitignore.exists():
-        gitignore.write_text("*\n")
+    ignore_index_folder(repo_path / ".ynm" / "index")
     common = Path(repo.path)
     added = add_excludes(common)
     if added:
