@@ -268,3 +268,27 @@ def test_memories_left_on_an_anchor_a_history_rewrite_dropped_still_read(project
     assert edit.exit_code == 2
     assert edit.stderr.startswith(f"Error: invalid input: anchor {anchor} (from ")
     assert _notes(git, project) == before
+
+
+def test_notes_left_on_another_object_after_the_anchor_changed_are_named(project, cli_run,
+                                                                        git):
+    """`ynm init --anchor` to another commit leaves the notes where they hang: reads then
+    show none of them, and say where they are and how to set the anchor back."""
+    wrote = cli_run("remember", "--type", "semantic", "--level", "distributed", "--content",
+                    "the gateway uses mTLS", "--json")
+    assert wrote.exit_code == 0, wrote.stderr
+    root = git(project, "rev-list", "--max-parents=0", "HEAD")
+    head = git(project, "rev-parse", "HEAD")
+    assert root != head
+    assert cli_run("init", "--anchor", head).exit_code == 0
+    listed = cli_run("list", "--level", "distributed", "--json")
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
+    assert listed.stderr.splitlines() == [
+        f"warning: mount project: 1 shard(s) hold notes on {root}, none on its anchor {head}: "
+        "reads show none of their memories; if the anchor was changed by mistake, set it "
+        f"back (`ynm init --anchor {root}`)"]
+    assert cli_run("init", "--anchor", root).exit_code == 0
+    back = cli_run("list", "--level", "distributed", "--json")
+    assert [m["memoryId"] for m in json.loads(back.stdout)] == [
+        json.loads(wrote.stdout)["memoryId"]]
+    assert back.stderr == ""

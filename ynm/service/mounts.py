@@ -58,7 +58,10 @@ class Mount:
     anchor_hint: str = ""
     # Told of long work (a cache rebuild): see Ynm.progress.
     progress: Progress | None = field(default=None, repr=False)
+    # Told what a read should say without failing (Ynm.warnings): see stray_warning.
+    warn: Callable[[str], None] | None = field(default=None, repr=False)
     _cache: MountCache | None = field(default=None, repr=False)
+    _strays_checked: bool = field(default=False, repr=False)
 
     @property
     def cache(self) -> MountCache:
@@ -112,7 +115,40 @@ class Mount:
         except Exception as err:
             if not self.recover(err, progress):
                 raise
+        if not self._strays_checked:
+            self._strays_checked = True
+            warning = self.stray_warning(cache)
+            if warning is not None and self.warn is not None:
+                self.warn(warning)
         return cache
+
+    def stray_warning(self, cache: MountCache) -> str | None:
+        """What a read says when some of this mount's shards hold notes, but none on its
+        anchor: their memories hang off another object, so no read shows them (the anchor
+        was changed, ``ynm init --anchor``, or a shallow clone was given one that is not the
+        project's). ``mount <id>: <n> shard(s) hold notes on <objects>, none on its anchor
+        <anchor>: reads show none of their memories; if the anchor was changed by mistake,
+        set it back (`ynm init --anchor <object>`)``; None when every shard has its note.
+        One query of the shards table of the fresh cache (note blob NULL); the git
+        objects are read only when there are some."""
+        rows = cache.conn.execute(
+            "SELECT commit_id FROM shards WHERE blob_id IS NULL").fetchall()
+        if not rows:
+            return None
+        from ynm.errors import StoreError
+
+        others: list[str] = []
+        try:
+            for (commit,) in rows:
+                others.extend(o for o in self.log.noted_objects(commit) if o not in others)
+        except StoreError:
+            pass
+        if not others:
+            return None
+        shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+        return (f"mount {self.id}: {len(rows)} shard(s) hold notes on {shown}, none on its "
+                f"anchor {self.log.anchor}: reads show none of their memories; if the anchor "
+                f"was changed by mistake, set it back (`ynm init --anchor {others[0]}`)")
 
     def recover(self, err: BaseException, progress: Progress | None = None) -> bool:
         """When ``err`` is SQLite's report that this mount's cache file is damaged

@@ -152,6 +152,8 @@ class Ynm:
         self.warnings.extend(r.problem for r in self.remotes if r.problem)  # sign-in files
         # a mount whose anchor is no commit of its repository refuses writes: say why, once
         self.warnings.extend(m.anchor_warning for m in self.mounts if m.anchor_warning)
+        for m in self.mounts:  # said by the first read that finds it (Mount.stray_warning)
+            m.warn = self._warn_once
         # a configured mount that could not be opened is left out of every read: say so, once
         self.warnings.extend(
             f"mount {p.id} is left out: {p.error}; correct its \"path\" in "
@@ -262,6 +264,11 @@ class Ynm:
     def _mount_of(self, path: str | None) -> str:
         """The id of the mount whose cache file is ``path`` (the path itself when none)."""
         return next((m.id for m in self.mounts if str(m.cache_path) == path), str(path))
+
+    def _warn_once(self, text: str) -> None:
+        """Add ``text`` to :attr:`warnings` unless it is there already."""
+        if text not in self.warnings:
+            self.warnings.append(text)
 
     def mount(self, mount_id: str) -> Mount | None:
         """The open mount with this id, or None."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from ynm.errors import MountLevelMismatch, RefCollision, StoreConflict, StoreError
 from ynm.model.shards import ShardKey, document_ref, key_from_ref, ref_prefix_for
 from ynm.model.words import counted
+from ynm.store.anchor import OBJECT_ID_RE
 from ynm.store.libgit import pygit2
 from ynm.store.lock import LOCK_FILE_NAME, LOCK_TIMEOUT_S, RepoLock
 from ynm.store.objects import (
@@ -262,6 +263,29 @@ class GitNotesLog:
             if key is not None and key.level == self.level:
                 out[ref] = ShardTip(key, ref, commit)
         return out
+
+    def noted_objects(self, commit_hex: str, limit: int = 3) -> list[str]:
+        """The ids of up to ``limit`` objects a notes commit holds a note on (its tree's note
+        paths, flat and fanned out, joined back into ids), in tree order: where the notes of a
+        shard whose anchor holds none hang (:func:`ynm.service.mounts.Mount.stray_warning`).
+
+        Raises:
+            StoreError: When the commit cannot be read.
+        """
+        found: list[str] = []
+
+        def walk(tree: pygit2.Tree, prefix: str) -> None:
+            for entry in tree:
+                if len(found) >= limit:
+                    return
+                name = prefix + entry.name
+                if entry.type_str == "blob" and OBJECT_ID_RE.fullmatch(name):
+                    found.append(name)
+                elif entry.type_str == "tree" and len(name) < 40:
+                    walk(self.repo[entry.id], name)
+
+        walk(self._commit_tree(commit_hex), "")
+        return found
 
     def note_blob_id(self, commit_hex: str) -> str | None:
         """The anchor's note blob in a notes commit, or None when it has none.
