@@ -132,7 +132,8 @@ def format_review(memories: list[dict[str, Any]]) -> str:
 @click.argument("memory_id", required=False)
 @click.option("--memory-id", "memory_id_flag", metavar="ID",
               help="The memory to clear (or give it as the argument).")
-@click.option("--mount", help="Only this mount (list).")
+@click.option("--mount", help="list: only this mount; clear: the mount the memory is in "
+                               "(refused when another mount holds it).")
 @common_options
 def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
            memory_id_flag: str | None, mount: str | None) -> None:
@@ -154,7 +155,7 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
 
         memory_id = check_memory_id(one_id(memory_id, memory_id_flag))
         with open_ynm(cwd) as ynm:
-            result = ynm.review_clear(memory_id)
+            result = ynm.review_clear(memory_id, mount)
         from ynm.cli.edit import or_unchanged
 
         emit(result, as_json, or_unchanged(lambda r: f"cleared review flag on {r['memoryId']}"))

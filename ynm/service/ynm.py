@@ -287,6 +287,32 @@ class Ynm:
             where = self.loaded.sources.get("mounts") or str(self.loaded.home / "config.json")
             raise UnknownMount(mount_id, list(dict.fromkeys(have)), where)
 
+    def check_memory_mount(self, memory_id: str, mount_id: str | None) -> None:
+        """Refuse an edit of ``memory_id`` told to look in ``mount_id`` when another mount
+        holds it: :meth:`check_mount` first (an unknown id is refused before the memory is
+        looked up), then the memory's mount. None passes. A memory no local mount holds
+        passes when ``mount_id`` names a hosted store (the edit is tried there).
+
+        Raises:
+            UnknownMount: (exit 2) as :meth:`check_mount`.
+            UnknownMemory: ``mount_id`` names a local mount and no local mount holds it.
+            MemoryElsewhere: (exit 2) ``memory <id> is in mount <holder>, not <mount_id>``
+                with the hint ``pass --mount <holder>, or leave --mount out``.
+        """
+        from ynm.errors import MemoryElsewhere
+
+        self.check_mount(mount_id)
+        if mount_id is None:
+            return
+        try:
+            holder, _ = self.find(memory_id)
+        except UnknownMemory:
+            if any(m.id == mount_id for m in self.mounts):
+                raise  # named a local mount: the hosted stores are not tried
+            return
+        if holder.id != mount_id:
+            raise MemoryElsewhere(memory_id, holder.id, mount_id)
+
     def check_local_mount(self, mount_id: str | None, what: str) -> None:
         """:meth:`check_mount`, and refuse a hosted (mcp) store's id for an operation that
         writes to a local mount only (``what``: ``promote``, ``import``).
@@ -867,9 +893,20 @@ class Ynm:
         return self.annotate(AnnotateInput(memory_id=memory_id, pinned=not unpin, reason=word),
                              unchanged=f"already {word}")
 
-    def review_clear(self, memory_id: str) -> dict[str, Any]:
+    def review_clear(self, memory_id: str, mount_id: str | None = None) -> dict[str, Any]:
         """Clear the review flag: annotate ``needsReview: false``, reason ``reviewed``.
-        Nothing is written for a memory not flagged (note ``not flagged for review``)."""
+        Nothing is written for a memory not flagged (note ``not flagged for review``).
+
+        ``mount_id`` (``--mount``) names the mount the memory must be in; it is checked
+        before the memory (:meth:`check_memory_mount`). The reference ignores ``--mount``
+        here (reference/cli.md §4.21), so a typo or the wrong mount cleared the flag anyway.
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (exit 2).
+            MemoryElsewhere: a local mount other than ``mount_id`` holds the memory.
+            UnknownMemory: as :meth:`annotate`.
+        """
+        self.check_memory_mount(memory_id, mount_id)
         return self.annotate(AnnotateInput(memory_id=memory_id, needs_review=False,
                                            reason="reviewed"), unchanged="not flagged for review")
 
