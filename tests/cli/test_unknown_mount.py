@@ -139,3 +139,21 @@ def test_review_clear_refuses_a_mount_that_does_not_hold_the_memory(project, cli
     assert (result.exit_code, result.stdout) == (0, f"cleared review flag on {shared}\n")
     assert still_flagged(cli_run) == [mine]
 
+
+def test_promote_checks_the_mount_before_the_memory(project, cli_run, ynm_home):
+    """A mistyped or personal --mount is refused as such, not as "already distributed" or
+    "unknown memory"."""
+    shared = json.loads(cli_run("remember", "--type", "semantic", "--level", "distributed",
+                                "--content", "we deploy on Tuesdays", "--json").stdout
+                        )["memoryId"]
+    result = cli_run("promote", shared, "--mount", "nope")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected(ynm_home))
+    result = cli_run("promote", shared, "--mount", "personal")
+    assert (result.exit_code, result.stderr) == (
+        1, 'Error: mount "personal" is personal; cannot take a distributed record\n')
+    ghost = "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"
+    result = cli_run("promote", ghost, "--mount", "nope")
+    assert (result.exit_code, result.stderr) == (2, expected(ynm_home))
+    result = cli_run("promote", shared, "--mount", "project")
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: memory {shared} is already distributed\n")

@@ -931,15 +931,20 @@ class Ynm:
         without its ttl, a shared copy that never expires; a working copy would not be worth
         sharing, since it lives only ttl after its last write.
 
+        The target mount is resolved (and checked writable) before the memory is looked up,
+        so a ``mount_id`` that is unknown, not distributed or hosted is refused as such even
+        for a memory that is already distributed or unknown.
+
         Raises:
-            UnknownMemory; YnmError ``memory <id> is already distributed``; Refused;
-            UnknownMount, MountLevelMismatch, NoMount.
+            UnknownMount, MountLevelMismatch, NoMount, Refused (a hosted target); then
+            UnknownMemory; YnmError ``memory <id> is already distributed``.
         """
+        # the target first: a mistyped --mount is refused as such, whatever the memory is
+        target = self._route("distributed", mount_id, "promote")
+        self._check_writable(target)
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = self._route("distributed", mount_id, "promote")
-        self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
             "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.extra), '$.links') l "
