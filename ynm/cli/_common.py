@@ -285,17 +285,37 @@ def json_flag(name: str, raw: str | None, hint: str | None = None) -> Any:
         raise refused from None
 
 
-def links_flag(raw: str | None) -> Any:
-    """``--links`` parsed as JSON (:func:`json_flag`), or None when not given.
+def links_flag(raws: tuple[str, ...] | list[str]) -> list[Any] | None:
+    """Every ``--links`` given (the option repeats), each parsed as a JSON array
+    (:func:`json_flag`) and joined in order: ``--links A --links B`` is A's links then B's
+    (the reference says nothing of a repeated ``--links``; its parser kept the last one
+    alone). None when none is given. Exact repeats are dropped later, by the input model
+    (:func:`ynm.model.inputs.unique_links`).
 
     Raises:
-        InvalidInput: ``invalid input: --links: not valid JSON (<detail>)`` with the hint of
-            what ``--links`` takes (:func:`ynm.model.links.links_hint`): the form, the rels
-            and an example.
+        InvalidInput: (exit 2) with the hint of what ``--links`` takes
+            (:func:`ynm.model.links.links_hint`: the form, the rels and an example):
+            ``invalid input: --links: not valid JSON (<detail>)``, or for JSON that is no
+            array ``invalid input: links: must be an array, got an object`` (``a string``,
+            ``a number``, ``true``, ``false``, ``null``: docs/cli.md; a single object, ``null``
+            and ``""`` were once taken as a one-link array or as no links).
     """
+    from ynm.errors import InvalidInput
     from ynm.model.links import links_hint
+    from ynm.model.words import json_kind
 
-    return json_flag("links", raw, hint=links_hint())
+    if not raws:
+        return None
+    out: list[Any] = []
+    for raw in raws:
+        value = json_flag("links", raw, hint=links_hint())
+        if not isinstance(value, list):
+            refused = InvalidInput(f"links: must be an array, got {json_kind(value)}",
+                                   fields=("links",))
+            refused.hint = links_hint()
+            raise refused
+        out.extend(value)
+    return out
 
 
 DATA_EXAMPLE = '{"ticket": "ABC-1"}'
