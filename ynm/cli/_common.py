@@ -266,19 +266,46 @@ def split_tags(values: tuple[str, ...] | list[str]) -> list[str]:
     return out
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object of a flag names a key twice (:func:`_unique_keys`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: the object, or :class:`_DuplicateKey` for a key
+    given twice (Python's json, like JavaScript's JSON.parse, keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def json_flag(name: str, raw: str | None, hint: str | None = None) -> Any:
-    """Parse a JSON-valued flag.
+    """Parse a JSON-valued flag (``--data``, ``--links``). An object that names a key twice,
+    at any depth, is refused: which value was meant cannot be told (``{"a": 1, "a": 2}``
+    was once read as ``{"a": 2}``).
 
     Raises:
-        InvalidInput: ``invalid input: --<name>: not valid JSON (<detail>)`` (reference/cli.md
-            §1.3), with ``hint`` (what the flag takes) when given.
+        InvalidInput: (exit 2) with ``hint`` (what the flag takes) when given:
+            ``invalid input: --<name>: not valid JSON (<detail>)`` (reference/cli.md §1.3),
+            or ``invalid input: --<name>: duplicate key "<key>"; give each key once``.
     """
     from ynm.errors import InvalidInput
 
     if raw is None:
         return None
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as err:
+        key = json.dumps(err.key, ensure_ascii=False)
+        refused = InvalidInput(f"--{name}: duplicate key {key}; give each key once")
+        refused.hint = hint
+        raise refused from None
     except ValueError as err:
         refused = InvalidInput(f"--{name}: not valid JSON ({err})")
         refused.hint = hint
@@ -330,7 +357,8 @@ def data_flag(raw: str | None) -> dict[str, Any] | None:
     Raises:
         InvalidInput: (exit 2) with the hint :data:`DATA_HINT` (what ``--data`` takes and a
             working example): ``invalid input: --data: not valid JSON (<detail>)``
-            (reference/cli.md §1.3), or, for JSON that is no object, the schema's
+            (reference/cli.md §1.3), ``invalid input: --data: duplicate key "<key>"; give
+            each key once`` (:func:`json_flag`), or, for JSON that is no object, the schema's
             ``invalid input: data: must be an object`` (the reference's words) followed by
             what was given: ``, got an array`` (``a string``, ``a number``, ``true``,
             ``false``, ``null``; ``--data null`` was once taken as no data).
