@@ -192,14 +192,18 @@ def dumps_pretty(value: Any, indent: int = 0) -> str:
 def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     """Print ``value`` as pretty JSON, or its human text, with a trailing newline (after
     ending the command's progress bar, if one was drawn). The human text goes through
-    :func:`say` (control characters made visible); JSON is printed exact (JSON escapes them)."""
+    :func:`say` (control characters made visible); JSON is printed exact (JSON escapes them).
+    Empty human text (a result of no lines: ``wiki build`` of a mount that did not open,
+    whose warning on stderr says why) prints nothing, not an empty line."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.meta.get(PROGRESS_KEY) is not None:
         ctx.meta[PROGRESS_KEY].finish()
     if as_json:
         click.echo(dumps_pretty(value))
-    else:
-        say(human(value))
+        return
+    text = human(value)
+    if text:
+        say(text)
 
 
 @contextlib.contextmanager
