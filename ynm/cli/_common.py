@@ -152,6 +152,17 @@ def check_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
                    f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
 
 
+def scope_hint(ynm: Ynm, mount_id: str | None, levels: Any) -> str | None:
+    """The ``hint:`` line of a read given ``--mount`` and ``--level`` together when the
+    mount is of a level ``--level`` leaves out, so nothing was read
+    (:meth:`Ynm.scope_conflict`): ``hint: --mount and --level select no mount: mount
+    project is distributed, not personal; drop one of them``, as ``--level`` or ``--mount``
+    alone say which mounts they searched. None otherwise."""
+    why = ynm.scope_conflict(mount_id, levels)
+    return None if why is None else (f"hint: --mount and --level select no mount: {why}; "
+                                     "drop one of them")
+
+
 def note_left_out(left_out: list[Any]) -> None:
     """Name on stderr each hosted store a read could not include (``Ynm.left_out``), after
     the result (reference/cli.md §1): ``shared memory left out: <mount> (<url>): <why>``.

@@ -14,6 +14,8 @@ from ynm.cli._common import (
     emit,
     note_left_out,
     open_ynm,
+    say,
+    scope_hint,
 )
 from ynm.model.words import counted
 
@@ -54,7 +56,10 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
     with open_ynm(cwd) as ynm:
         check_mount(ynm, q.mount, hosted=True)
         block = ynm.context(q)
+        conflict = None if block["included"] else scope_hint(ynm, q.mount, q.level)
     emit(block, as_json, block_text)
+    if conflict is not None:
+        say(conflict, err=True)
     note_left_out(ynm.left_out)
 
 

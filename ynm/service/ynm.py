@@ -344,6 +344,25 @@ class Ynm:
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
         ]
 
+    def scope_conflict(self, mount_id: str | None, levels: str | list[str] | tuple[str, ...]
+                       | None) -> str | None:
+        """Why ``--mount`` and ``--level`` together select no mount, or None: the mount
+        ``mount_id`` names (open, configured but not opened, or hosted, which is
+        distributed) is of a level ``levels`` leaves out: ``mount project is distributed,
+        not personal``. A read given that pair reads nothing; the commands say why (the
+        reference answers an empty result, cli.md §6).
+        """
+        if mount_id is None or not levels:
+            return None
+        asked = [levels] if isinstance(levels, str) else list(levels)
+        level = next((m.level for m in [*self.mounts, *self.mount_problems]
+                      if m.id == mount_id), None)
+        if level is None and any(r.id == mount_id for r in self.remotes):
+            level = "distributed"
+        if level is None or level in asked:
+            return None
+        return f"mount {mount_id} is {level}, not {' or '.join(asked)}"
+
     def _select_remotes(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()
                         ) -> list[Any]:
         """The hosted stores a read includes: every one, or the one ``mount_id`` names, when
