@@ -20,6 +20,8 @@ COMMANDS = [
     ("list", "--json"), ("export",), ("reindex",), ("reindex", "--json"), ("compact",),
     ("sync",), ("sync", "--json"), ("wiki", "build"), ("review", "list"),
     ("remember", "--type", "semantic", "--content", "we deploy on Tuesdays"),
+    # an id no memory has: the mount is refused before the memory is looked up
+    ("review", "clear", "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"), ("promote", "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"),
 ]
 
 
