@@ -106,6 +106,17 @@ class UnknownMount(YnmError):
         self.mount_id = mount_id
 
 
+class MemoryElsewhere(YnmError):
+    """A command named the mount a memory is in (``--mount``), and another mount holds it.
+    Exit 2, as the refused ``--mount`` of an unknown id (:class:`UnknownMount`)."""
+
+    exit_code = 2
+
+    def __init__(self, memory_id: str, holder: str, named: str) -> None:
+        super().__init__(f"memory {memory_id} is in mount {holder}, not {named}")
+        self.hint = f"pass --mount {holder}, or leave --mount out"
+
+
 class MountLevelMismatch(YnmError):
     """A record's level differs from the level of the mount (or log) asked to take it."""
 

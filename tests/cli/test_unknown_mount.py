@@ -20,6 +20,8 @@ COMMANDS = [
     ("list", "--json"), ("export",), ("reindex",), ("reindex", "--json"), ("compact",),
     ("sync",), ("sync", "--json"), ("wiki", "build"), ("review", "list"),
     ("remember", "--type", "semantic", "--content", "we deploy on Tuesdays"),
+    # an id no memory has: the mount is refused before the memory is looked up
+    ("review", "clear", "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"), ("promote", "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"),
 ]
 
 
@@ -102,3 +104,58 @@ def test_import_into_a_store_that_did_not_open_says_why(project, cli_run, ynm_ho
          f"{missing}"),
         (f'hint: correct its "path" in {ynm_home / "config.json"} if it is mistyped; `ynm '
          "doctor` checks every mount")])
+
+
+def flagged(cli_run, level: str) -> str:
+    """A memory of ``level`` flagged for review; its id."""
+    mid = json.loads(cli_run("remember", "--type", "semantic", "--level", level, "--content",
+                             f"we deploy the {level} ledger on Tuesdays", "--json").stdout
+                     )["memoryId"]
+    assert cli_run("annotate", mid, "--needs-review").exit_code == 0
+    return mid
+
+
+def still_flagged(cli_run) -> list[str]:
+    return [m["memoryId"] for m in json.loads(cli_run("review", "list", "--json").stdout)]
+
+
+def test_review_clear_refuses_an_unknown_mount_and_clears_nothing(project, cli_run,
+                                                                   ynm_home):
+    mid = flagged(cli_run, "distributed")
+    result = cli_run("review", "clear", mid, "--mount", "nope")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected(ynm_home))
+    assert still_flagged(cli_run) == [mid]
+
+
+def test_review_clear_refuses_a_mount_that_does_not_hold_the_memory(project, cli_run):
+    """The reference ignores --mount on review clear; ynm names the mount that holds the
+    memory, and clears nothing."""
+    shared, mine = flagged(cli_run, "distributed"), flagged(cli_run, "personal")
+    for mid, named, holder in ((shared, "personal", "project"), (mine, "project", "personal")):
+        result = cli_run("review", "clear", mid, "--mount", named)
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            2, "", (f"Error: memory {mid} is in mount {holder}, not {named}\n"
+                    f"hint: pass --mount {holder}, or leave --mount out\n"))
+    assert sorted(still_flagged(cli_run)) == sorted([shared, mine])
+    result = cli_run("review", "clear", shared, "--mount", "project")
+    assert (result.exit_code, result.stdout) == (0, f"cleared review flag on {shared}\n")
+    assert still_flagged(cli_run) == [mine]
+
+
+def test_promote_checks_the_mount_before_the_memory(project, cli_run, ynm_home):
+    """A mistyped or personal --mount is refused as such, not as "already distributed" or
+    "unknown memory"."""
+    shared = json.loads(cli_run("remember", "--type", "semantic", "--level", "distributed",
+                                "--content", "we deploy on Tuesdays", "--json").stdout
+                        )["memoryId"]
+    result = cli_run("promote", shared, "--mount", "nope")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected(ynm_home))
+    result = cli_run("promote", shared, "--mount", "personal")
+    assert (result.exit_code, result.stderr) == (
+        1, 'Error: mount "personal" is personal; cannot take a distributed record\n')
+    ghost = "01JZ8Q6W3N5V2R4T7Y9B1C3D5E"
+    result = cli_run("promote", ghost, "--mount", "nope")
+    assert (result.exit_code, result.stderr) == (2, expected(ynm_home))
+    result = cli_run("promote", shared, "--mount", "project")
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: memory {shared} is already distributed\n")

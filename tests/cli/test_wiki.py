@@ -131,3 +131,22 @@ def test_quiet_prints_nothing_on_success(project, cli_run):
         "Deploys go out on Wednesdays"
     r = cli_run("wiki", "ingest", "--quiet")
     assert r.exit_code == 2 and "file required" in r.stderr  # failures still speak
+
+
+def test_a_named_mount_that_did_not_open_prints_nothing_on_stdout(project, cli_run, ynm_home,
+                                                                  tmp_path):
+    """Nothing was built: stdout holds no empty line (with --json, the JSON of what was
+    built, ``[]``); the warning on stderr says why."""
+    missing = tmp_path / "org.git"
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
+         "anchor": "a" * 40}]}))
+    warning = (f"warning: mount org is left out: not a git repository: {missing}; correct its "
+               f'"path" in {ynm_home / "config.json"} if it is mistyped (`ynm doctor` checks '
+               "every mount)\n")
+    for target in ("directory", "orphan-branch"):
+        r = cli_run("wiki", "build", "--mount", "org", "--target", target)
+        assert (r.exit_code, r.stdout, r.stderr) == (0, "", warning)
+    r = cli_run("wiki", "build", "--mount", "org", "--json")
+    assert (r.exit_code, r.stdout, r.stderr) == (0, "[]\n", warning)

@@ -152,6 +152,17 @@ def check_mount(ynm: Ynm, mount_id: str | None, hosted: bool = False) -> None:
                    f"only: `ynm recall --mount {mount_id}` shows its memories", err=True)
 
 
+def scope_hint(ynm: Ynm, mount_id: str | None, levels: Any) -> str | None:
+    """The ``hint:`` line of a read given ``--mount`` and ``--level`` together when the
+    mount is of a level ``--level`` leaves out, so nothing was read
+    (:meth:`Ynm.scope_conflict`): ``hint: --mount and --level select no mount: mount
+    project is distributed, not personal; drop one of them``, as ``--level`` or ``--mount``
+    alone say which mounts they searched. None otherwise."""
+    why = ynm.scope_conflict(mount_id, levels)
+    return None if why is None else (f"hint: --mount and --level select no mount: {why}; "
+                                     "drop one of them")
+
+
 def note_left_out(left_out: list[Any]) -> None:
     """Name on stderr each hosted store a read could not include (``Ynm.left_out``), after
     the result (reference/cli.md §1): ``shared memory left out: <mount> (<url>): <why>``.
@@ -192,14 +203,18 @@ def dumps_pretty(value: Any, indent: int = 0) -> str:
 def emit(value: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     """Print ``value`` as pretty JSON, or its human text, with a trailing newline (after
     ending the command's progress bar, if one was drawn). The human text goes through
-    :func:`say` (control characters made visible); JSON is printed exact (JSON escapes them)."""
+    :func:`say` (control characters made visible); JSON is printed exact (JSON escapes them).
+    Empty human text (a result of no lines: ``wiki build`` of a mount that did not open,
+    whose warning on stderr says why) prints nothing, not an empty line."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None and ctx.meta.get(PROGRESS_KEY) is not None:
         ctx.meta[PROGRESS_KEY].finish()
     if as_json:
         click.echo(dumps_pretty(value))
-    else:
-        say(human(value))
+        return
+    text = human(value)
+    if text:
+        say(text)
 
 
 @contextlib.contextmanager
@@ -266,36 +281,83 @@ def split_tags(values: tuple[str, ...] | list[str]) -> list[str]:
     return out
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object of a flag names a key twice (:func:`_unique_keys`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: the object, or :class:`_DuplicateKey` for a key
+    given twice (Python's json, like JavaScript's JSON.parse, keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def json_flag(name: str, raw: str | None, hint: str | None = None) -> Any:
-    """Parse a JSON-valued flag.
+    """Parse a JSON-valued flag (``--data``, ``--links``). An object that names a key twice,
+    at any depth, is refused: which value was meant cannot be told (``{"a": 1, "a": 2}``
+    was once read as ``{"a": 2}``).
 
     Raises:
-        InvalidInput: ``invalid input: --<name>: not valid JSON (<detail>)`` (reference/cli.md
-            §1.3), with ``hint`` (what the flag takes) when given.
+        InvalidInput: (exit 2) with ``hint`` (what the flag takes) when given:
+            ``invalid input: --<name>: not valid JSON (<detail>)`` (reference/cli.md §1.3),
+            or ``invalid input: --<name>: duplicate key "<key>"; give each key once``.
     """
     from ynm.errors import InvalidInput
 
     if raw is None:
         return None
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as err:
+        key = json.dumps(err.key, ensure_ascii=False)
+        refused = InvalidInput(f"--{name}: duplicate key {key}; give each key once")
+        refused.hint = hint
+        raise refused from None
     except ValueError as err:
         refused = InvalidInput(f"--{name}: not valid JSON ({err})")
         refused.hint = hint
         raise refused from None
 
 
-def links_flag(raw: str | None) -> Any:
-    """``--links`` parsed as JSON (:func:`json_flag`), or None when not given.
+def links_flag(raws: tuple[str, ...] | list[str]) -> list[Any] | None:
+    """Every ``--links`` given (the option repeats), each parsed as a JSON array
+    (:func:`json_flag`) and joined in order: ``--links A --links B`` is A's links then B's
+    (the reference says nothing of a repeated ``--links``; its parser kept the last one
+    alone). None when none is given. Exact repeats are dropped later, by the input model
+    (:func:`ynm.model.inputs.unique_links`).
 
     Raises:
-        InvalidInput: ``invalid input: --links: not valid JSON (<detail>)`` with the hint of
-            what ``--links`` takes (:func:`ynm.model.links.links_hint`): the form, the rels
-            and an example.
+        InvalidInput: (exit 2) with the hint of what ``--links`` takes
+            (:func:`ynm.model.links.links_hint`: the form, the rels and an example):
+            ``invalid input: --links: not valid JSON (<detail>)``, or for JSON that is no
+            array ``invalid input: links: must be an array, got an object`` (``a string``,
+            ``a number``, ``true``, ``false``, ``null``: docs/cli.md; a single object, ``null``
+            and ``""`` were once taken as a one-link array or as no links).
     """
+    from ynm.errors import InvalidInput
     from ynm.model.links import links_hint
+    from ynm.model.words import json_kind
 
-    return json_flag("links", raw, hint=links_hint())
+    if not raws:
+        return None
+    out: list[Any] = []
+    for raw in raws:
+        value = json_flag("links", raw, hint=links_hint())
+        if not isinstance(value, list):
+            refused = InvalidInput(f"links: must be an array, got {json_kind(value)}",
+                                   fields=("links",))
+            refused.hint = links_hint()
+            raise refused
+        out.extend(value)
+    return out
 
 
 DATA_EXAMPLE = '{"ticket": "ABC-1"}'
@@ -310,7 +372,8 @@ def data_flag(raw: str | None) -> dict[str, Any] | None:
     Raises:
         InvalidInput: (exit 2) with the hint :data:`DATA_HINT` (what ``--data`` takes and a
             working example): ``invalid input: --data: not valid JSON (<detail>)``
-            (reference/cli.md §1.3), or, for JSON that is no object, the schema's
+            (reference/cli.md §1.3), ``invalid input: --data: duplicate key "<key>"; give
+            each key once`` (:func:`json_flag`), or, for JSON that is no object, the schema's
             ``invalid input: data: must be an object`` (the reference's words) followed by
             what was given: ``, got an array`` (``a string``, ``a number``, ``true``,
             ``false``, ``null``; ``--data null`` was once taken as no data).

@@ -88,12 +88,12 @@ def one_id(memory_id: str | None, memory_id_flag: str | None) -> str:
               "memory keeps its own.")
 @click.option("--session", help="Session id for provenance.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
-@click.option("--links", help="More links (the memory's own are kept), "
-              f"{LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
+@click.option("--links", multiple=True, help="More links (the memory's own are kept), "
+              f"{LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'; repeatable: the arrays are joined.")
 @common_options
 def supersede(as_json: bool, cwd: Path | None, memory_id: str | None,
               memory_id_flag: str | None, tags: tuple[str, ...], data: str | None,
-              links: str | None, importance: str | None, confidence: str | None,
+              links: tuple[str, ...], importance: str | None, confidence: str | None,
               content: str | None, content_file: Path | None, **rest: Any) -> None:
     """Write a new version of a memory.
 
@@ -142,7 +142,9 @@ def dropped_note(dropped: list[str]) -> str:
 @click.command()
 @memory_id_input("annotate")
 @click.option("--tags", multiple=True, help="Tags to add (repeatable, comma-separated).")
-@click.option("--links", help=f"Links to add, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
+@click.option("--links", multiple=True,
+              help=f"Links to add, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'; repeatable: the "
+                   "arrays are joined.")
 @click.option("--importance", help="New importance, 0..1.")
 @click.option("--confidence", help="New confidence, 0..1.")
 @click.option("--pinned/--no-pinned", default=None, help="Pin or unpin.")
@@ -153,7 +155,7 @@ def dropped_note(dropped: list[str]) -> str:
                               """'{"ticket": "ABC-1"}').""")
 @common_options
 def annotate(as_json: bool, cwd: Path | None, memory_id: str | None,
-             memory_id_flag: str | None, tags: tuple[str, ...], links: str | None,
+             memory_id_flag: str | None, tags: tuple[str, ...], links: tuple[str, ...],
              data: str | None, importance: str | None, confidence: str | None,
              **rest: Any) -> None:
     """Add tags or links, or set importance, confidence, pin or review; content stays.

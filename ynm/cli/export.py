@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from ynm.cli._common import DATETIME_HELP, check_mount, common_options, drop_none, open_ynm
+from ynm.cli._common import (
+    DATETIME_HELP,
+    check_mount,
+    common_options,
+    drop_none,
+    open_ynm,
+    say,
+    scope_hint,
+)
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
 LEVELS = ("personal", "distributed")
@@ -43,3 +51,6 @@ def export(as_json: bool, cwd: Path | None, type_: str | None, needs_review: boo
         check_mount(ynm, q.mount)
         for line in ynm.export(q):
             sys.stdout.write(line + "\n")
+        conflict = scope_hint(ynm, q.mount, q.level)
+    if conflict is not None:  # nothing was read
+        say(conflict, err=True)

@@ -16,6 +16,7 @@ from ynm.cli._common import (
     note_unmerged,
     open_ynm,
     say,
+    scope_hint,
 )
 
 TYPES = ("working", "episodic", "semantic", "procedural", "reflective", "reference")
@@ -76,10 +77,13 @@ def list_(as_json: bool, cwd: Path | None, type_: str | None, limit: int | None,
         check_mount(ynm, q.mount)
         memories = ynm.list(q)
         note_unmerged(ynm)
+        conflict = None if memories else scope_hint(ynm, q.mount, q.level)
     more = default and len(memories) > DEFAULT_LIMIT
     if more:
         memories = memories[:DEFAULT_LIMIT]
     emit(memories, as_json, format_memories)
+    if conflict is not None:
+        say(conflict, err=True)
     if more:
         say(f"note: showing the newest {DEFAULT_LIMIT}; more exist (use --limit N or "
                    "--all)", err=True)

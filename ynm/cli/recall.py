@@ -17,6 +17,7 @@ from ynm.cli._common import (
     note_unmerged,
     open_ynm,
     say,
+    scope_hint,
     split_tags,
 )
 
@@ -175,6 +176,7 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     with open_ynm(cwd) as ynm:
         check_mount(ynm, q.mount, hosted=True)
         hits = ynm.recall(q)
+        conflict = scope_hint(ynm, q.mount, q.level)
         unmerged = note_unmerged(ynm)
         left_out = list(ynm.left_out)
         asked = ynm.recall_words
@@ -197,6 +199,8 @@ def recall(as_json: bool, cwd: Path | None, query: tuple[str, ...], text: str | 
     # no hint for an answer already said to be incomplete: the stores left out (or the shards
     # fetched but not merged) may hold the words
     hint = None if hits or left_out or unmerged else no_match_hint(asked, q, hosted, excluded)
-    if hint is not None:
+    if conflict is not None and not hits:
+        say(conflict, err=True)
+    elif hint is not None:
         say(f"hint: {hint}", err=True)
     note_left_out(left_out)

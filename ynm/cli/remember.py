@@ -48,11 +48,13 @@ LEVELS = ("personal", "distributed")
 @click.option("--session", help="Session id for provenance; working memory without "
               "--namespace goes to session/<id>.")
 @click.option("--source", help="Source reference: URL, file, ticket.")
-@click.option("--links", help=f"Links to other memories, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'.")
+@click.option("--links", multiple=True,
+              help=f"Links to other memories, {LINKS_FORM}; e.g. '{LINKS_EXAMPLE}'; "
+                   "repeatable: the arrays are joined.")
 @click.option("--mount", help="Target mount id (default: by level).")
 @common_options
 def remember(as_json: bool, cwd: Path | None, type_: str, tags: tuple[str, ...], data: str | None,
-             links: str | None, importance: str | None, confidence: str | None,
+             links: tuple[str, ...], importance: str | None, confidence: str | None,
              content: str | None, content_file: Path | None, **rest: str | None) -> None:
     """Record a new memory.
 

@@ -14,6 +14,8 @@ from ynm.cli._common import (
     emit,
     note_left_out,
     open_ynm,
+    say,
+    scope_hint,
 )
 from ynm.model.words import counted
 
@@ -54,7 +56,10 @@ def context(as_json: bool, cwd: Path | None, level: tuple[str, ...], type_: tupl
     with open_ynm(cwd) as ynm:
         check_mount(ynm, q.mount, hosted=True)
         block = ynm.context(q)
+        conflict = None if block["included"] else scope_hint(ynm, q.mount, q.level)
     emit(block, as_json, block_text)
+    if conflict is not None:
+        say(conflict, err=True)
     note_left_out(ynm.left_out)
 
 
@@ -132,7 +137,8 @@ def format_review(memories: list[dict[str, Any]]) -> str:
 @click.argument("memory_id", required=False)
 @click.option("--memory-id", "memory_id_flag", metavar="ID",
               help="The memory to clear (or give it as the argument).")
-@click.option("--mount", help="Only this mount (list).")
+@click.option("--mount", help="list: only this mount; clear: the mount the memory is in "
+                               "(refused when another mount holds it).")
 @common_options
 def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
            memory_id_flag: str | None, mount: str | None) -> None:
@@ -154,7 +160,7 @@ def review(as_json: bool, cwd: Path | None, action: str, memory_id: str | None,
 
         memory_id = check_memory_id(one_id(memory_id, memory_id_flag))
         with open_ynm(cwd) as ynm:
-            result = ynm.review_clear(memory_id)
+            result = ynm.review_clear(memory_id, mount)
         from ynm.cli.edit import or_unchanged
 
         emit(result, as_json, or_unchanged(lambda r: f"cleared review flag on {r['memoryId']}"))

@@ -60,11 +60,27 @@ def one_or_many(value: Any) -> Any:
     return [value]
 
 
+def one_or_many_objects(value: Any) -> Any:
+    """A list-of-objects field's value (``links``) as a list: one object becomes a
+    one-element list; anything else (a string, a number, None, a list) passes through for the
+    field's own validation, which refuses what is no list. Unlike :func:`one_or_many`, a
+    string is not split: ``"links": ""`` is not an empty list but a refused value."""
+    return [value] if isinstance(value, dict) else value
+
+
 def _is_list_field(annotation: Any) -> bool:
     if get_origin(annotation) is list:
         return True
     return get_origin(annotation) in (Union, UnionType) and any(
         get_origin(arg) is list for arg in get_args(annotation))
+
+
+def _holds_objects(annotation: Any) -> bool:
+    """Whether a list field's items are models (objects, as a link), not strings."""
+    lists = [annotation] if get_origin(annotation) is list else [
+        arg for arg in get_args(annotation) if get_origin(arg) is list]
+    return any(isinstance(item, type) and issubclass(item, BaseModel)
+               for lst in lists for item in get_args(lst))
 
 
 class LinkInput(Link):
@@ -78,7 +94,8 @@ class LinkInput(Link):
 
 class OneOrManyInput(BaseModel):
     """A model whose list fields also take one value or a comma-separated string
-    (:func:`one_or_many`), under their name or their alias.
+    (:func:`one_or_many`), under their name or their alias; a list of objects (``links``)
+    takes one object, never a string (:func:`one_or_many_objects`).
 
     Its models build their validators on first use (pydantic's ``defer_build``), not at import:
     a command validates one or two of them, and building every schema up front cost ~50 ms of
@@ -95,9 +112,10 @@ class OneOrManyInput(BaseModel):
         out = dict(data)
         for name, field in cls.model_fields.items():
             if _is_list_field(field.annotation):
+                one = one_or_many_objects if _holds_objects(field.annotation) else one_or_many
                 for key in {name, field.alias or name}:
                     if key in out:
-                        out[key] = one_or_many(out[key])
+                        out[key] = one(out[key])
         return out
 
 
@@ -236,6 +254,7 @@ class _Content(_Input):
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
+    _unique_links = field_validator("links")(classmethod(lambda cls, v: unique_links(v)))
 
 
 class RememberInput(_Content):
@@ -446,6 +465,20 @@ def _upper_link_targets(v: Any) -> Any:
     return v
 
 
+def unique_links(links: list[Any]) -> list[Any]:
+    """``links`` (:class:`LinkInput` or stored :class:`Link`) without exact repeats (the same
+    ``rel`` to the same id, ``Link.key``), the first of each kept, in order. A repeated link
+    says nothing more; the fold unites links the same way (ynm.model.fold), but a base
+    record's own repeats would be stored and shown twice."""
+    seen: set[str] = set()
+    out = []
+    for link in links:
+        if link.key not in seen:
+            seen.add(link.key)
+            out.append(link)
+    return out
+
+
 class SupersedeInput(_Content):
     """Input of ``supersede`` (reference/cli.md §4.25). Unlike the reference, importance,
     confidence, pinned and needs-review are written only when given (never reset to defaults),
@@ -483,6 +516,7 @@ class AnnotateInput(_Input):
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
+    _unique_links = field_validator("links")(classmethod(lambda cls, v: unique_links(v)))
 
 
 class ForgetInput(_Input):

@@ -266,11 +266,21 @@ def _recall_local(ynm: Ynm, q: RecallQuery) -> ToolOutput:
                                 "text.")
     if hits:
         return ToolOutput(hits)
-    return ToolOutput(hits, NO_HITS)
+    return ToolOutput(hits, _scope_conflict(ynm, q.mount, q.level) or NO_HITS)
+
+
+def _scope_conflict(ynm: Ynm, mount: str | None, levels: list[str]) -> str | None:
+    """The guidance of a read whose ``mount`` is of a level ``level`` leaves out, so nothing
+    was read (:meth:`Ynm.scope_conflict`): ``mount and level select no mount: mount project
+    is distributed, not personal; drop one of them.``; None otherwise."""
+    why = ynm.scope_conflict(mount, levels)
+    return None if why is None else f"mount and level select no mount: {why}; drop one of them."
 
 
 def _context(ynm: Ynm, q: ContextQuery) -> ToolOutput:
-    return _left_out(ToolOutput(ynm.context(q)), ynm)
+    block = ynm.context(q)
+    return _left_out(ToolOutput(block, None if block["included"]
+                                else _scope_conflict(ynm, q.mount, q.level)), ynm)
 
 
 def _written(result: dict[str, Any]) -> ToolOutput:

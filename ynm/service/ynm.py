@@ -39,6 +39,7 @@ from ynm.model.inputs import (
     RememberInput,
     SessionStartInput,
     SupersedeInput,
+    unique_links,
 )
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
 from ynm.model.namespaces import (
@@ -48,7 +49,7 @@ from ynm.model.namespaces import (
     normalize_session_id,
     write_namespace_problem,
 )
-from ynm.model.records import PROMOTE_TAG, Record
+from ynm.model.records import PROMOTE_TAG, Link, Record
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
     has_no_search_words,
@@ -294,6 +295,32 @@ class Ynm:
             where = self.loaded.sources.get("mounts") or str(self.loaded.home / "config.json")
             raise UnknownMount(mount_id, list(dict.fromkeys(have)), where)
 
+    def check_memory_mount(self, memory_id: str, mount_id: str | None) -> None:
+        """Refuse an edit of ``memory_id`` told to look in ``mount_id`` when another mount
+        holds it: :meth:`check_mount` first (an unknown id is refused before the memory is
+        looked up), then the memory's mount. None passes. A memory no local mount holds
+        passes when ``mount_id`` names a hosted store (the edit is tried there).
+
+        Raises:
+            UnknownMount: (exit 2) as :meth:`check_mount`.
+            UnknownMemory: ``mount_id`` names a local mount and no local mount holds it.
+            MemoryElsewhere: (exit 2) ``memory <id> is in mount <holder>, not <mount_id>``
+                with the hint ``pass --mount <holder>, or leave --mount out``.
+        """
+        from ynm.errors import MemoryElsewhere
+
+        self.check_mount(mount_id)
+        if mount_id is None:
+            return
+        try:
+            holder, _ = self.find(memory_id)
+        except UnknownMemory:
+            if any(m.id == mount_id for m in self.mounts):
+                raise  # named a local mount: the hosted stores are not tried
+            return
+        if holder.id != mount_id:
+            raise MemoryElsewhere(memory_id, holder.id, mount_id)
+
     def check_local_mount(self, mount_id: str | None, what: str) -> None:
         """:meth:`check_mount`, and refuse a hosted (mcp) store's id for an operation that
         writes to a local mount only (``what``: ``promote``, ``import``).
@@ -323,6 +350,25 @@ class Ynm:
             m for m in self.mounts
             if (mount_id is None or m.id == mount_id) and (not levels or m.level in levels)
         ]
+
+    def scope_conflict(self, mount_id: str | None, levels: str | list[str] | tuple[str, ...]
+                       | None) -> str | None:
+        """Why ``--mount`` and ``--level`` together select no mount, or None: the mount
+        ``mount_id`` names (open, configured but not opened, or hosted, which is
+        distributed) is of a level ``levels`` leaves out: ``mount project is distributed,
+        not personal``. A read given that pair reads nothing; the commands say why (the
+        reference answers an empty result, cli.md §6).
+        """
+        if mount_id is None or not levels:
+            return None
+        asked = [levels] if isinstance(levels, str) else list(levels)
+        level = next((m.level for m in [*self.mounts, *self.mount_problems]
+                      if m.id == mount_id), None)
+        if level is None and any(r.id == mount_id for r in self.remotes):
+            level = "distributed"
+        if level is None or level in asked:
+            return None
+        return f"mount {mount_id} is {level}, not {' or '.join(asked)}"
 
     def _select_remotes(self, mount_id: str | None, levels: list[str] | tuple[str, ...] = ()
                         ) -> list[Any]:
@@ -811,8 +857,9 @@ class Ynm:
             "data": inp.data, "dataSchema": inp.data_schema, "importance": inp.importance,
             "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
             "validFrom": inp.valid_from, "validTo": inp.valid_to, "ttl": ttl,
-            "links": [{"rel": "supersedes", "to": inp.memory_id},
-                      *(link.model_dump() for link in inp.links)],
+            # the supersedes link once, even when --links gives it too
+            "links": [link.model_dump() for link in unique_links(
+                [Link(rel="supersedes", to=inp.memory_id), *inp.links])],
         }
         result = self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
                                                 source=inp.source, found=found))
@@ -874,9 +921,20 @@ class Ynm:
         return self.annotate(AnnotateInput(memory_id=memory_id, pinned=not unpin, reason=word),
                              unchanged=f"already {word}")
 
-    def review_clear(self, memory_id: str) -> dict[str, Any]:
+    def review_clear(self, memory_id: str, mount_id: str | None = None) -> dict[str, Any]:
         """Clear the review flag: annotate ``needsReview: false``, reason ``reviewed``.
-        Nothing is written for a memory not flagged (note ``not flagged for review``)."""
+        Nothing is written for a memory not flagged (note ``not flagged for review``).
+
+        ``mount_id`` (``--mount``) names the mount the memory must be in; it is checked
+        before the memory (:meth:`check_memory_mount`). The reference ignores ``--mount``
+        here (reference/cli.md §4.21), so a typo or the wrong mount cleared the flag anyway.
+
+        Raises:
+            UnknownMount: ``mount_id`` is configured nowhere (exit 2).
+            MemoryElsewhere: a local mount other than ``mount_id`` holds the memory.
+            UnknownMemory: as :meth:`annotate`.
+        """
+        self.check_memory_mount(memory_id, mount_id)
         return self.annotate(AnnotateInput(memory_id=memory_id, needs_review=False,
                                            reason="reviewed"), unchanged="not flagged for review")
 
@@ -901,15 +959,20 @@ class Ynm:
         without its ttl, a shared copy that never expires; a working copy would not be worth
         sharing, since it lives only ttl after its last write.
 
+        The target mount is resolved (and checked writable) before the memory is looked up,
+        so a ``mount_id`` that is unknown, not distributed or hosted is refused as such even
+        for a memory that is already distributed or unknown.
+
         Raises:
-            UnknownMemory; YnmError ``memory <id> is already distributed``; Refused;
-            UnknownMount, MountLevelMismatch, NoMount.
+            UnknownMount, MountLevelMismatch, NoMount, Refused (a hosted target); then
+            UnknownMemory; YnmError ``memory <id> is already distributed``.
         """
+        # the target first: a mistyped --mount is refused as such, whatever the memory is
+        target = self._route("distributed", mount_id, "promote")
+        self._check_writable(target)
         source_mount, state = self.find(memory_id)
         if state["level"] != "personal":
             raise YnmError(f"memory {memory_id} is already distributed")
-        target = self._route("distributed", mount_id, "promote")
-        self._check_writable(target)
         mark = len(self.warnings)
         copy = target.fresh_cache().conn.execute(
             "SELECT m.memory_id FROM memories m, json_each(ynm_unpack(m.extra), '$.links') l "
