@@ -97,8 +97,13 @@ def test_index_search_memory_and_review_in_chromium(store, browser, tmp_path):
 
         # follow the link from the other memory's page back here
         browser.get(f"{base}/ui/m/{store.other_id}")
-        browser.find_element(By.CSS_SELECTOR, f'ul.links a[href="/ui/m/{store.memory_id}"]'
-                             ).click()
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.wait import WebDriverWait
+
+        link = browser.find_element(By.CSS_SELECTOR,
+                                    f'ul.links a[href="/ui/m/{store.memory_id}"]')
+        link.click()
+        WebDriverWait(browser, 10).until(expected_conditions.staleness_of(link))
         assert browser.current_url.endswith(f"/ui/m/{store.memory_id}")
 
         browser.get(base + "/ui/review")
@@ -115,8 +120,15 @@ def test_sign_in_once_in_chromium(store, browser):
         browser.get(base + "/ui/review")
         assert browser.find_elements(By.NAME, "token")
         assert "possible duplicate" not in browser.page_source
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.wait import WebDriverWait
+
         browser.find_element(By.NAME, "token").send_keys(TOKEN)
-        browser.find_element(By.CSS_SELECTOR, "form.login button").click()
+        button = browser.find_element(By.CSS_SELECTOR, "form.login button")
+        button.click()
+        # the form posts and the page is replaced: wait for that, not for the first element
+        # of whichever page is there at the moment
+        WebDriverWait(browser, 10).until(expected_conditions.staleness_of(button))
         assert browser.current_url == base + "/ui/review"
         assert "possible duplicate" in browser.find_element(By.TAG_NAME, "main").text
         cookie = browser.get_cookie("ynm_ui")
