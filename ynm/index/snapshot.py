@@ -162,9 +162,10 @@ def _line_id(line: str) -> str | None:
     return None
 
 
-def _line_sum(crc: int, line: str) -> int:
-    """The running CRC-32 of a shard's record lines (``line_sums``), ``line`` added."""
-    return zlib.crc32(line.encode("utf-8", errors="surrogatepass") + b"\n", crc)
+def _lines_sum(lines: list[str]) -> int:
+    """The CRC-32 of a shard's record lines (``line_sums``): of each line and a newline, in
+    rowid order, in one call."""
+    return zlib.crc32(("\n".join(lines) + "\n").encode("utf-8", errors="surrogatepass"))
 
 
 def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
@@ -184,7 +185,7 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
     insert = "INSERT INTO snap.records VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     for shard, ref, blob_id in shards:
         numbers = _line_numbers(read_blob(blob_id)) if blob_id else {}
-        crc = count = 0
+        lines: list[str] = []
         rows = []
         for rowid, rid, memory_of, recorded_ms, op, packed in conn.execute(
                 "SELECT rowid, id, memory_of, recorded_ms, op, line FROM main.records "
@@ -195,15 +196,14 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
             # random bytes, a quarter of a state.bin of record ids
             rows.append((rowid, None if n is not None and _line_id(line) == rid else rid,
                          memory_of, ref, recorded_ms, op, n, line if n is None else None))
-            crc = _line_sum(crc, line)
-            count += 1
+            lines.append(line)
             if len(rows) == _RECORD_ROWS:
                 conn.executemany(insert, rows)
                 rows = []
         conn.executemany(insert, rows)
         del numbers
-        if count:
-            conn.execute("INSERT INTO snap.line_sums VALUES (?, ?)", (ref, crc))
+        if lines:
+            conn.execute("INSERT INTO snap.line_sums VALUES (?, ?)", (ref, _lines_sum(lines)))
 
 
 _LINES_TABLE = "ynm_snapshot_lines"  # temp: rowid -> packed line, while a load runs
@@ -233,9 +233,7 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
         rows = conn.execute("SELECT rowid, id, line_no, line FROM snap.records WHERE ref = ? "
                             "ORDER BY rowid", (ref,)).fetchall()
         ids, texts = _shard_lines(ref, rows, blob_ids.get(ref), read_blob)
-        # _line_sum over every line in one call: the CRC-32 of each line and a newline, in order
-        sums[ref] = zlib.crc32(("\n".join(texts) + "\n").encode("utf-8",
-                                                                  errors="surrogatepass"))
+        sums[ref] = _lines_sum(texts)
         for at in range(0, len(rows), _LINE_ROWS):
             packed = schema.pack_many(texts[at:at + _LINE_ROWS])
             conn.executemany(insert, zip([row[0] for row in rows[at:at + _LINE_ROWS]],
