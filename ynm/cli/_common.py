@@ -332,7 +332,7 @@ def links_flag(raws: tuple[str, ...] | list[str]) -> list[Any] | None:
     (:func:`json_flag`) and joined in order: ``--links A --links B`` is A's links then B's
     (the reference says nothing of a repeated ``--links``; its parser kept the last one
     alone). None when none is given. Exact repeats are dropped later, by the input model
-    (:func:`ynm.model.inputs.unique_links`).
+    (:func:`ynm.model.records.union_links`).
 
     Raises:
         InvalidInput: (exit 2) with the hint of what ``--links`` takes

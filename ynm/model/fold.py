@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ynm.model.records import Link, Record, normalize_datetime
+from ynm.model.records import Link, Record, normalize_datetime, union_links
 
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 1.0
@@ -194,16 +194,6 @@ def _union_tags(first: list[str], second: Iterable[str]) -> list[str]:
     return out
 
 
-def _union_links(first: list[Link], second: Iterable[Link]) -> list[Link]:
-    out = list(first)
-    seen = {link.key for link in out}
-    for link in second:
-        if link.key not in seen:
-            seen.add(link.key)
-            out.append(link)
-    return out
-
-
 def memory_from_base(r: Record) -> Memory:
     """Start a memory from its base record (the first create or supersede)."""
     return Memory(
@@ -236,12 +226,12 @@ def apply_record(m: Memory, r: Record) -> None:
         if r.subject is not None:
             m.subject = r.subject
         m.tags = _union_tags(m.tags, r.tags)
-        m.links = _union_links(m.links, r.links)
+        m.links = union_links(m.links, r.links)
         _set_scalars(m, r)
         m.tombstoned = False
     elif op == "annotate":
         m.tags = _union_tags(m.tags, r.tags)
-        m.links = _union_links(m.links, r.links)
+        m.links = union_links(m.links, r.links)
         if r.subject is not None:
             m.subject = r.subject
         _set_scalars(m, r)
@@ -253,7 +243,7 @@ def apply_record(m: Memory, r: Record) -> None:
         m.tombstone_reason = r.reason
     elif op == "create":
         m.tags = _union_tags(m.tags, r.tags)
-        m.links = _union_links(m.links, r.links)
+        m.links = union_links(m.links, r.links)
     # purge-marker and snapshot: counted only.
 
 
@@ -269,7 +259,7 @@ def apply_before(m: Memory, p: Record) -> None:
     base = m.current
     if p.op in ("annotate", "create"):
         m.tags = _union_tags(list(p.tags), m.tags)
-        m.links = _union_links(list(p.links), m.links)
+        m.links = union_links(list(p.links), m.links)
         if m.subject is None and p.subject is not None:
             m.subject = p.subject
         for name in _SCALARS:

@@ -38,6 +38,7 @@ from ynm.model.records import (
     non_finite_problem,
     normalize_datetime,
     shown_value,
+    union_links,
     validation_message,
     validation_problems,
 )
@@ -254,7 +255,9 @@ class _Content(_Input):
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
-    _unique_links = field_validator("links")(classmethod(lambda cls, v: unique_links(v)))
+    # an exact repeat of a link says nothing more; a base record's own repeats would be
+    # stored and shown twice (the fold unites only later records' links with it)
+    _unique_links = field_validator("links")(classmethod(lambda cls, v: union_links([], v)))
 
 
 class RememberInput(_Content):
@@ -465,20 +468,6 @@ def _upper_link_targets(v: Any) -> Any:
     return v
 
 
-def unique_links(links: list[Any]) -> list[Any]:
-    """``links`` (:class:`LinkInput` or stored :class:`Link`) without exact repeats (the same
-    ``rel`` to the same id, ``Link.key``), the first of each kept, in order. A repeated link
-    says nothing more; the fold unites links the same way (ynm.model.fold), but a base
-    record's own repeats would be stored and shown twice."""
-    seen: set[str] = set()
-    out = []
-    for link in links:
-        if link.key not in seen:
-            seen.add(link.key)
-            out.append(link)
-    return out
-
-
 class SupersedeInput(_Content):
     """Input of ``supersede`` (reference/cli.md §4.25). Unlike the reference, importance,
     confidence, pinned and needs-review are written only when given (never reset to defaults),
@@ -516,7 +505,7 @@ class AnnotateInput(_Input):
     _links = field_validator("links", mode="before")(
         classmethod(lambda cls, v: _upper_link_targets(v))
     )
-    _unique_links = field_validator("links")(classmethod(lambda cls, v: unique_links(v)))
+    _unique_links = field_validator("links")(classmethod(lambda cls, v: union_links([], v)))
 
 
 class ForgetInput(_Input):

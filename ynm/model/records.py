@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
@@ -254,6 +254,19 @@ class Link(_Nested):
     def key(self) -> str:
         """``<rel>:<to>``, the identity used when links are merged (storage.md §2.4)."""
         return f"{self.rel}:{self.to}"
+
+
+def union_links(first: list[Link], second: Iterable[Link]) -> list[Link]:
+    """``first`` as it is, then each link of ``second`` whose ``rel`` to ``to`` (``Link.key``)
+    is not there yet, in order: how a fold unites a memory's links (storage.md §2.4), and,
+    from an empty ``first``, a new record's links without exact repeats."""
+    out = list(first)
+    seen = {link.key for link in out}
+    for link in second:
+        if link.key not in seen:
+            seen.add(link.key)
+            out.append(link)
+    return out
 
 
 def non_finite_at(value: Any, path: str = "") -> str | None:

@@ -39,7 +39,6 @@ from ynm.model.inputs import (
     RememberInput,
     SessionStartInput,
     SupersedeInput,
-    unique_links,
 )
 from ynm.model.jsonl import dumps_record, parse_jsonl, parse_obj
 from ynm.model.namespaces import (
@@ -49,7 +48,7 @@ from ynm.model.namespaces import (
     normalize_session_id,
     write_namespace_problem,
 )
-from ynm.model.records import PROMOTE_TAG, Link, Record
+from ynm.model.records import PROMOTE_TAG, Link, Record, union_links
 from ynm.model.shards import ShardKey
 from ynm.model.text import (
     has_no_search_words,
@@ -858,8 +857,8 @@ class Ynm:
             "confidence": inp.confidence, "pinned": inp.pinned, "needsReview": inp.needs_review,
             "validFrom": inp.valid_from, "validTo": inp.valid_to, "ttl": ttl,
             # the supersedes link once, even when --links gives it too
-            "links": [link.model_dump() for link in unique_links(
-                [Link(rel="supersedes", to=inp.memory_id), *inp.links])],
+            "links": [link.model_dump() for link in union_links(
+                [Link(rel="supersedes", to=inp.memory_id)], inp.links)],
         }
         result = self._write_result(*self._edit(inp.memory_id, fields, session=inp.session,
                                                 source=inp.source, found=found))
