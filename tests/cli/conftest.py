@@ -46,6 +46,16 @@ def make_record(**over: Any) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if v is not None}
 
 
+def mount_org(ynm_home: Path, path: Path) -> None:
+    """Configure in ``ynm_home``'s config.json one distributed git-notes mount ``org`` at
+    ``path`` (anchor ``a`` * 40), as a user adds an org store; a test that leaves ``path``
+    without a repository has a configured mount that does not open."""
+    ynm_home.mkdir(exist_ok=True)
+    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
+        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(path),
+         "anchor": "a" * 40}]}))
+
+
 def jsonl(*records: dict[str, Any]) -> str:
     """Compact JSONL text of ``records``, one per line."""
     return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import make_record
+from tests.cli.conftest import make_record, mount_org
 from ynm.index.schema import SCHEMA_VERSION
 
 URL = "https://memory.example.com/mcp"
@@ -590,10 +590,7 @@ def test_a_configuration_that_cannot_be_read_fails_config_files(project, cli_run
 
 def test_a_configured_store_that_is_not_there(project, cli_run, ynm_home, tmp_path):
     missing = tmp_path / "org.git"
-    ynm_home.mkdir(exist_ok=True)
-    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
-        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
-         "anchor": "a" * 40}]}))
+    mount_org(ynm_home, missing)
     code, result, _ = doctor(cli_run, project)
     assert code == 1
     check = named(result, "mount org (git-notes)")
@@ -609,10 +606,7 @@ def test_reads_and_writes_say_a_configured_mount_did_not_open(project, cli_run, 
     """A mount whose path holds no repository (a typo, a store not cloned here) is left out of
     every read with a warning, and a write that names it says why, not that it is unknown."""
     missing = tmp_path / "orgg.git"
-    ynm_home.mkdir(exist_ok=True)
-    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
-        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
-         "anchor": "a" * 40}]}))
+    mount_org(ynm_home, missing)
     left_out = (f"warning: mount org is left out: not a git repository: {missing}; correct "
                 f'its "path" in {ynm_home / "config.json"} if it is mistyped (`ynm doctor` '
                 "checks every mount)")

@@ -5,9 +5,9 @@ searched; the MCP tools say it in the guidance. The reference answers an empty r
 
 from __future__ import annotations
 
-import json
-
 import pytest
+
+from tests.cli.conftest import mount_org
 
 HINT = ("hint: --mount and --level select no mount: mount {mount} is {level}, not {asked}; "
         "drop one of them\n")
@@ -44,10 +44,7 @@ def test_a_pair_that_agrees_says_nothing_of_it(stored, cli_run, args):
 
 def test_a_configured_mount_that_did_not_open_is_named_too(stored, cli_run, ynm_home,
                                                            tmp_path):
-    ynm_home.mkdir(exist_ok=True)
-    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
-        {"id": "org", "level": "distributed", "provider": "git-notes",
-         "path": str(tmp_path / "org.git"), "anchor": "a" * 40}]}))
+    mount_org(ynm_home, tmp_path / "org.git")
     result = cli_run("list", "--mount", "org", "--level", "personal")
     assert (result.exit_code, result.stdout) == (0, "no memories\n")
     assert HINT.format(mount="org", level="distributed", asked="personal") in (

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.cli.conftest import jsonl, make_record
+from tests.cli.conftest import jsonl, make_record, mount_org
 
 ADD = ('; to add it: add {{"id":"nope","level":"distributed","provider":"git-notes",'
        '"path":"<store>","anchor":"<commit>"}} to mounts in {config} '
@@ -92,10 +92,7 @@ def test_promote_and_import_name_a_hosted_store_as_one_they_cannot_write(project
 
 def test_import_into_a_store_that_did_not_open_says_why(project, cli_run, ynm_home, tmp_path):
     missing = tmp_path / "org.git"
-    ynm_home.mkdir(exist_ok=True)
-    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
-        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
-         "anchor": "a" * 40}]}))
+    mount_org(ynm_home, missing)
     dump = tmp_path / "dump.jsonl"
     dump.write_text(jsonl(make_record(level="distributed", namespace="common")))
     result = cli_run("import", dump, "--mount", "org")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from tests.cli.conftest import mount_org
+
 
 def js(result):
     assert result.exit_code == 0, (result.stdout, result.stderr)
@@ -138,10 +140,7 @@ def test_a_named_mount_that_did_not_open_prints_nothing_on_stdout(project, cli_r
     """Nothing was built: stdout holds no empty line (with --json, the JSON of what was
     built, ``[]``); the warning on stderr says why."""
     missing = tmp_path / "org.git"
-    ynm_home.mkdir(exist_ok=True)
-    (ynm_home / "config.json").write_text(json.dumps({"mounts": [
-        {"id": "org", "level": "distributed", "provider": "git-notes", "path": str(missing),
-         "anchor": "a" * 40}]}))
+    mount_org(ynm_home, missing)
     warning = (f"warning: mount org is left out: not a git repository: {missing}; correct its "
                f'"path" in {ynm_home / "config.json"} if it is mistyped (`ynm doctor` checks '
                "every mount)\n")
