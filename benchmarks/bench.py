@@ -163,19 +163,24 @@ def cache_bytes_row(cache, size: int) -> tuple[str, str, str, str]:
 
 
 def reindex_rss_row(repo: Path, env: dict[str, str], size: int) -> tuple[str, str, str, str]:
-    """Peak resident memory of a whole ``ynm reindex`` process (its own ru_maxrss)."""
+    """Peak resident memory of a whole ``ynm reindex`` process (its own ru_maxrss) and of the
+    largest of the worker processes a large rebuild starts (ynm.index.workers; the
+    children's ru_maxrss is the largest child's peak, not their sum)."""
     code = ("import resource, runpy, sys\n"
             f"sys.argv = ['ynm', 'reindex', '-q', '--mount', 'project', '--cwd', {str(repo)!r}]\n"
             "try:\n    runpy.run_module('ynm', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
+            "      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n")
     t = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=True)
     ms = (time.perf_counter() - t) * 1000
-    peak_kb = int(done.stderr.strip().splitlines()[-1])
+    peak_kb, worker_kb = map(int, done.stderr.strip().splitlines()[-1].split())
+    workers = (f", its largest worker {worker_kb / 1024:.0f} MB" if worker_kb
+               else ", no workers")
     return (f"reindex peak RSS@{size}", f"{ms:.0f}", "",
-            f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process")
+            f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process{workers}")
 
 
 # One step in a process of its own; prints {"ms", "hwm_kb", "cache_bytes"} on its last line.

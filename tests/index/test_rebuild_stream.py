@@ -132,9 +132,13 @@ def _ranked(cache: MountCache, match: str) -> list[tuple[int, float]]:
         "ORDER BY rank, rowid", (match,)).fetchall()
 
 
-@pytest.mark.parametrize("chunk", [5000, 3])
-def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkeypatch, chunk):
+@pytest.mark.parametrize(("chunk", "workers"), [(5000, 0), (3, 0), (5000, 2), (3, 1)])
+def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkeypatch, chunk,
+                                                  workers):
+    """Inline, and with shards read in worker processes and the full-text index built in
+    one (the corpus has records of one id in two shards, which a worker cannot know of)."""
     monkeypatch.setattr(_Folded, "__init__", partialmethod(_Folded.__init__, chunk=chunk))
+    cache.rebuild_workers = workers
     report = cache.rebuild(store)
     expected = _whole_store_fold(store, tmp_path / "expected.sqlite")
     got_rows = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
@@ -160,8 +164,36 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
             cache.conn.execute(f"SELECT {state_sql()} FROM memories")}
     assert tags["wombat here"] == ["twice"] and tags["wombat elsewhere"] == []
     assert not cache.conn.execute(
-        "SELECT name FROM sqlite_temp_master WHERE name IN ('folded', 'spread')").fetchall()
+        "SELECT name FROM sqlite_temp_master WHERE name IN ('folded', 'spread', 'linked')"
+    ).fetchall()
+    assert _staging_gone(cache)
     expected.close()
+
+
+def _staging_gone(cache: MountCache) -> bool:
+    """No staging database attached to the cache's connection, none left beside the file."""
+    attached = [row[1] for row in cache.conn.execute("PRAGMA database_list")]
+    return set(attached) <= {"main", "temp"} and not list(cache.path.parent.glob("ynm-rebuild-*"))
+
+
+def test_workers_and_inline_give_the_same_cache_file_contents(store, tmp_path):
+    """Every table a rebuild fills, the full-text index's own tables included, holds the same
+    rows whether the shards and the index were done here or in worker processes."""
+    def contents(workers: int) -> dict[str, list[tuple]]:
+        cache = MountCache(tmp_path / f"w{workers}.sqlite", "project")
+        cache.rebuild_workers = workers
+        cache.rebuild(store)
+        tables = ("records", "memories", "problems", "shards", "shard_refs", "fts_data",
+                  "fts_idx", "fts_docsize", "fts_config")
+        got = {t: cache.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+               for t in tables}
+        assert _staging_gone(cache)
+        cache.close()
+        return got
+
+    inline, workers = contents(0), contents(2)
+    assert len(inline["memories"]) == 42 and len(inline["problems"]) == 2
+    assert inline == workers
 
 
 def test_rebuild_after_a_refresh_gives_the_same_rows(store, cache, tmp_path):
@@ -203,3 +235,50 @@ def test_rebuild_creates_its_indexes_again_and_a_failed_one_keeps_them(store, ca
         cache.rebuild(store)
     assert _indexes(cache) == want
     assert cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall() == rows
+    assert _staging_gone(cache)
+
+
+def test_a_rebuild_waits_for_another_writer_and_sees_its_rows(store, cache, cache_path):
+    """The rebuild's transaction begins deferred (its staging database is attached) and takes
+    the write lock with its first statement: it waits for a writer that holds the lock, as
+    BEGIN IMMEDIATE does, then rebuilds over what that writer committed."""
+    import threading
+
+    import sqlean
+
+    cache.rebuild(store)
+    other = sqlean.connect(cache_path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO meta(key, value) VALUES ('other', 'was here')")
+    timer = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    timer.start()
+    try:
+        report = cache.rebuild(store)
+    finally:
+        timer.join()
+        other.close()
+    assert report.memories_folded == 42
+    assert cache.conn.execute("SELECT value FROM meta WHERE key = 'other'").fetchone() == (
+        "was here",)
+
+
+def test_a_cold_refresh_rebuilt_meanwhile_by_another_process_only_refreshes(store, cache,
+                                                                             cache_path):
+    """A refresh that finds the cache never built rebuilds it; when another connection has
+    built it by the time the write lock is held, the refresh reads only what changed."""
+    assert cache.stale_reason(store) == "never built"
+    other = MountCache(cache_path, "project")
+    other.rebuild(store)
+    other.close()
+    real = MountCache._rebuild_in_tx
+
+    def no_second_rebuild(*args, **kwargs):
+        raise AssertionError("rebuilt again")
+
+    MountCache._rebuild_in_tx = no_second_rebuild
+    try:
+        # the cache's own connection read "never built" before; force the stale path
+        report = cache._rebuild(store, None, refresh_if_built=True)
+    finally:
+        MountCache._rebuild_in_tx = real
+    assert not report.rebuilt and cache.counts()["memories"] == 42

@@ -692,3 +692,23 @@ def test_append_refuses_a_ref_that_collides_with_an_existing_one(
     # Nothing moved, and the existing shard still takes appends.
     assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/notes/") == before
     log.append({a: (line(3), 1)})
+
+
+def test_blob_size_reads_the_object_header_of_loose_and_packed_blobs(repo: Path, log):
+    """``blob_size`` is the length ``read_blob`` gives, for a loose blob, a packed one and one
+    read before (held in memory); a missing object or another kind of object is refused."""
+    from ynm.errors import StoreError
+
+    key = ShardKey("personal", "user/test", "semantic", "2026-08")
+    log.append({key: (lines(*range(50)), 50)})
+    blob = log.note_blob_id(log.tips()[key.ref].commit)
+    fresh = GitNotesLog(repo, level="personal", anchor=log.anchor)  # nothing held in memory
+    assert fresh.blob_size(blob) == len(lines(*range(50)))
+    git(repo, "repack", "-a", "-d", "-q")
+    packed = GitNotesLog(repo, level="personal", anchor=log.anchor)
+    assert not (repo / ".git" / "objects" / blob[:2] / blob[2:]).exists()
+    assert packed.blob_size(blob) == len(packed.read_blob(blob)) == len(lines(*range(50)))
+    with pytest.raises(StoreError, match="cannot read blob"):
+        packed.blob_size("0" * 40)
+    with pytest.raises(StoreError, match="is not a blob"):
+        packed.blob_size(log.tips()[key.ref].commit)

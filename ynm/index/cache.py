@@ -14,16 +14,22 @@ Removed shards drop their records. Own writes update the cache in the same call
 (:meth:`MountCache.apply_append`).
 
 The store object handed in is a :class:`ynm.store.gitnotes.GitNotesLog` (duck-typed: ``tips``,
-``note_blob_id``, ``read_blob``, ``loose_object``, ``is_ancestor``, ``anchor``).
+``note_blob_id``, ``read_blob``, ``blob_size``, ``loose_object``, ``is_ancestor``, ``anchor``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+import os
+import tempfile
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -31,6 +37,7 @@ import sqlean as sqlite3
 
 from ynm.index import schema
 from ynm.index.schema import fts_values, instant, memory_of
+from ynm.index.workers import Background, ordered_map
 from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
@@ -48,6 +55,13 @@ _MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject
                    "created_ms", "updated_later", "versions", "summary_head", "content",
                    "current", "extra", "expires_at")
 _TAGS_AT = _MEMORY_COLUMNS.index("tags")  # where a memory row holds its tags' JSON text
+# where a ``temp.folded`` row holds ``current``, after the base (2) and the FTS values (4)
+_FOLDED_CURRENT_AT = 6 + _MEMORY_COLUMNS.index("current")
+# A full rebuild reads shards in worker processes from this many bytes of note blobs
+# (:func:`_workers_for`): at 1M memories (530 MB) it is CPU-bound Python for about half its
+# time; below ~30 MB, starting the workers costs about as much as they save.
+WORKERS_FROM_BYTES = 32 * 1024 * 1024
+MAX_WORKERS = 4
 
 
 class ShardLog(Protocol):
@@ -58,6 +72,7 @@ class ShardLog(Protocol):
     def tips(self) -> dict[str, Any]: ...
     def note_blob_id(self, commit: str) -> str | None: ...
     def read_blob(self, blob_id: str) -> bytes: ...
+    def blob_size(self, blob_id: str) -> int: ...
     def loose_object(self, object_hex: str) -> bytes | None: ...
     def is_ancestor(self, old: str, new: str) -> bool: ...
 
@@ -156,6 +171,8 @@ class MountCache:
             a snapshot that fits them (``meta``: :class:`ynm.store.snapshots.SnapshotMeta`,
             ``state``: bytes, ``commit``, ``ref``) or None, and raises
             :class:`ynm.errors.StoreError` when one exists but cannot be read.
+        rebuild_workers: worker processes a full read of the notes uses (None: chosen by the
+            size of the note blobs, :func:`_workers_for`; 0: none).
     """
 
     def __init__(self, path: Path | str, mount_id: str) -> None:
@@ -163,6 +180,7 @@ class MountCache:
         self.mount_id = mount_id
         self.conn = schema.connect(path)
         self.snapshot_source: Callable[[dict[str, str]], Any] | None = None
+        self.rebuild_workers: int | None = None
 
     def close(self) -> None:
         """Close the connection."""
@@ -210,8 +228,8 @@ class MountCache:
     def refresh(self, log: ShardLog, progress: Progress | None = None) -> RefreshReport:
         """Bring the cache up to date with the log (see the module docstring).
 
-        Runs in one ``BEGIN IMMEDIATE`` transaction, so concurrent processes refreshing the same
-        file serialise and the second finds nothing left to do.
+        Runs in one transaction holding the cache's write lock from its start, so concurrent
+        processes refreshing the same file serialise and the second finds nothing left to do.
         """
         tips = log.tips()
         if self.is_fresh(log, tips):
@@ -221,17 +239,19 @@ class MountCache:
             report = self._start_from_snapshot(log, tips, progress)
             if report is not None:
                 return report
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if schema.get_meta(conn, "anchor") != log.anchor:
-                report = self._rebuild_in_tx(log, tips, progress)
-            else:
+        while schema.get_meta(conn, "anchor") == log.anchor:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if schema.get_meta(conn, "anchor") != log.anchor:  # another process changed it
+                    conn.execute("ROLLBACK")
+                    continue
                 report = self._refresh_in_tx(log, tips)
-            conn.execute("COMMIT")
-        except BaseException:
-            schema.rollback(conn)
-            raise
-        return report
+                conn.execute("COMMIT")
+            except BaseException:
+                schema.rollback(conn)
+                raise
+            return report
+        return self._rebuild(log, progress, tips, refresh_if_built=True)
 
     def _start_from_snapshot(self, log: ShardLog, tips: dict[str, Any],
                              progress: Progress | None) -> RefreshReport | None:
@@ -316,19 +336,33 @@ class MountCache:
         schema.remove(self.path)
         self.conn = schema.connect(self.path)
 
-    def _rebuild(self, log: ShardLog, progress: Progress | None) -> RefreshReport:
-        tips = log.tips()
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            report = self._rebuild_in_tx(log, tips, progress)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            schema.rollback(self.conn)
-            raise
+    def _rebuild(self, log: ShardLog, progress: Progress | None,
+                 tips: dict[str, Any] | None = None, *,
+                 refresh_if_built: bool = False) -> RefreshReport:
+        """Rebuild in one transaction; with ``refresh_if_built``, only refresh when the cache
+        turns out to be built for the log's anchor once the write lock is held (another
+        process rebuilt it meanwhile)."""
+        tips = log.tips() if tips is None else tips
+        conn = self.conn
+        where = None if str(self.path) == ":memory:" else Path(self.path).parent
+        with _Folded(conn, where) as folded:
+            # BEGIN IMMEDIATE would hide what is staged from here on (see _Folded): the write
+            # lock is taken by a first statement that writes, waiting as IMMEDIATE waits.
+            conn.execute("BEGIN")
+            try:
+                conn.execute("DELETE FROM main.meta WHERE 0")
+                if refresh_if_built and schema.get_meta(conn, "anchor") == log.anchor:
+                    report = self._refresh_in_tx(log, tips)
+                else:
+                    report = self._rebuild_in_tx(log, tips, progress, folded)
+                conn.execute("COMMIT")
+            except BaseException:
+                schema.rollback(conn)
+                raise
         return report
 
     def _rebuild_in_tx(
-        self, log: ShardLog, tips: dict[str, Any], progress: Progress | None
+        self, log: ShardLog, tips: dict[str, Any], progress: Progress | None, folded: _Folded
     ) -> RefreshReport:
         conn = self.conn
         for name in (*schema.RECORD_INDEXES, *schema.MEMORY_INDEXES):
@@ -346,46 +380,66 @@ class MountCache:
         total = len(tips)
         if progress:
             progress("read", 0, total)
-        pack_many = schema.pack_many
-        with _bulk_load(conn), _Folded(conn) as folded:
-            for i, (ref, tip) in enumerate(sorted(tips.items())):
-                blob_id = log.note_blob_id(tip.commit)
-                data = log.read_blob(blob_id) if blob_id else b""
-                parsed = parse_jsonl(data)
-                self._store_problems(ref, parsed.problems, replace=False)
-                lines = [line.strip() for line in parsed.lines]
-                shard = self._shard_number(ref)
-                last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-                conn.executemany(
-                    _INSERT_RECORD,
-                    ((r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
-                      packed)
-                     for r, packed in zip(parsed.records, pack_many(lines))))
-                # The rowids of this shard's records, in one statement (the rows after the
-                # last one before it); a record id an earlier shard holds is not among them and
-                # stays that shard's (first wins, as in ynm.model.fold.fold).
-                rowids = dict(conn.execute("SELECT id, rowid FROM records WHERE rowid > ?",
-                                           (last,)))
-                folded.add(_by_memory((r, rowids[r.id], line)
-                                      for r, line in zip(parsed.records, lines) if r.id in rowids))
-                self._put_shard(ref, tip.commit, blob_id,
-                                _Content.of(data, _loose_mark(log, blob_id, data)),
-                                len(parsed.records))
-                report.shards_full += 1
-                report.records_added += len(parsed.records)
-                # One shard at a time: its blob, lines and records are let go here.
-                del data, parsed, lines, rowids
-                if progress:
-                    progress("read", i + 1, total)
+        with _bulk_load(conn):
+            shards = [(ref, tip, log.note_blob_id(tip.commit)) for ref, tip in sorted(tips.items())]
+            size = sum(log.blob_size(blob_id) for _, _, blob_id in shards if blob_id)
+            read: deque[tuple[str, Any, str | None, bytes]] = deque()
+            linked: set[str] = set()  # records.memory_of values (refold_spread)
+
+            def jobs() -> Iterator[tuple[bytes, int]]:
+                for ref, tip, blob_id in shards:
+                    data = log.read_blob(blob_id) if blob_id else b""
+                    read.append((ref, tip, blob_id, data))
+                    yield data, self._shard_number(ref)
+
+            workers = self.rebuild_workers
+            if workers is None:
+                workers = _workers_for(size)
+            results = ordered_map(_shard_rows, jobs(), workers=workers)
+            # closed on any exit: the workers stop
+            with contextlib.closing(results):
+                for i, rows in enumerate(results):
+                    ref, tip, blob_id, data = read.popleft()
+                    self._store_problems(ref, rows.problems, replace=False)
+                    last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
+                    conn.executemany(_INSERT_RECORD, rows.records)
+                    linked.update(row[1] for row in rows.records if row[1] is not None)
+                    if conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0] \
+                            - last == len(rows.records):
+                        folded.add_rows(rows.folded, last + 1)
+                    else:
+                        # A record id an earlier shard holds was not inserted, and stays that
+                        # shard's (first wins, as in ynm.model.fold.fold): fold this shard
+                        # again without it, with the rowids its records were given.
+                        parsed = parse_jsonl(data)
+                        lines = [line.strip() for line in parsed.lines]
+                        rowids = dict(conn.execute("SELECT id, rowid FROM records WHERE rowid > ?",
+                                                   (last,)))
+                        folded.add(_by_memory((r, rowids[r.id], line) for r, line
+                                              in zip(parsed.records, lines) if r.id in rowids))
+                        del parsed, lines, rowids
+                    rows.content.mark = _loose_mark(log, blob_id, data)
+                    self._put_shard(ref, tip.commit, blob_id, rows.content, len(rows.records))
+                    report.shards_full += 1
+                    report.records_added += len(rows.records)
+                    # One shard at a time: its blob and rows are let go here.
+                    del data, rows
+                    if progress:
+                        progress("read", i + 1, total)
             n_records = conn.execute("SELECT count(*) FROM records").fetchone()[0]
             if progress:
                 progress("fold", 0, n_records)
             for stmt in schema.RECORD_INDEXES.values():
                 conn.execute(stmt)
-            folded.refold_spread()
-            report.memories_folded = folded.insert()
-            for stmt in schema.MEMORY_INDEXES.values():
-                conn.execute(stmt)
+            folded.refold_spread(linked)
+            folded.finish()
+            with contextlib.ExitStack() as stack:
+                # The full-text index is built in a worker while the memories are copied.
+                worker = stack.enter_context(folded.index_in_worker()) if workers else None
+                report.memories_folded = folded.insert()
+                for stmt in schema.MEMORY_INDEXES.values():
+                    conn.execute(stmt)
+                folded.index(worker)
             if progress:
                 progress("fold", n_records, n_records)
         return report
@@ -930,9 +984,9 @@ def _by_memory(stored: Iterable[_Stored]) -> Iterable[list[_Stored]]:
 
 
 class _Folded:
-    """The memories of a rebuild, folded a shard at a time and kept in a temporary table
-    (``temp.folded``: the memories columns, the FTS values and the base's ``(recordedAt, id)``)
-    until all are known, then copied into ``memories`` and ``fts`` in one ordered pass.
+    """The memories of a rebuild, folded a shard at a time and kept in a staging database
+    (``folded``: the memories columns, the FTS values and the base's ``(recordedAt, id)``)
+    until all are known, then copied into ``memories`` and ``fts`` in one ordered pass each.
 
     The fold of a memory depends only on that memory's records (ynm.model.fold groups by
     ``memoryId``), so a memory whose records all lie in one shard is folded exactly from that
@@ -943,84 +997,251 @@ class _Folded:
     id)``), which is the order a fold of the whole store creates them. Memories without a
     base (orphans) get no row; their records stay in the records table.
 
-    Used as a context manager inside the rebuild's transaction; the table is dropped on exit.
+    The staging database is a file in a temporary folder in ``where`` (beside the cache: at
+    1M memories it holds ~700 MB), written through a connection of its own and attached to
+    the cache's as ``staged`` (with an empty ``ftsout`` beside it), so that a worker process
+    can read it too: :meth:`index` has a worker build the full-text index from it while this
+    process copies the memories, then takes the worker's index whole
+    (:func:`ynm.index.schema.copy_fts`). SQLite attaches a database only outside a
+    transaction, and ``BEGIN IMMEDIATE`` opens one on every attached database at once,
+    which would hide what is written to them afterwards: so this is entered before the
+    rebuild's transaction, which the caller begins with a plain ``BEGIN`` and a first
+    statement that writes to the cache (taking its write lock then, waiting for other
+    writers the same way), and the cache's connection reads ``staged`` and ``ftsout`` only
+    once they are complete. (A statement naming a table that main and temp lack, such as
+    ``DROP TABLE IF EXISTS x``, makes SQLite look in them too and hold a read lock on them
+    until the transaction ends, which would block the staging's commit: such names are
+    written ``main.x``.) The folder is deleted on exit.
     """
 
-    def __init__(self, conn: Any, chunk: int = 5000) -> None:
+    def __init__(self, conn: Any, where: Path | str | None, chunk: int = 5000) -> None:
         self.conn = conn
+        self.where = where
         self.chunk = chunk
         self.columns = _MEMORY_COLUMNS
+        self.writer: Any = None
+        self.path = self.fts_path = ""
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> Self:
-        self.conn.execute("DROP TABLE IF EXISTS temp.folded")
-        self.conn.execute(
-            "CREATE TEMP TABLE folded (base_at TEXT, base_id TEXT, fts_summary TEXT, "
-            f"fts_content TEXT, fts_subject TEXT, fts_tags TEXT, {', '.join(self.columns)})")
+        if self.where is not None:
+            Path(self.where).mkdir(parents=True, exist_ok=True)
+        self._dir = tempfile.TemporaryDirectory(prefix="ynm-rebuild-", dir=self.where)
+        try:
+            self.path = os.path.join(self._dir.name, "folded.sqlite")
+            self.fts_path = os.path.join(self._dir.name, "fts.sqlite")
+            self.writer = sqlite3.connect(self.path, isolation_level=None)
+            self.writer.execute("PRAGMA journal_mode = OFF")  # scratch: nothing to roll back
+            self.writer.execute("PRAGMA synchronous = OFF")
+            self.writer.execute(
+                "CREATE TABLE folded (base_at TEXT, base_id TEXT, fts_summary TEXT, "
+                f"fts_content TEXT, fts_subject TEXT, fts_tags TEXT, {', '.join(self.columns)})")
+            self.writer.execute("BEGIN")
+            Path(self.fts_path).touch()
+            self.conn.execute("ATTACH DATABASE ? AS staged", (self.path,))
+            self.conn.execute("ATTACH DATABASE ? AS ftsout", (self.fts_path,))
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.conn.execute("DROP TABLE IF EXISTS temp.folded")
-        self.conn.execute("DROP TABLE IF EXISTS temp.spread")
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        for name in ("staged", "ftsout"):
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute(f"DETACH DATABASE {name}")
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
 
     def add(self, groups: Iterable[list[_Stored]]) -> None:
         """Fold each group (the records of one memory, each with its ``records`` rowid and
         line) and keep its row; a group without a base is left out."""
-        sql = f"INSERT INTO temp.folded VALUES ({', '.join('?' * (6 + len(self.columns)))})"
-        rows = []
-        for group in groups:
-            first, rowid, line = group[0]
-            if len(group) == 1 and first.op in ("create", "supersede"):
-                m: Memory | None = memory_from_base(first)  # what fold gives for one base
-                base = (first.recorded_at, first.id)
-            else:
-                recs = [s[0] for s in group]
-                m = fold(recs).memories.get(first.memory_id)
-                if m is None:
-                    continue
-                base = min((r.recorded_at, r.id) for r in recs
-                           if r.op in ("create", "supersede"))
-                rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
-            summary, content = memory_summary(m), indexed_content(m)
-            row = _memory_row(m, rowid, line, summary, content)
-            fts = _fts_kept(summary, content, m.subject, m.tags, row[_TAGS_AT])
-            rows.append((*base, *fts, *row))
-            if len(rows) == self.chunk:
-                self.conn.executemany(sql, rows)
-                rows = []
-        if rows:
-            self.conn.executemany(sql, rows)
+        self.add_rows(_folded_rows(groups), 0)
 
-    def refold_spread(self) -> None:
+    def add_rows(self, rows: Iterable[tuple[Any, ...]], first_rowid: int) -> None:
+        """Keep rows of :func:`_folded_rows` whose ``current`` is a place among one shard's
+        records, counted from 0; the first of those records has the ``records`` rowid
+        ``first_rowid`` and the others follow it (0: ``current`` is the rowid already)."""
+        values = ["?"] * (6 + len(self.columns))
+        values[_FOLDED_CURRENT_AT] = f"? + {int(first_rowid)}"
+        sql = f"INSERT INTO folded VALUES ({', '.join(values)})"
+        it = iter(rows)
+        while chunk := list(islice(it, self.chunk)):
+            self.writer.executemany(sql, chunk)
+
+    def refold_spread(self, linked: Iterable[str]) -> None:
         """Fold again, from the records table, every memory whose records lie in more than
-        one shard (its rows from single shards are dropped first)."""
+        one shard (its rows from single shards are dropped first).
+
+        ``linked`` holds (at least) the ``memory_of`` of every record in the table: a memory
+        with records in two shards has two records, and one of them has an id other than
+        the memory's (ids are unique), so only those memories are looked at, through the
+        ``records_memory`` index (at 1M memories of one record each: none, against 4 s to
+        group every record by memory)."""
         conn = self.conn
-        conn.execute("CREATE TEMP TABLE spread AS SELECT memory_id FROM records "
-                     "GROUP BY memory_id HAVING min(shard) <> max(shard)")
-        conn.execute("DELETE FROM temp.folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
-        rows = conn.execute("SELECT r.memory_id, r.rowid, r.line FROM temp.spread AS s "
-                            "JOIN records AS r ON r.memory_id = s.memory_id ORDER BY s.rowid")
-        try:
-            self.add(_groups_of(rows))
-        finally:
-            rows.close()
+        conn.execute("CREATE TEMP TABLE linked (memory_id TEXT PRIMARY KEY) WITHOUT ROWID")
+        conn.executemany("INSERT OR IGNORE INTO temp.linked VALUES (?)", ((m,) for m in linked))
+        conn.execute("CREATE TEMP TABLE spread AS SELECT r.memory_id FROM temp.linked AS l "
+                     "JOIN records AS r ON r.memory_id = l.memory_id "
+                     "GROUP BY r.memory_id HAVING min(r.shard) <> max(r.shard)")
+        spread = conn.execute("SELECT memory_id FROM temp.spread").fetchall()
+        if spread:
+            self.writer.execute("CREATE TEMP TABLE spread (memory_id TEXT PRIMARY KEY)")
+            self.writer.executemany("INSERT INTO temp.spread VALUES (?)", spread)
+            self.writer.execute(
+                "DELETE FROM folded WHERE memory_id IN (SELECT memory_id FROM temp.spread)")
+            self.writer.execute("DROP TABLE temp.spread")
+            rows = conn.execute("SELECT r.memory_id, r.rowid, r.line FROM temp.spread AS s "
+                                "JOIN records AS r ON r.memory_id = s.memory_id "
+                                "ORDER BY s.rowid")
+            try:
+                self.add(_groups_of(rows))
+            finally:
+                rows.close()
+        conn.execute("DROP TABLE temp.spread")
+        conn.execute("DROP TABLE temp.linked")
+
+    def finish(self) -> None:
+        """Commit and close the staging database, ordered by base; nothing is added after."""
+        self.writer.execute("CREATE INDEX folded_order ON folded(base_at, base_id)")
+        self.writer.execute("COMMIT")
+        self.writer.close()
+        self.writer = None
 
     def insert(self) -> int:
-        """Copy the folded rows into ``memories`` (rowids from 1, in base order) and ``fts``;
-        returns how many memories there are."""
-        conn = self.conn
-        conn.execute("CREATE INDEX temp.folded_order ON folded(base_at, base_id)")
+        """Copy the staged rows into ``memories`` (rowids from 1, in base order), after
+        :meth:`finish`; returns how many memories there are. Call :meth:`index` after."""
         columns = ", ".join(self.columns)
-        conn.execute(f"INSERT INTO memories(rowid, {columns}) SELECT row_number() OVER "
-                     f"(ORDER BY base_at, base_id), {columns} FROM temp.folded "
-                     "ORDER BY base_at, base_id")
-        # the same rowids, numbered the same way (a base's (recordedAt, id) is unique)
-        conn.execute("INSERT INTO fts(rowid, summary, content, subject, tags) "
-                     "SELECT row_number() OVER (ORDER BY base_at, base_id), "
-                     f"coalesce(fts_summary, {schema.SUMMARY_SQL}), "
-                     "coalesce(fts_content, content), coalesce(fts_subject, subject, ''), "
-                     "coalesce(fts_tags, tags) "
-                     "FROM temp.folded ORDER BY base_at, base_id")
-        return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        self.conn.execute(f"INSERT INTO memories(rowid, {columns}) SELECT row_number() OVER "
+                          f"(ORDER BY base_at, base_id), {columns} FROM staged.folded "
+                          "ORDER BY base_at, base_id")
+        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    def index_in_worker(self) -> Background:
+        """Start building the full-text index of the staged rows in a worker process (into
+        ``ftsout``), for :meth:`index` to take; call after :meth:`finish` and before
+        :meth:`insert`, which then overlaps with it."""
+        return Background(_fts_index, (self.path, self.fts_path))
+
+    def index(self, worker: Background | None) -> None:
+        """Fill ``fts`` for the staged rows, with the rowids :meth:`insert` gave: the index
+        ``worker`` (:meth:`index_in_worker`) built, or, without one or when it cannot be
+        used, here."""
+        if worker is not None and worker.result() and schema.copy_fts(self.conn, "ftsout"):
+            return
+        self.conn.execute(_FTS_FROM_STAGED)
+
+
+# The full-text rows of the staged memories, numbered as _Folded.insert numbers them (a
+# base's (recordedAt, id) is unique); run in the cache or in a worker's own database.
+_FTS_FROM_STAGED = (
+    "INSERT INTO fts(rowid, summary, content, subject, tags) "
+    "SELECT row_number() OVER (ORDER BY base_at, base_id), "
+    f"coalesce(fts_summary, {schema.SUMMARY_SQL}), "
+    "coalesce(fts_content, content), coalesce(fts_subject, subject, ''), "
+    "coalesce(fts_tags, tags) "
+    "FROM staged.folded ORDER BY base_at, base_id")
+
+
+def _fts_index(job: tuple[str, str]) -> bool:
+    """Build the full-text index of a rebuild's staging database (``job``: its path, and the
+    path of the empty database to build it in) in that database's ``fts``, as the cache
+    creates it; returns True. Run in a worker (:meth:`_Folded.index_in_worker`)."""
+    staged, out = job
+    conn = sqlite3.connect(out, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("ATTACH DATABASE ? AS staged", (staged,))
+        conn.execute("BEGIN")
+        conn.execute(schema.FTS_DDL)
+        conn.execute(schema.FTS_SECURE_DELETE)
+        conn.execute(_FTS_FROM_STAGED)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return True
+
+
+def _folded_rows(groups: Iterable[list[_Stored]]) -> Iterator[tuple[Any, ...]]:
+    """The ``temp.folded`` row of each group (the records of one memory, each with its
+    ``records`` rowid and line): the base's ``(recordedAt, id)``, the FTS values
+    (:func:`_fts_kept`) and the memory row (:func:`_memory_row`). A group without a base
+    gives no row."""
+    for group in groups:
+        first, rowid, line = group[0]
+        if len(group) == 1 and first.op in ("create", "supersede"):
+            m: Memory | None = memory_from_base(first)  # what fold gives for one base
+            base = (first.recorded_at, first.id)
+        else:
+            recs = [s[0] for s in group]
+            m = fold(recs).memories.get(first.memory_id)
+            if m is None:
+                continue
+            base = min((r.recorded_at, r.id) for r in recs if r.op in ("create", "supersede"))
+            rowid, line = next((i, text) for r, i, text in group if r.id == m.current.id)
+        summary, content = memory_summary(m), indexed_content(m)
+        row = _memory_row(m, rowid, line, summary, content)
+        fts = _fts_kept(summary, content, m.subject, m.tags, row[_TAGS_AT])
+        yield (*base, *fts, *row)
+
+
+@dataclass(slots=True)
+class _ShardRows:
+    """What a full rebuild writes for one shard, computed from its note blob alone
+    (:func:`_shard_rows`): the problems of its bad lines, its ``records`` rows (the line
+    packed) in line order, the ``temp.folded`` rows of its memories as folded from this
+    shard (``current`` numbered from 0 in that order; :meth:`_Folded.add_rows`) and the
+    shards-table state of the blob (without its loose mark, which the caller reads)."""
+
+    problems: list[Problem]
+    records: list[tuple[Any, ...]]
+    folded: list[tuple[Any, ...]]
+    content: _Content
+
+
+def _shard_rows(job: tuple[bytes, int]) -> _ShardRows:
+    """The rows of one shard (:class:`_ShardRows`) from ``(note blob, records.shard)``.
+
+    Depends on nothing but its argument, so a large rebuild runs it in worker processes
+    (:func:`ynm.index.workers.ordered_map`) while the caller writes the shard before."""
+    data, shard = job
+    with _no_cycle_collection():
+        parsed = parse_jsonl(data)
+        lines = [line.strip() for line in parsed.lines]
+        records = [(r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
+                    packed) for r, packed in zip(parsed.records, schema.pack_many(lines))]
+        folded = list(_folded_rows(_by_memory(
+            (r, i, line) for i, (r, line) in enumerate(zip(parsed.records, lines)))))
+    return _ShardRows(parsed.problems, records, folded, _Content.of(data, None))
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused (as it was, after): while a shard's hundreds of
+    thousands of records, lines and rows are built, each full collection walks all of them,
+    for nothing (they hold no cycles; reference counts free them). On the largest shard of
+    the 1M benchmark store, parsing went from ~38 to ~23 us a record."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _workers_for(size: int) -> int:
+    """Worker processes for a full rebuild of note blobs totalling ``size`` bytes: none below
+    :data:`WORKERS_FROM_BYTES` (starting them costs more than they save) or on one CPU; else
+    one per CPU, at most :data:`MAX_WORKERS` (this process keeps SQLite busy meanwhile)."""
+    cpus = os.cpu_count() or 1
+    if size < WORKERS_FROM_BYTES or cpus < 2:
+        return 0
+    return min(cpus, MAX_WORKERS)
 
 
 def _fts_kept(summary: str, content: str, subject: str | None, tags: list[str],

@@ -150,6 +150,8 @@ def _named(column: str, names: tuple[str, ...]) -> str:
 # FTS5's 'delete' with the values it was indexed with (fts_values).
 FTS_DDL = ("CREATE VIRTUAL TABLE fts USING fts5(\n  summary, content, subject, tags,\n"
            "  tokenize = 'porter unicode61', content = ''\n)")
+# Deleting a row erases its tokens from the index (not only marks them deleted).
+FTS_SECURE_DELETE = "INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1)"
 # FTS5's own tables behind ``fts`` (its shadow tables), each with the key it is stored in order
 # of: what a snapshot carries of a large mount's index (ynm.index.snapshot).
 FTS_SHADOW = {"fts_data": "id", "fts_idx": "segid, term", "fts_docsize": "id",
@@ -219,7 +221,7 @@ CREATE TABLE memories (
   expires_at INTEGER
 );
 {FTS_DDL};
-INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
+{FTS_SECURE_DELETE};
 CREATE TABLE embeddings (
   model TEXT NOT NULL,
   hash TEXT NOT NULL,
@@ -511,7 +513,9 @@ def create_vector_tables(conn: sqlite3.Connection) -> None:
     """(Re)create ``vectors``, ``vector_codes`` and ``vector_sum`` with its triggers, empty
     (inside the caller's transaction; sqlite-vec must be loaded, the triggers call it)."""
     for table in ("vec", "vectors", "vector_codes", "vector_sum"):  # vec: an old vec0 table
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
+        # main. named: a name missing from main is looked for in every attached database,
+        # which holds a read lock on it to the end of the transaction (a rebuild's staging)
+        conn.execute(f"DROP TABLE IF EXISTS main.{table}")
     for statement in VECTOR_DDL:
         conn.execute(statement)
 
@@ -550,6 +554,32 @@ def connect(path: Path | str) -> CacheConnection:
     _create(conn)
     conn.replaced = damaged
     return conn
+
+
+def copy_fts(conn: Any, source: str) -> bool:
+    """Take a full-text index built elsewhere (FTS5's shadow tables, :data:`FTS_SHADOW`, in
+    the attached schema ``source``: a snapshot's, or one a rebuild's worker built) as the
+    cache's own, inside the caller's transaction; returns False, changing nothing, when
+    ``source`` has none, or one of another FTS5 file format (its ``fts_config`` version), so
+    the caller indexes the memories itself.
+
+    The copy is made into a table created afresh: FTS5 keeps the index structure it last read
+    for as long as the table stays open in a connection and does not see rows written around
+    it in that connection, so a table that was never read sees only the copied index."""
+    tables = {name for (name,) in conn.execute(
+        f"SELECT name FROM {source}.sqlite_master WHERE type = 'table'")}
+    if not tables >= FTS_SHADOW.keys():
+        return False
+    version = "SELECT v FROM {}.fts_config WHERE k = 'version'"
+    if (conn.execute(version.format(source)).fetchone()
+            != conn.execute(version.format("main")).fetchone()):
+        return False
+    conn.execute("DROP TABLE main.fts")
+    conn.execute(FTS_DDL)
+    for table, key in FTS_SHADOW.items():
+        conn.execute(f"DELETE FROM main.{table}")
+        conn.execute(f"INSERT INTO main.{table} SELECT * FROM {source}.{table} ORDER BY {key}")
+    return True
 
 
 class CacheDamaged(sqlite3.DatabaseError):

@@ -561,7 +561,7 @@ def load_into(conn: Any, meta: dict[str, Any],
         if isinstance(model, str):
             conn.execute("INSERT OR IGNORE INTO main.embeddings(model, hash, vector) "
                          "SELECT ?, hash, vector FROM snap.embeddings", (model,))
-        carried = _load_fts(conn)
+        carried = schema.copy_fts(conn, "snap")
     except sqlite3.Error:
         raise SnapshotUnusable("state.bin is damaged (it does not hold a cache state)") from None
     if carried:
@@ -578,31 +578,6 @@ def load_into(conn: Any, meta: dict[str, Any],
             rows = []
     _index(conn, rows)
     return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-
-
-def _load_fts(conn: Any) -> bool:
-    """Take the full-text index a snapshot carries (its copy of FTS5's shadow tables,
-    schema.FTS_SHADOW) as the cache's own; returns False, changing nothing, when it carries
-    none, or one of another FTS5 file format (its ``fts_config`` version), so the caller
-    indexes the memories itself.
-
-    The copy is made into a table created afresh: FTS5 keeps the index structure it last read
-    for as long as the table stays open in a connection and does not see rows written around
-    it in that connection, so a table that was never read sees only the copied index."""
-    tables = {name for (name,) in conn.execute(
-        "SELECT name FROM snap.sqlite_master WHERE type = 'table'")}
-    if not tables >= schema.FTS_SHADOW.keys():
-        return False
-    version = "SELECT v FROM {}.fts_config WHERE k = 'version'"
-    if (conn.execute(version.format("snap")).fetchone()
-            != conn.execute(version.format("main")).fetchone()):
-        return False
-    conn.execute("DROP TABLE main.fts")
-    conn.execute(schema.FTS_DDL)
-    for table, key in schema.FTS_SHADOW.items():
-        conn.execute(f"DELETE FROM main.{table}")
-        conn.execute(f"INSERT INTO main.{table} SELECT * FROM snap.{table} ORDER BY {key}")
-    return True
 
 
 def _ascii(column: str) -> str:

@@ -323,6 +323,23 @@ class GitNotesLog:
         self._remember_blob(blob_hex, data)
         return data
 
+    def blob_size(self, blob_hex: str) -> int:
+        """The size in bytes of a blob, read from its object header (the blob is not read).
+
+        Raises:
+            StoreError: When the object is missing or not a blob.
+        """
+        cached = self._blob_cache.get(blob_hex)
+        if cached is not None:
+            return len(cached)
+        try:
+            kind, size = self.repo.odb.read_header(blob_hex)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StoreError(f"cannot read blob {blob_hex}: {exc}") from exc
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise StoreError(f"object {blob_hex} is not a blob")
+        return size
+
     def loose_object(self, object_hex: str) -> bytes | None:
         """The file of a loose object as stored (still compressed), or None when the object
         is not loose in this repository's own object folder (packed, in an alternate, or
