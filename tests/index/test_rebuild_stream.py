@@ -282,3 +282,28 @@ def test_a_cold_refresh_rebuilt_meanwhile_by_another_process_only_refreshes(stor
     finally:
         MountCache._rebuild_in_tx = real
     assert not report.rebuilt and cache.counts()["memories"] == 42
+
+
+def test_a_rebuild_removes_staging_left_by_a_killed_rebuild_only(store, cache, cache_path):
+    """A rebuild killed outright leaves its staging folder (named after its pid) beside the
+    cache; the next rebuild deletes it, and keeps one whose process still runs and any
+    folder not named like a staging folder."""
+    import subprocess
+    import sys
+
+    dead_pid = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_pid.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    folder = cache_path.parent
+    try:
+        for name in (f"ynm-rebuild-{dead_pid.pid}-x1", f"ynm-rebuild-{live.pid}-x2",
+                     "ynm-rebuild-notapid", "ynm-rebuild-x-y"):
+            (folder / name).mkdir()
+            (folder / name / "folded.sqlite").write_bytes(b"staged")
+        cache.rebuild(store)
+    finally:
+        live.kill()
+        live.wait()
+    left = sorted(p.name for p in folder.glob("ynm-rebuild-*"))
+    assert left == sorted([f"ynm-rebuild-{live.pid}-x2", "ynm-rebuild-notapid",
+                           "ynm-rebuild-x-y"])

@@ -117,3 +117,25 @@ def test_a_main_script_without_a_guard_is_not_run_again_in_the_workers(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["started", "[0, 1, 4, 9, 16]"]
     assert done.stderr == ""
+
+
+def test_a_worker_whose_caller_was_killed_ends_quietly(tmp_path):
+    """Killed outright (SIGKILL), the caller cannot stop its workers: a worker ends when it
+    finds its input closed, or its answer unwanted, and prints nothing."""
+    script = tmp_path / "caller.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        from ynm.index.workers import ordered_map
+        from tests.index.test_workers import slow_square
+        for result in ordered_map(slow_square, [(n, 1.0) for n in range(4)], workers=2):
+            print("got", result[0], flush=True)
+    """))
+    root = Path(__file__).resolve().parents[2]
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+    assert caller.stdout is not None
+    assert caller.stdout.readline() == "got 0\n"  # the workers are busy with jobs 2 and 3
+    caller.kill()
+    _, err = caller.communicate(timeout=30)  # stderr closes once the workers are gone too
+    assert err == ""

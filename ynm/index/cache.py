@@ -23,6 +23,7 @@ import contextlib
 import gc
 import json
 import os
+import shutil
 import tempfile
 import zlib
 from collections import deque
@@ -1026,7 +1027,9 @@ class _Folded:
     def __enter__(self) -> Self:
         if self.where is not None:
             Path(self.where).mkdir(parents=True, exist_ok=True)
-        self._dir = tempfile.TemporaryDirectory(prefix="ynm-rebuild-", dir=self.where)
+            _remove_stale_staging(Path(self.where))
+        self._dir = tempfile.TemporaryDirectory(prefix=f"{_STAGING}{os.getpid()}-",
+                                                dir=self.where)
         try:
             self.path = os.path.join(self._dir.name, "folded.sqlite")
             self.fts_path = os.path.join(self._dir.name, "fts.sqlite")
@@ -1133,6 +1136,32 @@ class _Folded:
         if worker is not None and worker.result() and schema.copy_fts(self.conn, "ftsout"):
             return
         self.conn.execute(_FTS_FROM_STAGED)
+
+
+_STAGING = "ynm-rebuild-"  # a staging folder's name: this, the pid of its process, "-", random
+
+
+def _remove_stale_staging(where: Path) -> None:
+    """Delete the staging folders in ``where`` that a rebuild killed outright (SIGKILL, a
+    power cut) left behind: those whose process no longer runs on this machine. A folder
+    of a rebuild still running (another process's) is kept; one whose name is not ours is
+    never touched."""
+    for folder in where.glob(f"{_STAGING}*-*"):
+        pid = folder.name[len(_STAGING):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _runs(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _runs(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as existing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 # The full-text rows of the staged memories, numbered as _Folded.insert numbers them (a

@@ -179,8 +179,11 @@ def _serve() -> None:
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as err:  # noqa: BLE001 - an error that does not pickle
             data = pickle.dumps((False, RuntimeError(f"{reply[1]!r} ({err})")))
-        out.write(data)
-        out.flush()
+        try:
+            out.write(data)
+            out.flush()
+        except OSError:  # the caller is gone (killed): nobody to answer
+            return
 
 
 class Background:
