@@ -138,7 +138,7 @@ def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkey
     """Inline, and with shards read in worker processes and the full-text index built in
     one (the corpus has records of one id in two shards, which a worker cannot know of)."""
     monkeypatch.setattr(_Folded, "__init__", partialmethod(_Folded.__init__, chunk=chunk))
-    cache.rebuild_workers = workers
+    cache.workers = workers
     report = cache.rebuild(store)
     expected = _whole_store_fold(store, tmp_path / "expected.sqlite")
     got_rows = cache.conn.execute("SELECT * FROM memories ORDER BY rowid").fetchall()
@@ -181,7 +181,7 @@ def test_workers_and_inline_give_the_same_cache_file_contents(store, tmp_path):
     rows whether the shards and the index were done here or in worker processes."""
     def contents(workers: int) -> dict[str, list[tuple]]:
         cache = MountCache(tmp_path / f"w{workers}.sqlite", "project")
-        cache.rebuild_workers = workers
+        cache.workers = workers
         cache.rebuild(store)
         tables = ("records", "memories", "problems", "shards", "shard_refs", "fts_data",
                   "fts_idx", "fts_docsize", "fts_config")

@@ -172,8 +172,8 @@ class MountCache:
             a snapshot that fits them (``meta``: :class:`ynm.store.snapshots.SnapshotMeta`,
             ``state``: bytes, ``commit``, ``ref``) or None, and raises
             :class:`ynm.errors.StoreError` when one exists but cannot be read.
-        rebuild_workers: worker processes a full read of the notes uses (None: chosen by the
-            size of the note blobs, :func:`_workers_for`; 0: none).
+        workers: worker processes a full read of the notes or a snapshot load uses (None:
+            chosen by the size of the note blobs, :func:`_workers_for`; 0: none).
     """
 
     def __init__(self, path: Path | str, mount_id: str) -> None:
@@ -181,13 +181,21 @@ class MountCache:
         self.mount_id = mount_id
         self.conn = schema.connect(path)
         self.snapshot_source: Callable[[dict[str, str]], Any] | None = None
-        self.rebuild_workers: int | None = None
+        self.workers: int | None = None
 
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
 
     # -- freshness -------------------------------------------------------------------------
+
+    def _workers_for_notes(self, log: ShardLog, tips: dict[str, Any]) -> int:
+        """Worker processes for reading every shard's note blob (:attr:`workers`, or by
+        their total size)."""
+        if self.workers is not None:
+            return self.workers
+        blobs = (log.note_blob_id(tip.commit) for tip in tips.values())
+        return _workers_for(sum(log.blob_size(b) for b in blobs if b))
 
     def _stored_shards(self) -> dict[str, _ShardRow]:
         """Every shard row, without the loose-file marks (:meth:`_stored_mark` reads one)."""
@@ -291,7 +299,8 @@ class MountCache:
                     if progress:
                         progress("read", 0, len(tips))
                     with _bulk_load(conn):
-                        loaded = snap.load_into(conn, meta, log.read_blob)
+                        loaded = snap.load_into(conn, meta, log.read_blob,
+                                                self._workers_for_notes(log, tips))
                     self._bump()
                     schema.set_meta(conn, "anchor", log.anchor)
                     schema.set_meta(conn, "mount", self.mount_id)
@@ -383,7 +392,6 @@ class MountCache:
             progress("read", 0, total)
         with _bulk_load(conn):
             shards = [(ref, tip, log.note_blob_id(tip.commit)) for ref, tip in sorted(tips.items())]
-            size = sum(log.blob_size(blob_id) for _, _, blob_id in shards if blob_id)
             read: deque[tuple[str, Any, str | None, bytes]] = deque()
             linked: set[str] = set()  # records.memory_of values (refold_spread)
 
@@ -393,9 +401,7 @@ class MountCache:
                     read.append((ref, tip, blob_id, data))
                     yield data, self._shard_number(ref)
 
-            workers = self.rebuild_workers
-            if workers is None:
-                workers = _workers_for(size)
+            workers = self._workers_for_notes(log, tips)
             results = ordered_map(_shard_rows, jobs(), workers=workers)
             # closed on any exit: the workers stop
             with contextlib.closing(results):
