@@ -63,6 +63,13 @@ def test_results_come_in_job_order_from_other_processes():
     assert os.getpid() not in pids and len(pids) == 2
 
 
+def test_no_more_workers_start_than_there_are_jobs(tmp_path):
+    results = list(ordered_map(pid_file, [(n, str(tmp_path)) for n in range(2)], workers=4))
+    assert results == [0, 1]
+    assert len({p.read_text() for p in tmp_path.glob("*.pid")}) == 2
+    assert list(ordered_map(pid_file, [], workers=4)) == []
+
+
 def test_no_workers_runs_every_job_here():
     results = list(ordered_map(slow_square, [(n, 0.0) for n in range(3)], workers=0))
     assert results == [(0, os.getpid()), (1, os.getpid()), (4, os.getpid())]

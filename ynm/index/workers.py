@@ -67,10 +67,8 @@ def ordered_map(fn: Callable[[J], R], jobs: Iterable[J], *, workers: int) -> Ite
     pool: list[_Worker] = []
     pending: deque[tuple[J, _Worker, Future[R]]] = deque()
     try:
-        pool = [_Worker.start() for _ in range(workers)]
-        for worker in pool:
-            if (job := next(queue, _END)) is _END:
-                break
+        while len(pool) < workers and (job := next(queue, _END)) is not _END:
+            pool.append(worker := _Worker.start())  # no more workers than jobs
             pending.append((job, worker, worker.submit(fn, job)))
         broken = False
         while pending:
