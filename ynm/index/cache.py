@@ -32,18 +32,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import sqlean as sqlite3
 
 from ynm.index import schema
 from ynm.index.schema import fts_values, instant, memory_of
-from ynm.index.workers import Background, ordered_map
 from ynm.model.fold import Memory, fold, memory_from_base
 from ynm.model.jsonl import Problem, dumps_record, parse_jsonl, parse_line
 from ynm.model.records import Record
 from ynm.model.text import summarize
 from ynm.store.objects import LooseMark, mark_loose, read_appended_loose
+
+if TYPE_CHECKING:
+    from ynm.index.workers import Background
 
 Progress = Callable[[str, int, int], None]
 # The records of one shard, its ref the statement's parameter.
@@ -400,6 +402,8 @@ class MountCache:
                     data = log.read_blob(blob_id) if blob_id else b""
                     read.append((ref, tip, blob_id, data))
                     yield data, self._shard_number(ref)
+
+            from ynm.index.workers import ordered_map  # only a rebuild starts workers
 
             workers = self._workers_for_notes(log, tips)
             results = ordered_map(_shard_rows, jobs(), workers=workers)
@@ -1133,6 +1137,8 @@ class _Folded:
         """Start building the full-text index of the staged rows in a worker process (into
         ``ftsout``), for :meth:`index` to take; call after :meth:`finish` and before
         :meth:`insert`, which then overlaps with it."""
+        from ynm.index.workers import Background
+
         return Background(_fts_index, (self.path, self.fts_path))
 
     def index(self, worker: Background | None) -> None:
