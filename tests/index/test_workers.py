@@ -38,6 +38,14 @@ def die_in_a_worker(job: tuple[int, int]) -> tuple[int, int]:
     return n, os.getpid()
 
 
+def unpicklable_in_a_worker(job: tuple[int, int]) -> object:
+    """A result that does not pickle, in a worker (a local function); ``n`` here."""
+    n, caller = job
+    if os.getpid() != caller:
+        return lambda: n
+    return n
+
+
 def pid_file(job: tuple[int, str]) -> int:
     """Writes the worker's pid to a file, then takes its time."""
     n, folder = job
@@ -146,3 +154,10 @@ def test_a_worker_whose_caller_was_killed_ends_quietly(tmp_path):
     caller.kill()
     _, err = caller.communicate(timeout=30)  # stderr closes once the workers are gone too
     assert err == ""
+
+
+def test_a_result_that_does_not_pickle_is_computed_here(capfd):
+    me = os.getpid()
+    assert list(ordered_map(unpicklable_in_a_worker, [(n, me) for n in range(3)],
+                            workers=1)) == [0, 1, 2]
+    assert "ynm worker: cannot send the answer" in capfd.readouterr().err

@@ -173,15 +173,18 @@ def _serve() -> None:
             reply: tuple[bool, Any] = (True, fn(job))
         except BaseException as err:  # noqa: BLE001 - sent back, raised in the caller
             reply = (False, err)
+        del job  # the input (a note blob) is not held while the answer is written
         try:
-            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as err:  # noqa: BLE001 - an error that does not pickle
-            data = pickle.dumps((False, RuntimeError(f"{reply[1]!r} ({err})")))
-        try:
-            out.write(data)
+            # streamed, not copied whole first; an answer that fails to pickle half way
+            # reaches the caller truncated, which then runs the job itself
+            pickle.dump(reply, out, protocol=pickle.HIGHEST_PROTOCOL)
             out.flush()
         except OSError:  # the caller is gone (killed): nobody to answer
             return
+        except Exception as err:  # noqa: BLE001 - a result or an error that does not pickle
+            print(f"ynm worker: cannot send the answer: {err!r}", file=sys.stderr)
+            return
+        del reply
 
 
 class Background:
