@@ -26,8 +26,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
-from typing import Any, BinaryIO, Self, TypeVar
+from typing import Any, BinaryIO, Generic, Self, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -65,17 +64,17 @@ def ordered_map(fn: Callable[[J], R], jobs: Iterable[J], *, workers: int) -> Ite
             yield fn(job)
         return
     pool: list[_Worker] = []
-    pending: deque[tuple[J, _Worker, Future[R]]] = deque()
+    pending: deque[tuple[J, _Worker, _Answer[R]]] = deque()
     try:
         while len(pool) < workers and (job := next(queue, _END)) is not _END:
             pool.append(worker := _Worker.start())  # no more workers than jobs
             pending.append((job, worker, worker.submit(fn, job)))
         broken = False
         while pending:
-            job, worker, future = pending.popleft()
+            job, worker, answer = pending.popleft()
             if not broken:
                 try:
-                    result = future.result()
+                    result = answer.result()
                 except WorkerDied:
                     broken = True  # run this job and every later one here
             if broken:
@@ -111,32 +110,26 @@ class _Worker:
             return cls(None)
         return cls(proc)
 
-    def submit(self, fn: Callable[[J], R], job: J) -> Future[R]:
-        """Send ``(fn, job)`` and read the answer on a thread; the future holds the result,
-        fn's error, or :class:`WorkerDied`."""
-        future: Future[R] = Future()
+    def submit(self, fn: Callable[[J], R], job: J) -> _Answer[R]:
+        """Send ``(fn, job)`` on a thread (a large job is taken in while the worker reads it,
+        and this process goes on); the answer is read when asked for (:meth:`_Answer.result`),
+        so a finished worker keeps its result until then, not this process."""
         if self.proc is None:
-            future.set_exception(WorkerDied("the worker process could not be started"))
-            return future
+            return _Answer(None, None, [WorkerDied("the worker process could not be started")])
         proc = self.proc
+        failed: list[BaseException] = []
 
-        def run() -> None:
-            assert proc.stdin is not None and proc.stdout is not None
+        def send() -> None:
+            assert proc.stdin is not None
             try:
                 pickle.dump((fn, job), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 proc.stdin.flush()
-                ok, value = pickle.load(proc.stdout)
-            except Exception as err:  # noqa: BLE001 - a broken pipe, a truncated answer
-                future.set_exception(WorkerDied(f"worker {proc.pid} ended: {err!r}"))
-                return
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+            except Exception as err:  # noqa: BLE001 - a broken pipe: the worker is gone
+                failed.append(WorkerDied(f"worker {proc.pid} ended: {err!r}"))
 
-        self.thread = threading.Thread(target=run, name="ynm-worker", daemon=True)
+        self.thread = threading.Thread(target=send, name="ynm-worker-send", daemon=True)
         self.thread.start()
-        return future
+        return _Answer(proc, self.thread, failed)
 
     def stop(self) -> None:
         """End the process: it holds nothing, so it is killed (idle or busy); the thread
@@ -155,6 +148,36 @@ class _Worker:
                     pipe.close()
             except OSError:  # a write the kill cut short
                 pass
+
+
+class _Answer(Generic[R]):
+    """A worker's answer to one job, read from its output at the first :meth:`result`."""
+
+    def __init__(self, proc: subprocess.Popen[bytes] | None, sending: threading.Thread | None,
+                 failed: list[BaseException]) -> None:
+        self.proc, self.sending, self.failed = proc, sending, failed
+        self.read: tuple[bool, Any] | None = None
+
+    def result(self) -> R:
+        """The job's result.
+
+        Raises:
+            WorkerDied: the worker could not be started, or ended before it answered.
+            Whatever the job raised in the worker."""
+        if self.read is None:
+            if self.sending is not None:
+                self.sending.join()
+            if self.failed:
+                raise self.failed[0]
+            assert self.proc is not None and self.proc.stdout is not None
+            try:
+                self.read = pickle.load(self.proc.stdout)
+            except Exception as err:  # noqa: BLE001 - a truncated answer, a closed pipe
+                raise WorkerDied(f"worker {self.proc.pid} ended: {err!r}") from None
+        ok, value = self.read
+        if not ok:
+            raise value
+        return value
 
 
 def _serve() -> None:
@@ -196,7 +219,7 @@ class Background:
     def __init__(self, fn: Callable[[Any], Any], job: Any) -> None:
         self.fn, self.job = fn, job
         self.worker = _Worker.start()
-        self.future = self.worker.submit(fn, job)
+        self.answer = self.worker.submit(fn, job)
 
     def result(self) -> Any:
         """The result, waiting for it; run here when the worker died or could not start.
@@ -204,7 +227,7 @@ class Background:
         Raises:
             Whatever ``fn`` raised."""
         try:
-            return self.future.result()
+            return self.answer.result()
         except WorkerDied:
             return self.fn(self.job)
         finally:
