@@ -10,6 +10,7 @@ from functools import partialmethod
 
 import pytest
 
+from ynm.index import cache as cache_module
 from ynm.index.cache import (
     _MEMORY_COLUMNS,
     MountCache,
@@ -132,12 +133,17 @@ def _ranked(cache: MountCache, match: str) -> list[tuple[int, float]]:
         "ORDER BY rank, rowid", (match,)).fetchall()
 
 
-@pytest.mark.parametrize(("chunk", "workers"), [(5000, 0), (3, 0), (5000, 2), (3, 1)])
+@pytest.mark.parametrize(("chunk", "workers", "part"),
+                         [(5000, 0, None), (3, 0, 300), (5000, 2, 300), (3, 1, None)])
 def test_rebuild_equals_a_fold_of_the_whole_store(store, cache, tmp_path, monkeypatch, chunk,
-                                                  workers):
+                                                  workers, part):
     """Inline, and with shards read in worker processes and the full-text index built in
-    one (the corpus has records of one id in two shards, which a worker cannot know of)."""
+    one (the corpus has records of one id in two shards, which a worker cannot know of);
+    with each blob read whole, and in parts of ~300 bytes (two or three records), so that
+    a memory's records lie in several parts of one shard."""
     monkeypatch.setattr(_Folded, "__init__", partialmethod(_Folded.__init__, chunk=chunk))
+    if part is not None:
+        monkeypatch.setattr(cache_module, "PART_BYTES", part)
     cache.workers = workers
     report = cache.rebuild(store)
     expected = _whole_store_fold(store, tmp_path / "expected.sqlite")
@@ -194,6 +200,34 @@ def test_workers_and_inline_give_the_same_cache_file_contents(store, tmp_path):
     inline, workers = contents(0), contents(2)
     assert len(inline["memories"]) == 42 and len(inline["problems"]) == 2
     assert inline == workers
+
+
+def test_a_blob_read_in_parts_gives_the_same_cache(store, tmp_path, monkeypatch):
+    """Parts of one line each: every memory of two records or more lies in several parts
+    (the rows folded from one part are left out and the memory folded again from all its
+    records), bad lines keep their numbers, a record id repeated in two parts is read once."""
+    def contents(name: str) -> dict[str, list[tuple]]:
+        cache = MountCache(tmp_path / f"{name}.sqlite", "project")
+        cache.rebuild(store)
+        got = {t: cache.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+               for t in ("records", "memories", "problems", "fts_data", "fts_idx")}
+        cache.close()
+        return got
+
+    whole = contents("whole")
+    monkeypatch.setattr(cache_module, "PART_BYTES", 1)
+    assert contents("lines") == whole
+    assert [row[1] for row in whole["problems"]] != []
+
+
+def test_parts_of_a_blob_end_at_newlines_and_number_their_lines():
+    data = b"a\nbb\n\nccc\nd"
+    assert list(cache_module._parts(data, 1)) == [(b"a\n", 1), (b"bb\n", 2), (b"\n", 3),
+                                                  (b"ccc\n", 4), (b"d", 5)]
+    assert list(cache_module._parts(data, 4)) == [(b"a\nbb\n", 1), (b"\nccc\n", 3),
+                                                  (b"d", 5)]
+    assert list(cache_module._parts(data, 100)) == [(data, 1)]
+    assert list(cache_module._parts(b"", 4)) == []
 
 
 def test_rebuild_after_a_refresh_gives_the_same_rows(store, cache, tmp_path):

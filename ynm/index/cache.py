@@ -58,8 +58,9 @@ _MEMORY_COLUMNS = ("memory_id", "type_code", "level_code", "namespace", "subject
                    "created_ms", "updated_later", "versions", "summary_head", "content",
                    "current", "extra", "expires_at")
 _TAGS_AT = _MEMORY_COLUMNS.index("tags")  # where a memory row holds its tags' JSON text
-# where a ``temp.folded`` row holds ``current``, after the base (2) and the FTS values (4)
+# where a staged ``folded`` row holds ``current``, after the base (2) and the FTS values (4)
 _FOLDED_CURRENT_AT = 6 + _MEMORY_COLUMNS.index("current")
+_FOLDED_MEMORY_ID_AT = 6 + _MEMORY_COLUMNS.index("memory_id")
 # A full rebuild reads shards in worker processes from this many bytes of note blobs
 # (:func:`_workers_for`): at 1M memories (530 MB) it is CPU-bound Python for about half its
 # time; below ~30 MB, starting the workers costs about as much as they save.
@@ -396,12 +397,13 @@ class MountCache:
             shards = [(ref, tip, log.note_blob_id(tip.commit)) for ref, tip in sorted(tips.items())]
             read: deque[tuple[str, Any, str | None, bytes]] = deque()
             linked: set[str] = set()  # records.memory_of values (refold_spread)
+            split: set[str] = set()  # memories over two parts of one shard (_shard_rows)
 
-            def jobs() -> Iterator[tuple[bytes, int]]:
+            def jobs() -> Iterator[tuple[bytes, int, int]]:
                 for ref, tip, blob_id in shards:
                     data = log.read_blob(blob_id) if blob_id else b""
                     read.append((ref, tip, blob_id, data))
-                    yield data, self._shard_number(ref)
+                    yield data, self._shard_number(ref), PART_BYTES
 
             from ynm.index.workers import ordered_map  # only a rebuild starts workers
 
@@ -415,6 +417,7 @@ class MountCache:
                     last = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
                     conn.executemany(_INSERT_RECORD, rows.records)
                     linked.update(row[1] for row in rows.records if row[1] is not None)
+                    split.update(rows.split)
                     if conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0] \
                             - last == len(rows.records):
                         folded.add_rows(rows.folded, last + 1)
@@ -442,7 +445,7 @@ class MountCache:
                 progress("fold", 0, n_records)
             for stmt in schema.RECORD_INDEXES.values():
                 conn.execute(stmt)
-            folded.refold_spread(linked)
+            folded.refold_spread(linked, split)
             folded.finish()
             with contextlib.ExitStack() as stack:
                 # The full-text index is built in a worker while the memories are copied.
@@ -1085,9 +1088,10 @@ class _Folded:
         while chunk := list(islice(it, self.chunk)):
             self.writer.executemany(sql, chunk)
 
-    def refold_spread(self, linked: Iterable[str]) -> None:
+    def refold_spread(self, linked: Iterable[str], split: Iterable[str] = ()) -> None:
         """Fold again, from the records table, every memory whose records lie in more than
-        one shard (its rows from single shards are dropped first).
+        one shard, and the memories ``split`` (over two parts of one shard, which have no
+        row); the rows folded from single shards are dropped first.
 
         ``linked`` holds (at least) the ``memory_of`` of every record in the table: a memory
         with records in two shards has two records, and one of them has an id other than
@@ -1097,9 +1101,12 @@ class _Folded:
         conn = self.conn
         conn.execute("CREATE TEMP TABLE linked (memory_id TEXT PRIMARY KEY) WITHOUT ROWID")
         conn.executemany("INSERT OR IGNORE INTO temp.linked VALUES (?)", ((m,) for m in linked))
+        conn.execute("CREATE TEMP TABLE split (memory_id TEXT PRIMARY KEY) WITHOUT ROWID")
+        conn.executemany("INSERT OR IGNORE INTO temp.split VALUES (?)", ((m,) for m in split))
         conn.execute("CREATE TEMP TABLE spread AS SELECT r.memory_id FROM temp.linked AS l "
                      "JOIN records AS r ON r.memory_id = l.memory_id "
-                     "GROUP BY r.memory_id HAVING min(r.shard) <> max(r.shard)")
+                     "GROUP BY r.memory_id HAVING min(r.shard) <> max(r.shard) "
+                     "UNION SELECT memory_id FROM temp.split")
         spread = conn.execute("SELECT memory_id FROM temp.spread").fetchall()
         if spread:
             self.writer.execute("CREATE TEMP TABLE spread (memory_id TEXT PRIMARY KEY)")
@@ -1114,8 +1121,8 @@ class _Folded:
                 self.add(_groups_of(rows))
             finally:
                 rows.close()
-        conn.execute("DROP TABLE temp.spread")
-        conn.execute("DROP TABLE temp.linked")
+        for table in ("spread", "linked", "split"):
+            conn.execute(f"DROP TABLE temp.{table}")
 
     def finish(self) -> None:
         """Commit and close the staging database, ordered by base; nothing is added after."""
@@ -1208,7 +1215,7 @@ def _fts_index(job: tuple[str, str]) -> bool:
 
 
 def _folded_rows(groups: Iterable[list[_Stored]]) -> Iterator[tuple[Any, ...]]:
-    """The ``temp.folded`` row of each group (the records of one memory, each with its
+    """The staged ``folded`` row of each group (the records of one memory, each with its
     ``records`` rowid and line): the base's ``(recordedAt, id)``, the FTS values
     (:func:`_fts_kept`) and the memory row (:func:`_memory_row`). A group without a base
     gives no row."""
@@ -1234,30 +1241,70 @@ def _folded_rows(groups: Iterable[list[_Stored]]) -> Iterator[tuple[Any, ...]]:
 class _ShardRows:
     """What a full rebuild writes for one shard, computed from its note blob alone
     (:func:`_shard_rows`): the problems of its bad lines, its ``records`` rows (the line
-    packed) in line order, the ``temp.folded`` rows of its memories as folded from this
-    shard (``current`` numbered from 0 in that order; :meth:`_Folded.add_rows`) and the
-    shards-table state of the blob (without its loose mark, which the caller reads)."""
+    packed) in line order, the ``folded`` rows of its memories as folded from this shard
+    (``current`` numbered from 0 in that order; :meth:`_Folded.add_rows`), the memories
+    left out of them because their records lie in two parts of the blob (``split``, folded
+    again from the records table: :meth:`_Folded.refold_spread`) and the shards-table state
+    of the blob (without its loose mark, which the caller reads)."""
 
     problems: list[Problem]
     records: list[tuple[Any, ...]]
     folded: list[tuple[Any, ...]]
+    split: list[str]
     content: _Content
 
 
-def _shard_rows(job: tuple[bytes, int]) -> _ShardRows:
-    """The rows of one shard (:class:`_ShardRows`) from ``(note blob, records.shard)``.
+# A shard's blob is parsed this many bytes at a time (at a line's end), so that only one
+# part's parsed records are held: a parsed record takes ~3.8 KB, so the 65 MB largest
+# shard of the 1M benchmark store held ~480 MB of them at once.
+PART_BYTES = 4 * 1024 * 1024
+
+
+def _parts(data: bytes, size: int) -> Iterator[tuple[bytes, int]]:
+    """``data`` cut at the first newline that makes a part at least ``size`` bytes long:
+    ``(part, number of its first line)``. A newline byte is never part of a UTF-8 sequence
+    (nor of what an invalid one decodes to), so each part decodes to the lines decoding the
+    whole would give."""
+    start, line = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", start + max(size, 1) - 1)
+        end = len(data) if end < 0 else end + 1
+        part = data[start:end]
+        yield part, line
+        line += part.count(b"\n")
+        start = end
+
+
+def _shard_rows(job: tuple[bytes, int, int]) -> _ShardRows:
+    """The rows of one shard (:class:`_ShardRows`) from ``(note blob, records.shard, part
+    size in bytes)``; the blob is parsed a part at a time (:data:`PART_BYTES`).
 
     Depends on nothing but its argument, so a large rebuild runs it in worker processes
     (:func:`ynm.index.workers.ordered_map`) while the caller writes the shard before."""
-    data, shard = job
+    data, shard, part_bytes = job
+    problems: list[Problem] = []
+    records: list[tuple[Any, ...]] = []
+    folded: list[tuple[Any, ...]] = []
+    seen: dict[str, int] = {}  # record ids met in earlier parts (parse_jsonl drops repeats)
+    part_of: dict[str, int] = {}  # memory id -> the part its first record was in
+    split: set[str] = set()
     with _no_cycle_collection():
-        parsed = parse_jsonl(data)
-        lines = [line.strip() for line in parsed.lines]
-        records = [(r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at), r.op,
-                    packed) for r, packed in zip(parsed.records, schema.pack_many(lines))]
-        folded = list(_folded_rows(_by_memory(
-            (r, i, line) for i, (r, line) in enumerate(zip(parsed.records, lines)))))
-    return _ShardRows(parsed.problems, records, folded, _Content.of(data, None))
+        for k, (part, first_line) in enumerate(_parts(data, part_bytes)):
+            parsed = parse_jsonl(part, first_line, seen)
+            problems += parsed.problems
+            lines = [line.strip() for line in parsed.lines]
+            place = len(records)
+            records += [(r.id, memory_of(r.id, r.memory_id), shard, instant(r.recorded_at),
+                         r.op, packed) for r, packed in zip(parsed.records, schema.pack_many(lines))]
+            for r in parsed.records:
+                if part_of.setdefault(r.memory_id, k) != k:
+                    split.add(r.memory_id)
+            folded += _folded_rows(_by_memory(
+                (r, place + i, line) for i, (r, line) in enumerate(zip(parsed.records, lines))))
+            del parsed, lines
+        if split:
+            folded = [row for row in folded if row[_FOLDED_MEMORY_ID_AT] not in split]
+    return _ShardRows(problems, records, folded, sorted(split), _Content.of(data, None))
 
 
 @contextmanager
@@ -1287,7 +1334,7 @@ def _workers_for(size: int) -> int:
 
 def _fts_kept(summary: str, content: str, subject: str | None, tags: list[str],
               tags_json: str) -> tuple[str | None, str | None, str | None, str | None]:
-    """A folded memory's FTS row (:func:`ynm.index.schema.fts_values`) as ``temp.folded``
+    """A folded memory's FTS row (:func:`ynm.index.schema.fts_values`) as the staged ``folded``
     keeps it: each value, or None where it is the memory's own column as the row holds it
     (the summary, the content, the subject or ``""``, and the tags' JSON text ``tags_json``),
     which :meth:`_Folded.insert` then reads. Most text passes fts_text unchanged (it changes
