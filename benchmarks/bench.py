@@ -163,24 +163,57 @@ def cache_bytes_row(cache, size: int) -> tuple[str, str, str, str]:
 
 
 def reindex_rss_row(repo: Path, env: dict[str, str], size: int) -> tuple[str, str, str, str]:
-    """Peak resident memory of a whole ``ynm reindex`` process (its own ru_maxrss) and of the
-    largest of the worker processes a large rebuild starts (ynm.index.workers; the
-    children's ru_maxrss is the largest child's peak, not their sum)."""
+    """Peak resident memory of a whole ``ynm reindex`` process and of the worker processes
+    a large rebuild starts (ynm.index.workers): the largest sum of their resident sets,
+    sampled every 50 ms from /proc (the children's ru_maxrss would be the largest child's
+    peak, and counts what the parent had when the child was started); the process's own
+    ru_maxrss beside it."""
     code = ("import resource, runpy, sys\n"
             f"sys.argv = ['ynm', 'reindex', '-q', '--mount', 'project', '--cwd', {str(repo)!r}]\n"
             "try:\n    runpy.run_module('ynm', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
-            "      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n")
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n")
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          check=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    tree_kb, most = 0, 1
+    while proc.poll() is None:
+        pids = _process_tree(proc.pid)
+        tree_kb, most = max((tree_kb, most), (sum(_rss_kb(p) for p in pids), len(pids)))
+        time.sleep(0.05)
+    err = proc.stderr.read() if proc.stderr else ""
     ms = (time.perf_counter() - t) * 1000
-    peak_kb, worker_kb = map(int, done.stderr.strip().splitlines()[-1].split())
-    workers = (f", its largest worker {worker_kb / 1024:.0f} MB" if worker_kb
-               else ", no workers")
+    if proc.returncode:
+        raise RuntimeError(f"ynm reindex failed: {err}")
+    peak_kb = int(err.strip().splitlines()[-1])
+    tree = (f"; with its workers {tree_kb / 1024:.0f} MB at most ({most} processes)"
+            if most > 1 else "; no workers")
     return (f"reindex peak RSS@{size}", f"{ms:.0f}", "",
-            f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process{workers}")
+            f"{peak_kb / 1024:.0f} MB peak RSS of the ynm reindex process{tree}")
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, from /proc (just ``pid`` where /proc is missing)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    """A process's resident set in KiB (0 when it is gone or /proc is missing)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+    except OSError:
+        return 0
 
 
 # One step in a process of its own; prints {"ms", "hwm_kb", "cache_bytes"} on its last line.
