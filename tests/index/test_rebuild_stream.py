@@ -341,3 +341,18 @@ def test_a_rebuild_removes_staging_left_by_a_killed_rebuild_only(store, cache, c
     left = sorted(p.name for p in folder.glob("ynm-rebuild-*"))
     assert left == sorted([f"ynm-rebuild-{live.pid}-x2", "ynm-rebuild-notapid",
                            "ynm-rebuild-x-y"])
+
+
+def test_opening_a_cache_removes_staging_left_by_a_killed_rebuild(tmp_path):
+    """No rebuild needs to come: any command that opens the cache deletes a dead rebuild's
+    staging folder (ynm reindex stopped by SIGTERM or SIGKILL leaves one)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f"ynm-rebuild-{dead.pid}-abc"
+    stale.mkdir()
+    (stale / "folded.sqlite").write_bytes(b"x" * 1000)
+    MountCache(tmp_path / "project.sqlite", "project").close()
+    assert not stale.exists()

@@ -161,3 +161,17 @@ def test_a_result_that_does_not_pickle_is_computed_here(capfd):
     assert list(ordered_map(unpicklable_in_a_worker, [(n, me) for n in range(3)],
                             workers=1)) == [0, 1, 2]
     assert "ynm worker: cannot send the answer" in capfd.readouterr().err
+
+
+def test_files_in_the_working_folder_are_not_imported_by_a_starting_worker(tmp_path, capfd,
+                                                                             monkeypatch):
+    """A worker starts isolated (``-I``): a ``pickle.py`` or ``struct.py`` in the folder the
+    caller runs in is not imported in place of the standard library's."""
+    for name in ("pickle", "struct", "subprocess"):
+        (tmp_path / f"{name}.py").write_text(
+            "import sys\nprint('HIJACKED', file=sys.stderr)\nraise ImportError('hijacked')\n")
+    monkeypatch.chdir(tmp_path)
+    results = list(ordered_map(slow_square, [(n, 0.0) for n in range(4)], workers=2))
+    assert [r for r, _ in results] == [0, 1, 4, 9]
+    assert os.getpid() not in {pid for _, pid in results}  # done by workers, not here
+    assert "HIJACKED" not in capfd.readouterr().err

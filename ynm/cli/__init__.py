@@ -103,6 +103,10 @@ class LazyGroup(click.Group):
                 ctx.exit(invalid.exit_code)
             if debugging():
                 raise
+            if _disk_full(err):
+                say(f"Error: the disk is full ({describe_unexpected(err)}); free some space "
+                    "and run the command again", err=True)
+                ctx.exit(1)
             if _damaged_cache(err):
                 say(f"Error: the search cache is damaged ({str(err).strip()}); run `ynm reindex` "
                     "to rebuild it from git (memories live in git notes: nothing is lost)",
@@ -184,6 +188,15 @@ def main() -> None:
 
         gc.collect()
         gc.freeze()
+
+
+def _disk_full(err: BaseException) -> bool:
+    """Whether ``err`` says the disk is full: SQLite's SQLITE_FULL (13, "database or disk is
+    full", a cache or a rebuild's staging that could not grow) or an OSError ENOSPC."""
+    import errno
+
+    return (getattr(err, "sqlite_errorcode", None) == 13
+            or (isinstance(err, OSError) and err.errno == errno.ENOSPC))
 
 
 def _damaged_cache(err: BaseException) -> bool:

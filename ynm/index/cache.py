@@ -185,6 +185,8 @@ class MountCache:
         self.conn = schema.connect(path)
         self.snapshot_source: Callable[[dict[str, str]], Any] | None = None
         self.workers: int | None = None
+        if str(path) != ":memory:":  # a rebuild killed outright left its staging here
+            _remove_stale_staging(Path(path).parent)
 
     def close(self) -> None:
         """Close the connection."""

@@ -7,8 +7,9 @@ other processes while this one writes: job *i*'s result is handed back while the
 being computed, one per worker, so at most ``workers`` jobs and their results are held at once
 (memory stays bounded by the largest jobs, not by the store).
 
-A worker is a fresh interpreter (``sys.executable -c``) given this process's ``sys.path``,
-which then imports only what the jobs' function needs. Neither ``fork`` nor
+A worker is a fresh interpreter (``sys.executable -I -c``: isolated, so nothing in the
+working folder is imported before it takes this process's ``sys.path``), which then imports
+only what the jobs' function needs. Neither ``fork`` nor
 :mod:`multiprocessing`'s ``spawn`` fits a library: the first copies an open SQLite connection, a
 libgit2 repository and whatever threads hold locks; the second runs the caller's main script
 again in every worker, which a script calling ynm without a ``__main__`` guard cannot survive.
@@ -101,8 +102,10 @@ class _Worker:
         """A started worker, or a dead one (every job it is given fails with
         :class:`WorkerDied`) where a process cannot be started."""
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE)
+            # -I: neither the working folder nor PYTHON* variables come before the
+            # bootstrap (a pickle.py in the user's folder would be imported instead)
+            proc = subprocess.Popen([sys.executable, "-I", "-c", _BOOT],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             assert proc.stdin is not None
             pickle.dump(list(sys.path), proc.stdin)
             proc.stdin.flush()
