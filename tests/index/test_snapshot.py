@@ -511,13 +511,11 @@ def test_a_line_its_blob_does_not_hold_travels_as_text(tmp_path: Path):
     assert states(cold.cache) == states(full.cache) != {}
 
 
-@pytest.mark.parametrize("workers", [0, 2])
 @pytest.mark.parametrize("blob", ["other line", "missing"])
 def test_lines_its_blobs_do_not_give_make_it_unusable(store, tmp_path: Path, capsys, monkeypatch,
-                                                      blob: str, workers: int):
+                                                      blob: str):
     """When a covered note blob does not give the lines the snapshot names (bytes that differ,
-    a blob that cannot be read), the cache is built from the notes, said once on stderr; the
-    same when the lines are split in worker processes."""
+    a blob that cannot be read), the cache is built from the notes, said once on stderr."""
     from ynm.errors import StoreError
 
     real = store.read_blob
@@ -535,7 +533,6 @@ def test_lines_its_blobs_do_not_give_make_it_unusable(store, tmp_path: Path, cap
 
     monkeypatch.setattr(store, "read_blob", read_blob)
     cold = mount(store, tmp_path / "cold.sqlite")
-    cold.cache.workers = workers
     report = cold.cache.refresh(store)
     assert report.snapshot is None and report.rebuilt
     err = capsys.readouterr().err
@@ -544,31 +541,6 @@ def test_lines_its_blobs_do_not_give_make_it_unusable(store, tmp_path: Path, cap
     full.cache.snapshot_source = None
     full.cache.refresh(store)
     assert states(cold.cache) == states(full.cache) != {}
-
-
-def test_a_cold_load_in_workers_gives_the_same_cache(store, tmp_path: Path):
-    """A large snapshot load splits and packs each shard's lines in worker processes: the
-    cache holds the same rows as a load done here, and as a full read."""
-    tables = ("records", "memories", "problems", "shards", "shard_refs", "fts_docsize",
-              "fts_data", "fts_idx")
-
-    def contents(name: str, workers: int, snapshot: bool) -> dict[str, list[tuple]]:
-        cold = mount(store, tmp_path / f"{name}.sqlite")
-        cold.cache.workers = workers
-        if not snapshot:
-            cold.cache.snapshot_source = None
-        report = cold.cache.refresh(store)
-        assert (report.snapshot is not None) == snapshot
-        got = {t: cold.cache.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
-               for t in tables}
-        cold.close()
-        return got
-
-    here = contents("here", 0, True)
-    assert len(here["memories"]) > 0
-    assert contents("workers", 2, True) == here
-    full = contents("full", 0, False)
-    assert full["memories"] == here["memories"] and full["records"] == here["records"]
 
 
 def test_a_format_1_snapshot_still_loads(tmp_path: Path):

@@ -175,8 +175,8 @@ class MountCache:
             a snapshot that fits them (``meta``: :class:`ynm.store.snapshots.SnapshotMeta`,
             ``state``: bytes, ``commit``, ``ref``) or None, and raises
             :class:`ynm.errors.StoreError` when one exists but cannot be read.
-        workers: worker processes a full read of the notes or a snapshot load uses (None:
-            chosen by the size of the note blobs, :func:`_workers_for`; 0: none).
+        workers: worker processes a full read of the notes uses (None: chosen by the size of
+            the note blobs, :func:`_workers_for`; 0: none).
     """
 
     def __init__(self, path: Path | str, mount_id: str) -> None:
@@ -304,8 +304,7 @@ class MountCache:
                     if progress:
                         progress("read", 0, len(tips))
                     with _bulk_load(conn):
-                        loaded = snap.load_into(conn, meta, log.read_blob,
-                                                self._workers_for_notes(log, tips))
+                        loaded = snap.load_into(conn, meta, log.read_blob)
                     self._bump()
                     schema.set_meta(conn, "anchor", log.anchor)
                     schema.set_meta(conn, "mount", self.mount_id)

@@ -45,19 +45,17 @@ format and anchor; anything else, or a state that cannot be read, gives a full r
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
 from ynm.index import schema
 from ynm.index.schema import fts_values
-from ynm.index.workers import ordered_map
 
 FORMAT = 2  # meta.json "format" written; ynm.store.snapshots.FORMAT, which sync checks, is the same
 # Format 1 carried every record line as text and every memory id and creation time in full; it
@@ -211,15 +209,17 @@ def _dump_records(conn: Any, read_blob: Callable[[str], bytes]) -> None:
 _LINES_TABLE = "ynm_snapshot_lines"  # temp: rowid -> packed line, while a load runs
 
 
-def _load_lines(conn: Any, read_blob: Callable[[str], bytes], workers: int = 0) -> None:
+def _load_lines(conn: Any, read_blob: Callable[[str], bytes]) -> None:
     """Fill ``temp.ynm_snapshot_lines`` (rowid -> packed record line) for the records of a
     format-2 snapshot attached as ``snap``, one shard at a time: its note blob read once
     (``read_blob``, by the id the snapshot's ``shards`` names) and dropped before the next, so
-    memory holds one blob (one per worker with ``workers`` worker processes, which split and
-    pack the lines while this process inserts the shard before); each line taken by its
-    number there, or packed from the text the snapshot carries. The records are copied
-    afterwards in rowid order, which mixes the shards: the table is what lets each blob be
-    read once without holding them all.
+    memory holds one blob; each line taken by its number there, or packed from the text the
+    snapshot carries. The records are copied afterwards in rowid order, which mixes the
+    shards: the table is what lets each blob be read once without holding them all.
+
+    (Splitting and packing the lines in worker processes, as a full rebuild does its shards,
+    was measured at 1M memories: 32.6 -> 31.2 s, for twice the peak memory, since the rows
+    and lines this process then sends and takes back cost it about what it saved.)
 
     Raises:
         SnapshotUnusable: a blob cannot be read, a number is past its end, or a shard's lines
@@ -233,45 +233,33 @@ def _load_lines(conn: Any, read_blob: Callable[[str], bytes], workers: int = 0) 
     insert = f"INSERT INTO temp.{_LINES_TABLE}(rowid, id, line) VALUES (?, ?, ?)"
     sums: dict[str, int] = {}
     refs = [ref for (ref,) in conn.execute("SELECT DISTINCT ref FROM snap.records ORDER BY ref")]
-
-    def jobs() -> Iterator[tuple[str, list[tuple[Any, ...]], bytes | None]]:
-        for ref in refs:
-            rows = conn.execute("SELECT rowid, id, line_no, line FROM snap.records "
-                                "WHERE ref = ? ORDER BY rowid", (ref,)).fetchall()
-            data = None
-            if any(row[2] is not None for row in rows):
-                blob_id = blob_ids.get(ref)
-                try:
-                    data = read_blob(blob_id) if blob_id else b""
-                except Exception as exc:  # noqa: BLE001 - any failure: read the notes instead
-                    raise SnapshotUnusable(f"state.bin names record lines its note blobs do "
-                                           f"not give ({exc})") from None
-            yield ref, rows, data
-
-    with contextlib.closing(ordered_map(_shard_packed, jobs(), workers=workers)) as results:
-        for ref, (rowids, ids, packed, crc) in zip(refs, results):
-            sums[ref] = crc
-            for at in range(0, len(rowids), _LINE_ROWS):
-                conn.executemany(insert, zip(rowids[at:at + _LINE_ROWS],
-                                             ids[at:at + _LINE_ROWS], packed[at:at + _LINE_ROWS]))
-            del rowids, ids, packed
+    for ref in refs:
+        rows = conn.execute("SELECT rowid, id, line_no, line FROM snap.records WHERE ref = ? "
+                            "ORDER BY rowid", (ref,)).fetchall()
+        ids, texts = _shard_lines(ref, rows, blob_ids.get(ref), read_blob)
+        sums[ref] = _lines_sum(texts)
+        for at in range(0, len(rows), _LINE_ROWS):
+            packed = schema.pack_many(texts[at:at + _LINE_ROWS])
+            conn.executemany(insert, zip([row[0] for row in rows[at:at + _LINE_ROWS]],
+                                         ids[at:at + _LINE_ROWS], packed))
+        del rows, ids, texts
     if sums != {ref: want.get(ref) for ref in sums} or want.keys() - sums.keys():
         raise SnapshotUnusable("state.bin names record lines its note blobs do not hold "
                                "(their checksums differ)")
 
 
-def _shard_lines(ref: str, rows: list[tuple[Any, ...]],
-                 data: bytes | None) -> tuple[list[str], list[str]]:
+def _shard_lines(ref: str, rows: list[tuple[Any, ...]], blob_id: str | None,
+                 read_blob: Callable[[str], bytes]) -> tuple[list[str], list[str]]:
     """The record ids and line texts of one shard's snapshot ``rows`` (``rowid, id, line_no,
-    line``, in rowid order): a numbered line is taken from the shard's note blob ``data``
-    split at ``\n`` (decoded whole, which gives each line as decoding it alone would: a
-    newline byte is never part of a UTF-8 sequence, nor of what an invalid one is replaced
-    by) and stripped as the cache keeps it; an id the snapshot leaves out is read from the
-    line's start (:func:`_line_id`). ``data`` may be None when no row is numbered.
+    line``, in rowid order): a numbered line is taken from the note blob ``blob_id`` split at
+    ``\n`` (read at the first number and decoded whole, which gives each line as decoding it
+    alone would: a newline byte is never part of a UTF-8 sequence, nor of what an invalid one
+    is replaced by) and stripped as the cache keeps it; an id the snapshot leaves out is read
+    from the line's start (:func:`_line_id`).
 
     Raises:
-        SnapshotUnusable: a number is past the blob's end, or a line does not give the id
-            left out.
+        SnapshotUnusable: the blob cannot be read, a number is past its end, or a line does
+            not give the id left out.
     """
     lines: list[str] | None = None
     ids: list[str] = []
@@ -281,7 +269,13 @@ def _shard_lines(ref: str, rows: list[tuple[Any, ...]],
             text = line if line is not None else ""
         else:
             if lines is None:
-                lines = (data or b"").decode("utf-8", errors="replace").split("\n")
+                try:
+                    data = read_blob(blob_id) if blob_id else b""
+                except Exception as exc:  # noqa: BLE001 - any failure: read the notes instead
+                    raise SnapshotUnusable(f"state.bin names record lines its note blobs do "
+                                           f"not give ({exc})") from None
+                lines = data.decode("utf-8", errors="replace").split("\n")
+                del data
             if line_no >= len(lines):
                 raise SnapshotUnusable("state.bin names record lines its note blobs do not "
                                        f"give (line {line_no + 1} of shard {ref})")
@@ -300,20 +294,7 @@ def _shard_lines(ref: str, rows: list[tuple[Any, ...]],
     return ids, texts
 
 
-def _shard_packed(job: tuple[str, list[tuple[Any, ...]], bytes | None]
-                  ) -> tuple[list[int], list[str], list[bytes], int]:
-    """``(rowids, record ids, packed lines, CRC-32 of the lines)`` of one shard from ``(ref,
-    snapshot rows, note blob)`` (:func:`_shard_lines`); depends on nothing but its argument,
-    so a large load runs it in worker processes (:func:`ynm.index.workers.ordered_map`).
-
-    Raises:
-        SnapshotUnusable: as :func:`_shard_lines`."""
-    ref, rows, data = job
-    ids, texts = _shard_lines(ref, rows, data)
-    return [row[0] for row in rows], ids, schema.pack_many(texts), _lines_sum(texts)
-
-
-_LINE_ROWS = 20_000  # packed record lines inserted at once
+_LINE_ROWS = 20_000  # record lines packed together (schema.pack_many) and inserted at once
 
 
 def _load_sql(table: str) -> str:
@@ -526,7 +507,7 @@ class Attached:
 
 
 def load_into(conn: Any, meta: dict[str, Any],
-              read_blob: Callable[[str], bytes] | None = None, workers: int = 0) -> int:
+              read_blob: Callable[[str], bytes] | None = None) -> int:
     """Fill an empty cache, inside the caller's transaction, with the rows of the snapshot
     attached as ``snap`` (:class:`Attached`), and index their text; returns the number of
     memories loaded. The caller then refreshes against the current shard tips (module
@@ -536,8 +517,6 @@ def load_into(conn: Any, meta: dict[str, Any],
         meta: the snapshot's ``meta.json`` (its ``format`` says how ``state.bin`` is laid out).
         read_blob: blob id (hex) -> its bytes, for the record lines a format-2 snapshot names
             by number (:func:`_load_lines`: one blob in memory at a time).
-        workers: worker processes that split and pack those lines (0: none; see
-            ynm.index.cache.MountCache.workers).
 
     Raises:
         SnapshotUnusable: the attached file lacks the tables and columns above (a damaged or
@@ -566,7 +545,7 @@ def load_into(conn: Any, meta: dict[str, Any],
             if read_blob is None:
                 raise SnapshotUnusable("no repository to read its record lines from")
             conn.execute(_load_sql("shards"))
-            _load_lines(conn, read_blob, workers)
+            _load_lines(conn, read_blob)
             conn.execute(_load_records_sql())
             conn.execute(f"DELETE FROM temp.{_LINES_TABLE}")
             conn.execute(_load_sql("problems"))
