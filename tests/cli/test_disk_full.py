@@ -1,8 +1,9 @@
-"""A full disk is named as such, with what to do, not as an unexpected failure."""
+"""A full disk is named as such, with where and what to do, not as an unexpected failure."""
 
 from __future__ import annotations
 
 import errno
+import tempfile
 
 import pytest
 import sqlean
@@ -23,7 +24,8 @@ def _sqlite_full() -> Exception:
 
 
 @pytest.mark.parametrize("make", [_sqlite_full,
-                                  lambda: OSError(errno.ENOSPC, "No space left on device")])
+                                  lambda: OSError(errno.ENOSPC, "No space left on device",
+                                                  "/tmp/x/cache.sqlite")])
 def test_a_full_disk_says_so(project, ynm_home, cli_run, monkeypatch, make):
     err = make()
 
@@ -33,9 +35,13 @@ def test_a_full_disk_says_so(project, ynm_home, cli_run, monkeypatch, make):
     monkeypatch.setattr(Ynm, "reindex", fail)
     result = cli_run("reindex")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: the disk is full (")
-    assert result.stderr.rstrip().endswith("free some space and run the command again")
+    assert result.stderr.startswith("Error: a disk is full (")
+    assert result.stderr.rstrip().endswith("free some space there and run the command again")
     assert "YNM_DEBUG" not in result.stderr
+    if isinstance(err, OSError):  # the file it names
+        assert "/tmp/x/cache.sqlite" in result.stderr
+    else:  # SQLite does not say which file: the cache's disk or the temporary folder
+        assert f"temporary folder {tempfile.gettempdir()} (TMPDIR)" in result.stderr
 
 
 def test_another_database_error_is_still_unexpected(project, ynm_home, cli_run, monkeypatch):

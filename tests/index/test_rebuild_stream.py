@@ -318,41 +318,75 @@ def test_a_cold_refresh_rebuilt_meanwhile_by_another_process_only_refreshes(stor
     assert not report.rebuilt and cache.counts()["memories"] == 42
 
 
+def _staging(folder, name: str, *, lock: bool = True, age_s: float = 0):
+    """A staging folder as a rebuild leaves it (a lock file and a staged database)."""
+    import os
+    import time
+
+    path = folder / name
+    path.mkdir()
+    (path / "folded.sqlite").write_bytes(b"staged")
+    if lock:
+        (path / "lock").write_bytes(b"")
+    if age_s:
+        then = time.time() - age_s
+        os.utime(path, (then, then))
+    return path
+
+
 def test_a_rebuild_removes_staging_left_by_a_killed_rebuild_only(store, cache, cache_path):
-    """A rebuild killed outright leaves its staging folder (named after its pid) beside the
-    cache; the next rebuild deletes it, and keeps one whose process still runs and any
-    folder not named like a staging folder."""
+    """A rebuild killed outright leaves its staging folder beside the cache; the next rebuild
+    deletes it, and keeps one whose lock another process holds (a rebuild running, here or in
+    another PID namespace), one being created (no lock file yet) and anything not named like
+    a staging folder."""
     import subprocess
     import sys
 
-    dead_pid = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead_pid.wait()
-    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     folder = cache_path.parent
+    dead = _staging(folder, "ynm-rebuild-dead")
+    live = _staging(folder, "ynm-rebuild-live")
+    young = _staging(folder, "ynm-rebuild-young", lock=False)
+    old = _staging(folder, "ynm-rebuild-old", lock=False, age_s=3600)
+    other = _staging(folder, "not-ynm-rebuild")
+    hold = ("import fcntl, sys, time\n"
+            f"f = open({str(live / 'lock')!r}, 'rb'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
     try:
-        for name in (f"ynm-rebuild-{dead_pid.pid}-x1", f"ynm-rebuild-{live.pid}-x2",
-                     "ynm-rebuild-notapid", "ynm-rebuild-x-y"):
-            (folder / name).mkdir()
-            (folder / name / "folded.sqlite").write_bytes(b"staged")
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         cache.rebuild(store)
     finally:
-        live.kill()
-        live.wait()
-    left = sorted(p.name for p in folder.glob("ynm-rebuild-*"))
-    assert left == sorted([f"ynm-rebuild-{live.pid}-x2", "ynm-rebuild-notapid",
-                           "ynm-rebuild-x-y"])
+        holder.kill()
+        holder.wait()
+    assert not dead.exists() and not old.exists()
+    assert live.exists() and young.exists() and other.exists()
+    cache.rebuild(store)  # its holder is gone now
+    assert not live.exists() and young.exists()
 
 
 def test_opening_a_cache_removes_staging_left_by_a_killed_rebuild(tmp_path):
     """No rebuild needs to come: any command that opens the cache deletes a dead rebuild's
     staging folder (ynm reindex stopped by SIGTERM or SIGKILL leaves one)."""
-    import subprocess
-    import sys
-
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    stale = tmp_path / f"ynm-rebuild-{dead.pid}-abc"
-    stale.mkdir()
-    (stale / "folded.sqlite").write_bytes(b"x" * 1000)
+    stale = _staging(tmp_path, "ynm-rebuild-abc")
+    link = tmp_path / "ynm-rebuild-link"
+    link.symlink_to(_staging(tmp_path, "elsewhere"))
     MountCache(tmp_path / "project.sqlite", "project").close()
     assert not stale.exists()
+    assert link.is_symlink() and (tmp_path / "elsewhere" / "folded.sqlite").exists()
+
+
+def test_a_running_rebuild_holds_its_staging_folder(store, cache, cache_path, monkeypatch):
+    """While a rebuild runs, its folder's lock is held: a command opening the cache then
+    (here: in the middle of the rebuild) leaves it alone, and the rebuild ends right."""
+    seen = []
+    real = _Folded.finish
+
+    def finish_and_open(self):
+        MountCache(cache_path.parent / "other.sqlite", "project").close()  # cleans the folder
+        seen.extend(p.name for p in cache_path.parent.glob("ynm-rebuild-*"))
+        real(self)
+
+    monkeypatch.setattr(_Folded, "finish", finish_and_open)
+    report = cache.rebuild(store)
+    assert len(seen) == 1 and report.memories_folded == 42
+    assert _staging_gone(cache)

@@ -104,8 +104,13 @@ class LazyGroup(click.Group):
             if debugging():
                 raise
             if _disk_full(err):
-                say(f"Error: the disk is full ({describe_unexpected(err)}); free some space "
-                    "and run the command again", err=True)
+                import tempfile
+
+                where = getattr(err, "filename", None) or (
+                    f"the disk of the file written, or of the temporary folder "
+                    f"{tempfile.gettempdir()} (TMPDIR)")
+                say(f"Error: a disk is full ({describe_unexpected(err)}): {where}; free some "
+                    "space there and run the command again", err=True)
                 ctx.exit(1)
             if _damaged_cache(err):
                 say(f"Error: the search cache is damaged ({str(err).strip()}); run `ynm reindex` "

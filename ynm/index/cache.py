@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -1037,14 +1038,15 @@ class _Folded:
         self.writer: Any = None
         self.path = self.fts_path = ""
         self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._lock: Any = None
 
     def __enter__(self) -> Self:
         if self.where is not None:
             Path(self.where).mkdir(parents=True, exist_ok=True)
             _remove_stale_staging(Path(self.where))
-        self._dir = tempfile.TemporaryDirectory(prefix=f"{_STAGING}{os.getpid()}-",
-                                                dir=self.where)
+        self._dir = tempfile.TemporaryDirectory(prefix=_STAGING, dir=self.where)
         try:
+            self._lock = _hold_staging(Path(self._dir.name))
             self.path = os.path.join(self._dir.name, "folded.sqlite")
             self.fts_path = os.path.join(self._dir.name, "fts.sqlite")
             self.writer = sqlite3.connect(self.path, isolation_level=None)
@@ -1072,6 +1074,9 @@ class _Folded:
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
+        if self._lock is not None:
+            self._lock.close()  # after the folder is gone, so no one else deletes it first
+            self._lock = None
 
     def add(self, groups: Iterable[list[_Stored]]) -> None:
         """Fold each group (the records of one memory, each with its ``records`` rowid and
@@ -1158,30 +1163,58 @@ class _Folded:
         self.conn.execute(_FTS_FROM_STAGED)
 
 
-_STAGING = "ynm-rebuild-"  # a staging folder's name: this, the pid of its process, "-", random
+_STAGING = "ynm-rebuild-"  # a staging folder's name: this and random characters
+_STAGING_LOCK = "lock"  # the file in it that its rebuild holds locked while it runs
+# A staging folder without its lock file is one a rebuild is creating, or one a rebuild killed
+# in that instant left; after this long (seconds) it is the second.
+_UNLOCKED_STAGING_S = 600
+
+
+def _hold_staging(folder: Path) -> Any:
+    """Create and lock (``flock``, exclusive) ``folder``'s lock file; returns the open file,
+    whose closing releases the lock (the kernel releases it too when the process ends, however
+    it ends). None where ``fcntl`` is missing: such folders are never taken for stale."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    handle = open(folder / _STAGING_LOCK, "wb")  # noqa: SIM115 - held until the rebuild ends
+    with contextlib.suppress(OSError):  # a file system without locks: no one can take it
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def _remove_stale_staging(where: Path) -> None:
     """Delete the staging folders in ``where`` that a rebuild killed outright (SIGKILL, a
-    power cut) left behind: those whose process no longer runs on this machine. A folder
-    of a rebuild still running (another process's) is kept; one whose name is not ours is
-    never touched."""
-    for folder in where.glob(f"{_STAGING}*-*"):
-        pid = folder.name[len(_STAGING):].split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _runs(int(pid)):
-            continue
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _runs(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user counts as existing)."""
+    power cut) left behind: those whose lock file nobody holds. A lock held by any process
+    that can lock the same file (another PID namespace, another host of an NFS share that
+    supports locks) keeps its folder, as does a folder not named like ours or a symbolic
+    link; a folder without the lock file only once it is :data:`_UNLOCKED_STAGING_S` old."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+        import fcntl
+    except ImportError:
+        return
+    for folder in where.glob(f"{_STAGING}*"):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            handle = open(folder / _STAGING_LOCK, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            try:
+                old = time.time() - folder.stat().st_mtime > _UNLOCKED_STAGING_S
+            except OSError:
+                continue
+            if old:
+                shutil.rmtree(folder, ignore_errors=True)
+            continue
+        except OSError:
+            continue
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # held: its rebuild runs
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # The full-text rows of the staged memories, numbered as _Folded.insert numbers them (a
