@@ -1178,9 +1178,11 @@ def _hold_staging(folder: Path) -> Any:
         import fcntl
     except ImportError:
         return None
-    handle = open(folder / _STAGING_LOCK, "wb")  # noqa: SIM115 - held until the rebuild ends
+    # locked under another name, then named: a cleaner never finds it there unlocked
+    handle = open(folder / f"{_STAGING_LOCK}.new", "wb")  # noqa: SIM115 - held until the end
     with contextlib.suppress(OSError):  # a file system without locks: no one can take it
         fcntl.flock(handle, fcntl.LOCK_EX)
+    os.rename(folder / f"{_STAGING_LOCK}.new", folder / _STAGING_LOCK)
     return handle
 
 
