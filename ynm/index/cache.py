@@ -195,14 +195,6 @@ class MountCache:
 
     # -- freshness -------------------------------------------------------------------------
 
-    def _workers_for_notes(self, log: ShardLog, tips: dict[str, Any]) -> int:
-        """Worker processes for reading every shard's note blob (:attr:`workers`, or by
-        their total size)."""
-        if self.workers is not None:
-            return self.workers
-        blobs = (log.note_blob_id(tip.commit) for tip in tips.values())
-        return _workers_for(sum(log.blob_size(b) for b in blobs if b))
-
     def _stored_shards(self) -> dict[str, _ShardRow]:
         """Every shard row, without the loose-file marks (:meth:`_stored_mark` reads one)."""
         rows = self.conn.execute(
@@ -409,7 +401,8 @@ class MountCache:
 
             from ynm.index.workers import ordered_map  # only a rebuild starts workers
 
-            workers = self._workers_for_notes(log, tips)
+            workers = self.workers if self.workers is not None else _workers_for(
+                sum(log.blob_size(blob_id) for _, _, blob_id in shards if blob_id))
             results = ordered_map(_shard_rows, jobs(), workers=workers)
             # closed on any exit: the workers stop
             with contextlib.closing(results):
@@ -1158,8 +1151,10 @@ class _Folded:
         """Fill ``fts`` for the staged rows, with the rowids :meth:`insert` gave: the index
         ``worker`` (:meth:`index_in_worker`) built, or, without one or when it cannot be
         used, here."""
-        if worker is not None and worker.result() and schema.copy_fts(self.conn, "ftsout"):
-            return
+        if worker is not None:
+            worker.result()  # raises what the worker raised
+            if schema.copy_fts(self.conn, "ftsout"):
+                return
         self.conn.execute(_FTS_FROM_STAGED)
 
 
@@ -1230,10 +1225,10 @@ _FTS_FROM_STAGED = (
     "FROM staged.folded ORDER BY base_at, base_id")
 
 
-def _fts_index(job: tuple[str, str]) -> bool:
+def _fts_index(job: tuple[str, str]) -> None:
     """Build the full-text index of a rebuild's staging database (``job``: its path, and the
     path of the empty database to build it in) in that database's ``fts``, as the cache
-    creates it; returns True. Run in a worker (:meth:`_Folded.index_in_worker`)."""
+    creates it. Run in a worker (:meth:`_Folded.index_in_worker`)."""
     staged, out = job
     conn = sqlite3.connect(out, isolation_level=None)
     try:
@@ -1247,7 +1242,6 @@ def _fts_index(job: tuple[str, str]) -> bool:
         conn.execute("COMMIT")
     finally:
         conn.close()
-    return True
 
 
 def _folded_rows(groups: Iterable[list[_Stored]]) -> Iterator[tuple[Any, ...]]:

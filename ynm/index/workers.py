@@ -135,8 +135,8 @@ class _Worker:
         return _Answer(proc, self.thread, failed)
 
     def stop(self) -> None:
-        """End the process: it holds nothing, so it is killed (idle or busy); the thread
-        talking to it then sees its pipes close and ends."""
+        """End the process: it holds nothing, so it is killed (idle or busy); a thread still
+        sending it a job then meets the closed pipe and ends."""
         proc = self.proc
         if proc is None:
             return
